@@ -1,0 +1,76 @@
+import Foundation
+
+/// The identity of a managed object: which store, which entity, which row.
+///
+/// Saved objects have permanent IDs printed as
+/// `strata://<store-uuid>/<Entity>/p<key>`; inserted objects carry a
+/// temporary ID until their first save.
+public struct ObjectID: Sendable, Hashable, CustomStringConvertible {
+    /// The key part of an ID.
+    public enum Key: Sendable, Hashable {
+        /// A saved row's primary key, unique within its entity hierarchy and store.
+        case permanent(Int64)
+        /// An unsaved object's temporary key.
+        case temporary(UUID)
+    }
+
+    /// The identifier of the store holding the object (empty for temporary IDs).
+    public var storeIdentifier: String
+    /// The object's entity name.
+    public var entityName: String
+    /// Permanent or temporary key.
+    public var key: Key
+
+    /// Creates an ID.
+    public init(storeIdentifier: String, entityName: String, key: Key) {
+        self.storeIdentifier = storeIdentifier
+        self.entityName = entityName
+        self.key = key
+    }
+
+    /// A new temporary ID for an inserted object.
+    public static func temporary(entityName: String) -> ObjectID {
+        ObjectID(storeIdentifier: "", entityName: entityName, key: .temporary(UUID()))
+    }
+
+    /// Whether the ID is temporary.
+    public var isTemporary: Bool {
+        if case .temporary = key { return true }
+        return false
+    }
+
+    /// The primary key of a permanent ID.
+    public var primaryKey: Int64? {
+        if case .permanent(let pk) = key { return pk }
+        return nil
+    }
+
+    /// `strata://<store>/<Entity>/p<key>` for permanent IDs,
+    /// `strata-temp://<Entity>/t<uuid>` for temporary ones.
+    public var uriRepresentation: String {
+        switch key {
+        case .permanent(let pk): "strata://\(storeIdentifier)/\(entityName)/p\(pk)"
+        case .temporary(let uuid): "strata-temp://\(entityName)/t\(uuid.uuidString)"
+        }
+    }
+
+    /// Parses the text form produced by ``uriRepresentation``.
+    public init?(uriRepresentation text: String) {
+        if text.hasPrefix("strata://") {
+            let parts = text.dropFirst("strata://".count).split(separator: "/", omittingEmptySubsequences: false)
+            guard parts.count == 3, !parts[1].isEmpty, parts[2].first == "p",
+                  let pk = Int64(parts[2].dropFirst()) else { return nil }
+            self.init(storeIdentifier: String(parts[0]), entityName: String(parts[1]), key: .permanent(pk))
+        } else if text.hasPrefix("strata-temp://") {
+            let parts = text.dropFirst("strata-temp://".count).split(separator: "/", omittingEmptySubsequences: false)
+            guard parts.count == 2, !parts[0].isEmpty, parts[1].first == "t",
+                  let uuid = UUID(uuidString: String(parts[1].dropFirst())) else { return nil }
+            self.init(storeIdentifier: "", entityName: String(parts[0]), key: .temporary(uuid))
+        } else {
+            return nil
+        }
+    }
+
+    /// Same as ``uriRepresentation``.
+    public var description: String { uriRepresentation }
+}
