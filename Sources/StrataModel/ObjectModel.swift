@@ -17,8 +17,17 @@ public struct ObjectModel: Sendable, Hashable {
     public var sourceFile: String?
     /// 1-based line numbers of elements in ``sourceFile``, keyed by
     /// `"Entity"`, `"Entity.property"`, `"configuration:Name"` or
-    /// `"fetchRequest:Name"`; empty for models built in code.
+    /// `"fetchRequest:Name"`; empty for models built in code. The Xcode
+    /// loader also records `"Entity.fetchIndex:Name"` and
+    /// `"Entity.uniquenessConstraint:N"` (1-based), and numbers repeated
+    /// declarations of a key `"key#2"`, `"key#3"`, … so that duplicates can
+    /// be reported at their own line.
     public var sourceLines: [String: Int]
+    /// Problems found while loading the model from a file (unknown attribute
+    /// types, unparsable defaults or bounds, unknown delete rules…), reported
+    /// by ``structuralDiagnostics()`` together with the structural ones.
+    /// Empty for models built in code.
+    public var loadDiagnostics: [ModelDiagnostic] = []
 
     private let index: [String: Int]
     private let resolved: [String: ResolvedEntity]

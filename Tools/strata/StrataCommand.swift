@@ -5,6 +5,7 @@ import ArgumentParser
 struct StrataCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "strata",
-        abstract: "Inspect Strata models and talk to a Strata server."
+        abstract: "Inspect Strata models and talk to a Strata server.",
+        subcommands: [ModelCommand.self]
     )
 }
