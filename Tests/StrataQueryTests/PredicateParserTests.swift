@@ -497,6 +497,15 @@ private struct SplitMix: RandomNumberGenerator {
         #expect(second.lhs.range == SourceRange(start: 18, end: 21))
         #expect(second.rhs.range == SourceRange(start: 24, end: 26))
 
+        // CR LF is one character.
+        guard case .and(let crlfTerms) = try PredicateParser.parse("a == 1\r\nAND b == 2"),
+              case .comparison(let afterBreak) = crlfTerms.last
+        else {
+            Issue.record("unexpected shape")
+            return
+        }
+        #expect(afterBreak.range == SourceRange(start: 11, end: 17))
+
         let subquery = try PredicateParser.parseExpression("SUBQUERY(items, $x, $x.qty > 1).@count")
         #expect(subquery.range == SourceRange(start: 0, end: 38))
         let function = try PredicateParser.parseExpression("  canonical:(title) ")
@@ -535,6 +544,13 @@ private struct SplitMix: RandomNumberGenerator {
             """)
         #expect(strataError("\ta ==\t)")?.message == "line 1, column 7: expected expression, found ')'\n\ta ==\t)\n\t    \t^")
         #expect(strataError("")?.message == "line 1, column 1: expected predicate, found end of input\n\n^")
+        // The end of the text is reported just after the last token, not
+        // on trailing blank lines.
+        #expect(strataError("a == 1 AND\n  title ==\n\n")?.message == """
+            line 2, column 11: expected expression, found end of input
+              title ==
+                      ^
+            """)
         #expect(strataError("a == 'abc")?.message == """
             line 1, column 10: expected closing ' for the string at line 1, column 6, found end of input
             a == 'abc

@@ -107,7 +107,13 @@ struct PredicateLexer: Sendable {
 
     /// Skips whitespace, including line breaks and tabs.
     private mutating func skipWhitespace() {
-        while let scalar = source.scalar(at: index), scalar.properties.isWhitespace {
+        while let scalar = source.scalar(at: index) {
+            if scalar.isASCII {
+                // Space, \t, \n, \v, \f, \r.
+                guard scalar == " " || (0x09...0x0D).contains(scalar.value) else { return }
+            } else if !scalar.properties.isWhitespace {
+                return
+            }
             index += 1
         }
     }
@@ -138,11 +144,11 @@ struct PredicateLexer: Sendable {
     /// A key name or keyword starting at `start`.
     private mutating func lexWord(from start: Int) -> Token {
         scanIdentifier()
-        let word = source.text(of: start..<index)
-        if let keyword = Token.Keyword.named(word) {
+        if let keyword = Token.Keyword.named(source.scalars[start..<index]) {
             return token(.keyword(keyword), from: start)
         }
-        if word.uppercased() == "UTI" {
+        let word = source.text(of: start..<index)
+        if index - start == 3, word.uppercased() == "UTI" {
             for keyword in [Token.Keyword.utiConformsTo, .utiEquals] where matchesSuffix(keyword.rawValue.dropFirst(3)) {
                 index += keyword.rawValue.count - 3
                 return token(.keyword(keyword), from: start)
@@ -392,7 +398,10 @@ struct PredicateLexer: Sendable {
 
     /// A letter or `_`.
     static func isIdentifierStart(_ scalar: Unicode.Scalar) -> Bool {
-        scalar == "_" || scalar.properties.isAlphabetic
+        if scalar.isASCII {
+            return scalar == "_" || (0x41...0x5A).contains(scalar.value) || (0x61...0x7A).contains(scalar.value)
+        }
+        return scalar.properties.isAlphabetic
     }
 
     /// A letter, digit, combining mark or `_`.

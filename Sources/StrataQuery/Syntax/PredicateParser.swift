@@ -114,6 +114,8 @@ public struct PredicateParser: Sendable {
     private var lookahead: [Token] = []
     /// The character offset just past the last consumed token.
     private var previousEnd = 0
+    /// The scalar offset just past the last consumed token.
+    private var previousScalarEnd = 0
     /// The current nesting depth.
     private var depth = 0
 
@@ -151,6 +153,7 @@ public struct PredicateParser: Sendable {
         let token = try peek()
         lookahead.removeFirst()
         previousEnd = token.range.end
+        previousScalarEnd = token.scalarRange.upperBound
         return token
     }
 
@@ -200,20 +203,26 @@ public struct PredicateParser: Sendable {
         if case .formatArgument = token.kind {
             try unsupported("format arguments (use $variables instead)", at: token)
         }
-        throw Failure(source.error(.syntax(expected: expected), found: describe(token, keyHint: keyHint), at: token.scalarRange))
+        throw Failure(source.error(.syntax(expected: expected), found: describe(token, keyHint: keyHint), at: location(of: token)))
     }
 
     /// Throws a syntax error at `token` with an explicit description of what
     /// was found.
     @inline(never)
     private func fail(expected: String, found: String, at token: Token) throws(Failure) -> Never {
-        throw Failure(source.error(.syntax(expected: expected), found: found, at: token.scalarRange))
+        throw Failure(source.error(.syntax(expected: expected), found: found, at: location(of: token)))
     }
 
     /// Throws an unsupported-construct error at `token`.
     @inline(never)
     private func unsupported(_ feature: String, at token: Token) throws(Failure) -> Never {
-        throw Failure(source.error(.unsupported(feature: feature), found: describe(token, keyHint: false), at: token.scalarRange))
+        throw Failure(source.error(.unsupported(feature: feature), found: describe(token, keyHint: false), at: location(of: token)))
+    }
+
+    /// Where an error at `token` points: the token, or for the end of the
+    /// text, just after the last token (not on a trailing empty line).
+    private func location(of token: Token) -> Range<Int> {
+        token.isEnd ? previousScalarEnd..<previousScalarEnd : token.scalarRange
     }
 
     /// How a token is named in an error message.

@@ -6,38 +6,59 @@ struct PredicateSource: Sendable {
     let text: String
     /// The text's Unicode scalars; the lexer scans these.
     let scalars: [Unicode.Scalar]
-    /// The text's characters (grapheme clusters), for line/column reporting.
-    let characters: [Character]
+    /// The text's UTF-8 bytes, to make token texts from.
+    private let utf8: [UInt8]
+    /// For each scalar index (and one past the end), the offset of its
+    /// first UTF-8 byte; nil for ASCII text, where the offsets are the same.
+    private let utf8Index: [Int]?
     /// For each scalar index (and one past the end), the offset of the
-    /// character that contains it.
-    private let characterIndex: [Int]
+    /// character that contains it; nil when every scalar is a character
+    /// (ASCII text without CR LF), where the offsets are the same.
+    private let characterIndex: [Int]?
     /// For each scalar index (and one past the end), whether the scalar
-    /// begins a character.
-    private let beginsCharacter: [Bool]
+    /// begins a character; nil with `characterIndex`.
+    private let beginsCharacter: [Bool]?
 
     /// Prepares `text` for scanning.
     init(_ text: String) {
         self.text = text
-        var scalars: [Unicode.Scalar] = []
-        var characters: [Character] = []
+        self.scalars = Array(text.unicodeScalars)
+        self.utf8 = Array(text.utf8)
+        if utf8.allSatisfy({ $0 < 0x80 }) {
+            utf8Index = nil
+        } else {
+            var utf8Index: [Int] = []
+            utf8Index.reserveCapacity(scalars.count + 1)
+            var offset = 0
+            for scalar in scalars {
+                utf8Index.append(offset)
+                offset += UTF8.width(scalar)
+            }
+            utf8Index.append(offset)
+            self.utf8Index = utf8Index
+        }
+        if utf8Index == nil, !utf8.contains(0x0D) {
+            // ASCII without CR LF: every scalar is a character.
+            characterIndex = nil
+            beginsCharacter = nil
+            return
+        }
         var characterIndex: [Int] = []
         var beginsCharacter: [Bool] = []
-        scalars.reserveCapacity(text.unicodeScalars.count)
+        characterIndex.reserveCapacity(scalars.count + 1)
+        beginsCharacter.reserveCapacity(scalars.count + 1)
+        var offset = 0
         for character in text {
-            let offset = characters.count
-            characters.append(character)
             var first = true
-            for scalar in character.unicodeScalars {
-                scalars.append(scalar)
+            for _ in character.unicodeScalars {
                 characterIndex.append(offset)
                 beginsCharacter.append(first)
                 first = false
             }
+            offset += 1
         }
-        characterIndex.append(characters.count)
+        characterIndex.append(offset)
         beginsCharacter.append(true)
-        self.scalars = scalars
-        self.characters = characters
         self.characterIndex = characterIndex
         self.beginsCharacter = beginsCharacter
     }
@@ -52,13 +73,15 @@ struct PredicateSource: Sendable {
 
     /// The character offset at which a token starting at scalar `index` starts.
     func characterOffset(ofScalar index: Int) -> Int {
-        characterIndex[max(0, min(index, scalars.count))]
+        let clamped = max(0, min(index, scalars.count))
+        return characterIndex?[clamped] ?? clamped
     }
 
     /// The character offset just past a token ending (exclusively) at scalar
     /// `index`; a token ending inside a character covers all of it.
     func characterEnd(ofScalar index: Int) -> Int {
         let clamped = max(0, min(index, scalars.count))
+        guard let characterIndex, let beginsCharacter else { return clamped }
         return beginsCharacter[clamped] ? characterIndex[clamped] : characterIndex[clamped] + 1
     }
 
@@ -72,9 +95,10 @@ struct PredicateSource: Sendable {
     func text(of scalarRange: Range<Int>) -> String {
         let lower = max(0, min(scalarRange.lowerBound, scalars.count))
         let upper = max(lower, min(scalarRange.upperBound, scalars.count))
-        var view = String.UnicodeScalarView()
-        view.append(contentsOf: scalars[lower..<upper])
-        return String(view)
+        guard let utf8Index else {
+            return String(decoding: utf8[lower..<upper], as: UTF8.self)
+        }
+        return String(decoding: utf8[utf8Index[lower]..<utf8Index[upper]], as: UTF8.self)
     }
 
     /// The text of a scalar range for an error message: quoted, control
@@ -105,6 +129,7 @@ struct PredicateSource: Sendable {
     /// A syntax or unsupported-construct error located at a scalar range.
     func error(_ kind: PredicateSyntaxError.Kind, found: String, at scalarRange: Range<Int>) -> PredicateSyntaxError {
         let range = range(of: scalarRange)
+        let characters = Array(text)
         let offset = min(range.start, characters.count)
         var line = 1
         var lineStart = 0

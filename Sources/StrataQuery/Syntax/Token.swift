@@ -40,19 +40,50 @@ struct Token: Sendable, Hashable {
         case utiConformsTo = "UTI-CONFORMS-TO"
         case utiEquals = "UTI-EQUALS"
 
-        /// Every keyword by its upper-case spelling.
-        static let byName: [String: Keyword] = {
-            var table: [String: Keyword] = [:]
-            for keyword in allCases { table[keyword.rawValue] = keyword }
+        /// Up to 16 upper-cased ASCII letters packed into two words: a
+        /// cheap dictionary key for keyword lookup.
+        private struct PackedWord: Hashable {
+            var low: UInt64 = 0
+            var high: UInt64 = 0
+
+            /// Packs `scalars` upper-cased, or returns nil when they are not
+            /// ASCII or too long to be a keyword.
+            init?(_ scalars: some Sequence<Unicode.Scalar>) {
+                var count = 0
+                for scalar in scalars {
+                    // Only ASCII: upper-casing would map some non-ASCII
+                    // letters to ASCII ones (`ı` → `I`), which must not
+                    // make keywords.
+                    guard scalar.isASCII, scalar.value != 0, count < 16 else { return nil }
+                    let byte = UInt64(PredicateLexer.asciiUppercase(scalar).value)
+                    if count < 8 {
+                        low |= byte << (8 * UInt64(count))
+                    } else {
+                        high |= byte << (8 * UInt64(count - 8))
+                    }
+                    count += 1
+                }
+            }
+        }
+
+        /// Every keyword by its packed upper-case spelling.
+        private static let byName: [PackedWord: Keyword] = {
+            var table: [PackedWord: Keyword] = [:]
+            for keyword in allCases {
+                if let packed = PackedWord(keyword.rawValue.unicodeScalars) { table[packed] = keyword }
+            }
             return table
         }()
 
         /// The keyword spelled `word` in any case, if it is one.
         static func named(_ word: String) -> Keyword? {
-            // Only ASCII words: `uppercased()` maps some non-ASCII letters
-            // to ASCII ones (`ı` → `I`), which must not make keywords.
-            guard word.unicodeScalars.allSatisfy(\.isASCII) else { return nil }
-            return byName[word.uppercased()]
+            named(word.unicodeScalars)
+        }
+
+        /// The keyword spelled by `scalars` in any case, if it is one.
+        static func named(_ scalars: some Sequence<Unicode.Scalar>) -> Keyword? {
+            guard let packed = PackedWord(scalars) else { return nil }
+            return byName[packed]
         }
 
         /// The comparison operator the keyword stands for, if any.
