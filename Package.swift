@@ -13,6 +13,8 @@ let package = Package(
     products: [
         .library(name: "StrataModel", targets: ["StrataModel"]),
         .library(name: "StrataQuery", targets: ["StrataQuery"]),
+        .library(name: "StrataStore", targets: ["StrataStore"]),
+        .library(name: "StrataContext", targets: ["StrataContext"]),
         .executable(name: "strata", targets: ["strata"]),
     ],
     dependencies: [
@@ -33,6 +35,22 @@ let package = Package(
                 "StrataModel",
                 .product(name: "GRDB", package: "GRDB.swift"),
             ],
+            swiftSettings: strictSettings
+        ),
+        // Layer 3: persistent stores, each an actor: SQLite, in-memory, binary.
+        .target(
+            name: "StrataStore",
+            dependencies: [
+                "StrataModel",
+                "StrataQuery",
+                .product(name: "GRDB", package: "GRDB.swift"),
+            ],
+            swiftSettings: strictSettings
+        ),
+        // Layer 4: the coordinator, contexts and the container.
+        .target(
+            name: "StrataContext",
+            dependencies: ["StrataModel", "StrataQuery", "StrataStore"],
             swiftSettings: strictSettings
         ),
         .executableTarget(
@@ -57,6 +75,21 @@ let package = Package(
                 "StrataQuery",
                 .product(name: "GRDB", package: "GRDB.swift"),
             ],
+            swiftSettings: strictSettings
+        ),
+        .testTarget(
+            name: "StrataStoreTests",
+            dependencies: [
+                "StrataModel",
+                "StrataQuery",
+                "StrataStore",
+                .product(name: "GRDB", package: "GRDB.swift"),
+            ],
+            swiftSettings: strictSettings
+        ),
+        .testTarget(
+            name: "StrataContextTests",
+            dependencies: ["StrataModel", "StrataQuery", "StrataStore", "StrataContext"],
             swiftSettings: strictSettings
         ),
     ],

@@ -1,0 +1,1 @@
+// The coordinator, contexts and container arrive here.

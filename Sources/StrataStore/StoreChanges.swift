@@ -1,0 +1,80 @@
+import StrataModel
+
+/// One store's part of a save: inserts, updates and deletes, written in one
+/// transaction, all or nothing.
+///
+/// Values may refer to objects inserted in the same save by their temporary
+/// IDs; the store replaces them with the permanent IDs it assigns.
+public struct StoreChanges: Sendable, Hashable {
+    /// A new object.
+    public struct Insert: Sendable, Hashable {
+        /// The temporary ID the context gave it.
+        public var temporaryID: ObjectID
+        /// Persisted attribute and to-one values by name (absent = nil).
+        public var values: [String: PropertyValue]
+        /// Destinations of to-many relationships by name (absent = empty).
+        public var toMany: [String: [ObjectID]]
+
+        /// Creates an insert.
+        public init(temporaryID: ObjectID, values: [String: PropertyValue], toMany: [String: [ObjectID]] = [:]) {
+            self.temporaryID = temporaryID
+            self.values = values
+            self.toMany = toMany
+        }
+    }
+
+    /// Changes to a saved object.
+    public struct Update: Sendable, Hashable {
+        /// The object.
+        public var objectID: ObjectID
+        /// The version the changes are based on; a different current version
+        /// is a conflict (unless the save does not check versions).
+        public var expectedVersion: Int64
+        /// Changed attribute and to-one values by name.
+        public var values: [String: PropertyValue]
+        /// Changed to-many relationships: the complete new destination list.
+        public var toMany: [String: [ObjectID]]
+
+        /// Creates an update.
+        public init(objectID: ObjectID, expectedVersion: Int64, values: [String: PropertyValue], toMany: [String: [ObjectID]] = [:]) {
+            self.objectID = objectID
+            self.expectedVersion = expectedVersion
+            self.values = values
+            self.toMany = toMany
+        }
+    }
+
+    /// A deleted object.
+    public struct Delete: Sendable, Hashable {
+        /// The object.
+        public var objectID: ObjectID
+        /// The version the delete is based on.
+        public var expectedVersion: Int64
+
+        /// Creates a delete.
+        public init(objectID: ObjectID, expectedVersion: Int64) {
+            self.objectID = objectID
+            self.expectedVersion = expectedVersion
+        }
+    }
+
+    /// New objects.
+    public var inserts: [Insert]
+    /// Changed objects.
+    public var updates: [Update]
+    /// Deleted objects.
+    public var deletes: [Delete]
+    /// When false (the overwrite merge policy) versions are not compared.
+    public var checksVersions: Bool
+
+    /// Creates a change set.
+    public init(inserts: [Insert] = [], updates: [Update] = [], deletes: [Delete] = [], checksVersions: Bool = true) {
+        self.inserts = inserts
+        self.updates = updates
+        self.deletes = deletes
+        self.checksVersions = checksVersions
+    }
+
+    /// Whether there is nothing to write.
+    public var isEmpty: Bool { inserts.isEmpty && updates.isEmpty && deletes.isEmpty }
+}

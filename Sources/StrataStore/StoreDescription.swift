@@ -1,0 +1,57 @@
+import Foundation
+
+/// How to open one store: where, what kind, which configuration, and how.
+public struct StoreDescription: Sendable, Hashable {
+    /// The kinds of store Strata ships.
+    public enum StoreType: String, Sendable, Hashable, CaseIterable {
+        /// SQLite in WAL mode, through GRDB.
+        case sqlite
+        /// Everything in memory; nothing on disk.
+        case inMemory = "memory"
+        /// The whole store in one file, rewritten atomically at each save.
+        case binary
+    }
+
+    /// The store's file (ignored for in-memory stores).
+    public var url: URL?
+    /// The kind of store.
+    public var type: StoreType
+    /// The model configuration the store holds; `nil` holds every entity
+    /// (allowed only when it is the coordinator's only store).
+    public var configuration: String?
+    /// Refuse every write; the file's bytes never change.
+    public var isReadOnly: Bool
+    /// Migrate lightweight changes (added entity, added optional or
+    /// defaulted attribute, added index) in place when opening.
+    public var migratesAutomatically: Bool
+    /// How long a SQLite writer waits for another process's lock.
+    public var busyTimeout: Duration
+
+    /// Creates a description.
+    public init(
+        url: URL?,
+        type: StoreType,
+        configuration: String? = nil,
+        isReadOnly: Bool = false,
+        migratesAutomatically: Bool = true,
+        busyTimeout: Duration = .seconds(5)
+    ) {
+        self.url = url
+        self.type = type
+        self.configuration = configuration
+        self.isReadOnly = isReadOnly
+        self.migratesAutomatically = migratesAutomatically
+        self.busyTimeout = busyTimeout
+    }
+
+    /// An in-memory store for a configuration.
+    public static func inMemory(configuration: String? = nil) -> StoreDescription {
+        StoreDescription(url: nil, type: .inMemory, configuration: configuration)
+    }
+
+    /// A name for messages: the file path, or `memory` with the configuration.
+    public var displayName: String {
+        if let url { return url.path }
+        return "memory:\(configuration ?? "default")"
+    }
+}

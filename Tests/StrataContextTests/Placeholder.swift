@@ -1,0 +1,1 @@
+// Context tests arrive with the context.
