@@ -9,7 +9,7 @@ let strictSettings: [SwiftSetting] = [
 
 let package = Package(
     name: "Strata",
-    platforms: [.macOS(.v14)],
+    platforms: [.macOS(.v15)],
     products: [
         .library(name: "StrataModel", targets: ["StrataModel"]),
         .library(name: "StrataQuery", targets: ["StrataQuery"]),

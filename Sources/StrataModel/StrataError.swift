@@ -89,12 +89,15 @@ public struct StrataError: Error, Sendable, Hashable, CustomStringConvertible {
     /// Structured details: one line per sub-problem (validation errors,
     /// model diagnostics, conflicts).
     public var details: [String]
+    /// For 133020: every optimistic-locking conflict, with both states and versions.
+    public var conflicts: [ConflictRecord]
 
     /// Creates an error.
-    public init(_ code: Code, _ message: String, details: [String] = []) {
+    public init(_ code: Code, _ message: String, details: [String] = [], conflicts: [ConflictRecord] = []) {
         self.code = code
         self.message = message
         self.details = details
+        self.conflicts = conflicts
     }
 
     /// `"error 1570: message"` followed by one indented line per detail.

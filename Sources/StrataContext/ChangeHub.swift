@@ -1,0 +1,39 @@
+import Synchronization
+
+/// Broadcasts committed change sets to every subscriber (contexts that merge
+/// automatically, server subscriptions).
+public final class ChangeHub: Sendable {
+    private let subscribers = Mutex<[Int: AsyncStream<ChangeSet>.Continuation]>([:])
+    private let nextID = Atomic<Int>(0)
+
+    /// Creates a hub with no subscribers.
+    public init() {}
+
+    /// A stream of every change set published from now on. The stream ends
+    /// when the consumer stops iterating (or the returned stream is dropped).
+    public func subscribe(bufferingNewest limit: Int = 1024) -> AsyncStream<ChangeSet> {
+        let id = nextID.add(1, ordering: .relaxed).newValue
+        let (stream, continuation) = AsyncStream<ChangeSet>.makeStream(bufferingPolicy: .bufferingNewest(limit))
+        continuation.onTermination = { [weak self] _ in
+            self?.subscribers.withLock { _ = $0.removeValue(forKey: id) }
+        }
+        subscribers.withLock { $0[id] = continuation }
+        return stream
+    }
+
+    /// Sends a change set to every subscriber.
+    public func publish(_ changes: ChangeSet) {
+        guard !changes.isEmpty else { return }
+        let targets = subscribers.withLock { Array($0.values) }
+        for continuation in targets { continuation.yield(changes) }
+    }
+
+    /// Ends every subscription.
+    public func finish() {
+        let targets = subscribers.withLock { all in
+            defer { all.removeAll() }
+            return Array(all.values)
+        }
+        for continuation in targets { continuation.finish() }
+    }
+}

@@ -1,0 +1,45 @@
+import StrataModel
+
+/// What one committed save changed: the IDs inserted, updated (with the
+/// keys that changed) and deleted, and the new versions. Contexts merge
+/// change sets saved elsewhere; the server turns them into notifications.
+public struct ChangeSet: Sendable, Hashable {
+    /// Objects inserted, by permanent ID.
+    public var inserted: [ObjectID]
+    /// Objects updated, with the persisted keys that changed.
+    public var updated: [ObjectID: Set<String>]
+    /// Objects deleted.
+    public var deleted: [ObjectID]
+    /// The new version of every inserted and updated object.
+    public var versions: [ObjectID: Int64]
+    /// The name of the context that saved, if it has one.
+    public var contextName: String?
+    /// Identifies the saving context, so it can skip its own change sets.
+    public var origin: String
+
+    /// Creates a change set.
+    public init(
+        inserted: [ObjectID] = [],
+        updated: [ObjectID: Set<String>] = [:],
+        deleted: [ObjectID] = [],
+        versions: [ObjectID: Int64] = [:],
+        contextName: String? = nil,
+        origin: String = ""
+    ) {
+        self.inserted = inserted
+        self.updated = updated
+        self.deleted = deleted
+        self.versions = versions
+        self.contextName = contextName
+        self.origin = origin
+    }
+
+    /// Whether nothing changed.
+    public var isEmpty: Bool { inserted.isEmpty && updated.isEmpty && deleted.isEmpty }
+
+    /// Every entity with a change.
+    public var entityNames: Set<String> {
+        Set(inserted.map(\.entityName) + updated.keys.map(\.entityName) + deleted.map(\.entityName))
+    }
+}
+

@@ -1,0 +1,426 @@
+import Foundation
+import StrataModel
+import StrataQuery
+import StrataStore
+
+extension Context {
+    /// Saves every change: recomputes derived attributes, validates (1570,
+    /// 1580/1590, 1610–1680; several → 1560), checks that no persisted
+    /// relationship crosses stores (133010), detects version conflicts and
+    /// resolves them by ``mergePolicy`` (133020 / 133021 under `.error`), then
+    /// writes one transaction per store.
+    ///
+    /// When a store fails, the error names it; stores that committed before
+    /// it keep their changes and the context keeps the rest. Returns what was
+    /// committed, which is also published to the coordinator's change hub.
+    @discardableResult
+    public func save() async throws -> ChangeSet {
+        guard hasChanges else { return ChangeSet(contextName: name, origin: token) }
+        try await prepareForSave()
+
+        var attempts = 0
+        while true {
+            attempts += 1
+            let plan = try buildSavePlan()
+            if plan.isEmpty { return ChangeSet(contextName: name, origin: token) }
+            let conflicts = try await precheckVersions(plan)
+            if !conflicts.isEmpty {
+                try await resolve(conflicts)
+                guard attempts < 4 else { throw conflictError(conflicts) }
+                continue
+            }
+            var committed: [(StoreSaveUnit, StoreCommit)] = []
+            var retry = false
+            for unit in plan.units {
+                let result: StoreSaveResult
+                do {
+                    result = try await unit.store.save(unit.changes)
+                } catch {
+                    let changes = finishSave(committed)
+                    coordinator.changes.publish(changes)
+                    let done = committed.map { $0.0.store.storeDescription.displayName }
+                    let message = "save failed in store \(unit.store.storeDescription.displayName)" + (done.isEmpty ? "; nothing was written" : "; stores \(done.joined(separator: ", ")) committed") + "; the context keeps the unsaved changes: \(error)"
+                    let code = (error as? StrataError)?.code ?? .storeSave
+                    throw StrataError(code, message, details: (error as? StrataError)?.details ?? [])
+                }
+                switch result {
+                case .committed(let commit):
+                    committed.append((unit, commit))
+                case .conflicts(let storeConflicts):
+                    guard committed.isEmpty, attempts < 4 else {
+                        let changes = finishSave(committed)
+                        coordinator.changes.publish(changes)
+                        throw conflictError(try records(for: storeConflicts))
+                    }
+                    try await resolve(try records(for: storeConflicts))
+                    retry = true
+                case .constraintConflicts(let constraintConflicts):
+                    guard committed.isEmpty, attempts < 4 else {
+                        let changes = finishSave(committed)
+                        coordinator.changes.publish(changes)
+                        throw constraintError(constraintConflicts)
+                    }
+                    try await resolve(constraintConflicts)
+                    retry = true
+                }
+                if retry { break }
+            }
+            if retry { continue }
+            let changes = finishSave(committed)
+            coordinator.changes.publish(changes)
+            return changes
+        }
+    }
+
+    // MARK: Preparing
+
+    /// Loads what saving needs, recomputes derived attributes and validates.
+    func prepareForSave() async throws {
+        // Faults with changes (e.g. inverse updates) need their version and values.
+        try await load(graph.registered.values.filter { $0.hasChanges && $0.isFault })
+        // To-many lists changed by deltas are written as whole lists.
+        for object in graph.changedObjects where !object.isDeleted {
+            for (key, change) in object.toManyChanges {
+                if case .delta = change { try await loadList(key, of: object) }
+            }
+        }
+        try await recomputeDerivedAttributes()
+        try await validateChanges()
+    }
+
+    func recomputeDerivedAttributes() async throws {
+        let objects = graph.changedObjects.filter { !$0.isDeleted }
+        for object in objects {
+            for attribute in model.attributes(of: object.entityName) where attribute.isDerived && attribute.derivationExpression != nil {
+                let key = "\(object.entityName).\(attribute.name)"
+                let operand: QueryOperand
+                if let cached = derivationCache[key] {
+                    operand = cached
+                } else {
+                    operand = try coordinator.resolver.resolveDerivation(of: attribute, in: object.entityName)
+                    derivationCache[key] = operand
+                }
+                let model = self.model
+                let entity = object.entityName
+                var value = try await evaluateLoading { accessor in
+                    try OperandEvaluator(operand, entity: entity, model: model, accessor: accessor).value(of: object)
+                }
+                value = Self.converted(value, to: attribute)
+                let checked = try ObjectGraph.checked(value, for: attribute, entity: entity)
+                if attribute.isTransient {
+                    object.transients[attribute.name] = checked
+                } else if graph.currentValue(of: object, forKey: attribute.name) != checked {
+                    graph.setRaw(object, attribute.name, checked)
+                }
+            }
+        }
+    }
+
+    /// Converts a derived value to the attribute's type (`now()` into a
+    /// Double is seconds since 2001; counts into Decimal or Double).
+    static func converted(_ value: PropertyValue, to attribute: AttributeDescription) -> PropertyValue {
+        switch (value, attribute.type) {
+        case (.date(let date), .double), (.date(let date), .float):
+            return .double(date.timeIntervalSinceReferenceDate)
+        case (.integer(let i), .double), (.integer(let i), .float):
+            return .double(Double(i))
+        case (.integer(let i), .decimal):
+            return .decimal(Decimal(i))
+        case (.double(let d), .decimal):
+            return Decimal(string: "\(d)").map { .decimal($0) } ?? .null
+        case (.double(let d), .integer16), (.double(let d), .integer32), (.double(let d), .integer64):
+            return d.isFinite ? .integer(Int64(d.rounded(.towardZero))) : .null
+        case (.boolean(let b), .integer16), (.boolean(let b), .integer32), (.boolean(let b), .integer64):
+            return .integer(b ? 1 : 0)
+        default:
+            return value
+        }
+    }
+
+    // MARK: Planning
+
+    /// One store's share of a save.
+    struct StoreSaveUnit {
+        var store: any PersistentStore
+        var changes: StoreChanges
+    }
+
+    /// The per-store change sets of a save.
+    struct SavePlan {
+        var units: [StoreSaveUnit]
+        var isEmpty: Bool { units.allSatisfy { $0.changes.isEmpty } }
+    }
+
+    func buildSavePlan() throws -> SavePlan {
+        var byStore: [String: StoreChanges] = [:]
+        var externalErrors: [String] = []
+        let checksVersions = mergePolicy != .overwrite
+        for object in graph.changedObjects {
+            let storeID = object.storeIdentifier
+            var changes = byStore[storeID] ?? StoreChanges(checksVersions: checksVersions)
+            if object.isDeleted {
+                if !object.isInserted {
+                    changes.deletes.append(.init(objectID: object.objectID, expectedVersion: object.version))
+                }
+                byStore[storeID] = changes
+                continue
+            }
+            var values: [String: PropertyValue] = [:]
+            var toMany: [String: [ObjectID]] = [:]
+            let keys: [String] = object.isInserted
+                ? persistedKeys(of: object.entityName)
+                : Array(object.changes.keys)
+            for key in keys {
+                if let value = graph.currentValue(of: object, forKey: key) { values[key] = value }
+            }
+            for key in object.isInserted ? Array(object.toManyChanges.keys) : Array(object.toManyChanges.keys) {
+                if let list = graph.currentList(of: object, forKey: key) { toMany[key] = list }
+            }
+            externalErrors += crossStoreProblems(object, values: values, toMany: toMany)
+            if object.isInserted {
+                changes.inserts.append(.init(temporaryID: object.objectID, values: values, toMany: toMany))
+            } else {
+                changes.updates.append(.init(objectID: object.objectID, expectedVersion: object.version, values: values, toMany: toMany))
+            }
+            byStore[storeID] = changes
+        }
+        guard externalErrors.isEmpty else {
+            throw StrataError(.externalRelationship, "\(externalErrors.count) persisted relationship(s) point to objects in another store; link stores with fetched properties or transient relationships", details: externalErrors)
+        }
+        var units: [StoreSaveUnit] = []
+        for (identifier, changes) in byStore.sorted(by: { $0.key < $1.key }) where !changes.isEmpty {
+            guard let store = coordinator.store(identifier: identifier) else {
+                throw StrataError(.storeSave, "no loaded store has identifier \(identifier)")
+            }
+            guard !store.isReadOnly else {
+                throw StrataError(.storeSave, "store \(store.storeDescription.displayName) is read-only: \(changes.inserts.count) insert(s), \(changes.updates.count) update(s), \(changes.deletes.count) delete(s) refused; nothing was written")
+            }
+            units.append(StoreSaveUnit(store: store, changes: changes))
+        }
+        return SavePlan(units: units)
+    }
+
+    /// Persisted attribute and to-one names of an entity.
+    func persistedKeys(of entityName: String) -> [String] {
+        model.attributes(of: entityName).filter(\.isPersisted).map(\.name)
+            + model.relationships(of: entityName).filter { !$0.isToMany && !$0.isTransient }.map(\.name)
+    }
+
+    private func crossStoreProblems(_ object: ManagedObject, values: [String: PropertyValue], toMany: [String: [ObjectID]]) -> [String] {
+        var problems: [String] = []
+        func check(_ key: String, _ id: ObjectID) {
+            guard let relationship = model.relationship(named: key, in: object.entityName), !relationship.isTransient else { return }
+            let destinationStore = graph.registeredObject(for: id)?.storeIdentifier ?? id.storeIdentifier
+            if destinationStore != object.storeIdentifier {
+                problems.append("\(object.entityName).\(key) of \(object.objectID) → \(id) (another store)")
+            }
+        }
+        for (key, value) in values { if case .object(let id) = value { check(key, id) } }
+        for (key, ids) in toMany { for id in ids { check(key, id) } }
+        return problems
+    }
+
+    // MARK: Conflicts
+
+    /// Compares the expected versions with the stores' before writing.
+    func precheckVersions(_ plan: SavePlan) async throws -> [ConflictRecord] {
+        guard mergePolicy != .overwrite else { return [] }
+        var records: [ConflictRecord] = []
+        for unit in plan.units {
+            let expected = Dictionary(
+                unit.changes.updates.map { ($0.objectID, $0.expectedVersion) } + unit.changes.deletes.map { ($0.objectID, $0.expectedVersion) },
+                uniquingKeysWith: { a, _ in a })
+            guard !expected.isEmpty else { continue }
+            let snapshots = try await unit.store.snapshots(for: Array(expected.keys))
+            let current = Dictionary(snapshots.map { ($0.objectID, $0) }, uniquingKeysWith: { a, _ in a })
+            for (id, version) in expected {
+                let snapshot = current[id]
+                if snapshot?.version != version {
+                    records.append(record(for: id, expected: version, current: snapshot))
+                }
+            }
+        }
+        return records.sorted { $0.objectID.uriRepresentation < $1.objectID.uriRepresentation }
+    }
+
+    func records(for conflicts: [StoreConflict]) throws -> [ConflictRecord] {
+        conflicts.map { record(for: $0.objectID, expected: $0.expectedVersion, current: $0.currentSnapshot) }
+    }
+
+    private func record(for id: ObjectID, expected: Int64, current: Snapshot?) -> ConflictRecord {
+        let object = graph.registeredObject(for: id)
+        return ConflictRecord(
+            objectID: id,
+            expectedVersion: expected,
+            currentVersion: current?.version ?? 0,
+            cachedValues: object?.committed ?? [:],
+            persistedValues: current?.values,
+            localChanges: object?.changes ?? [:]
+        )
+    }
+
+    func conflictError(_ conflicts: [ConflictRecord]) -> StrataError {
+        StrataError(.mergeConflict, "\(conflicts.count) object(s) changed in the store since they were read; nothing was saved (merge policy: \(mergePolicy.rawValue))", details: conflicts.map(\.description), conflicts: conflicts)
+    }
+
+    func constraintError(_ conflicts: [ConstraintConflict]) -> StrataError {
+        StrataError(.constraintConflict, "\(conflicts.count) uniqueness constraint conflict(s); nothing was saved", details: conflicts.map { conflict in
+            let values = conflict.constraint.map { "\($0)=\(conflict.values[$0] ?? .null)" }.joined(separator: ", ")
+            return "\(conflict.entityName) (\(conflict.constraint.joined(separator: ", "))): \(values) already used by \(conflict.existingObjectID?.uriRepresentation ?? "another object in this save")"
+        })
+    }
+
+    /// Applies the merge policy to version conflicts (or throws under `.error`).
+    func resolve(_ conflicts: [ConflictRecord]) async throws {
+        guard mergePolicy != .error else { throw conflictError(conflicts) }
+        for conflict in conflicts {
+            guard let object = graph.registeredObject(for: conflict.objectID) else { continue }
+            guard let persisted = conflict.persistedValues else {
+                // Deleted in the store meanwhile: the store's state wins under
+                // every policy (there is nothing left to update).
+                graph.unregister(object.objectID)
+                vanished.insert(object.objectID)
+                continue
+            }
+            let cached = object.committed ?? [:]
+            object.committed = persisted
+            object.version = conflict.currentVersion
+            object.committedToMany.removeAll()
+            switch mergePolicy {
+            case .error:
+                break
+            case .mergeByPropertyStoreTrump:
+                let storeChanged = Set(persisted.keys).union(cached.keys).filter { persisted[$0] != cached[$0] }
+                for key in storeChanged { object.changes[key] = nil }
+                if object.isDeleted, !storeChanged.isEmpty { object.isDeleted = false }
+            case .mergeByPropertyObjectTrump:
+                break
+            case .overwrite:
+                for (key, value) in cached where object.changes[key] == nil && persisted[key] != value {
+                    object.changes[key] = value
+                }
+            case .rollback:
+                object.changes.removeAll()
+                object.toManyChanges.removeAll()
+                object.isDeleted = false
+            }
+            for (key, value) in object.changes where (persisted[key] ?? .null) == value { object.changes[key] = nil }
+        }
+    }
+
+    /// Resolves uniqueness conflicts: under mergeByPropertyObjectTrump (and
+    /// overwrite) the insert becomes an update of the existing object
+    /// (upsert); under store trump and rollback the existing object wins and
+    /// the insert is dropped in its favour; under `.error` the save fails.
+    func resolve(_ conflicts: [ConstraintConflict]) async throws {
+        guard mergePolicy != .error, conflicts.allSatisfy({ $0.existingObjectID != nil }) else {
+            throw constraintError(conflicts)
+        }
+        for conflict in conflicts {
+            guard let existingID = conflict.existingObjectID,
+                  let object = graph.registeredObject(for: conflict.objectID), object.isInserted else {
+                throw constraintError(conflicts)
+            }
+            let store = try coordinator.store(for: existingID)
+            guard let snapshot = try await store.snapshots(for: [existingID]).first else {
+                throw constraintError(conflicts)
+            }
+            let pending = object.changes
+            let pendingToMany = object.toManyChanges
+            let temporaryID = object.objectID
+            if let existing = graph.registeredObject(for: existingID), existing !== object {
+                graph.unregister(existingID)
+            }
+            graph.changeID(of: object, to: existingID)
+            object.isInserted = false
+            object.committed = snapshot.values
+            object.version = snapshot.version
+            object.changes = [:]
+            object.toManyChanges = [:]
+            if mergePolicy == .mergeByPropertyObjectTrump || mergePolicy == .overwrite {
+                for (key, value) in pending where (snapshot.values[key] ?? .null) != value { object.changes[key] = value }
+                object.toManyChanges = pendingToMany
+            }
+            replaceReferences([temporaryID: existingID])
+        }
+    }
+
+    // MARK: Finishing
+
+    /// Applies committed stores' results to the objects and builds the change set.
+    func finishSave(_ committed: [(StoreSaveUnit, StoreCommit)]) -> ChangeSet {
+        var changeSet = ChangeSet(contextName: name, origin: token)
+        var idMap: [ObjectID: ObjectID] = [:]
+        for (unit, commit) in committed {
+            idMap.merge(commit.permanentIDs) { a, _ in a }
+            for insert in unit.changes.inserts {
+                guard let object = graph.registeredObject(for: insert.temporaryID) else { continue }
+                let permanent = commit.permanentIDs[insert.temporaryID] ?? insert.temporaryID
+                var committedValues = insert.values
+                for key in persistedKeys(of: object.entityName) where committedValues[key] == nil { committedValues[key] = .null }
+                object.committed = committedValues
+                object.version = commit.versions[permanent] ?? 1
+                object.changes = [:]
+                object.committedToMany = insert.toMany
+                object.toManyChanges = [:]
+                object.isInserted = false
+                graph.changeID(of: object, to: permanent)
+                changeSet.inserted.append(permanent)
+                changeSet.versions[permanent] = object.version
+            }
+            for update in unit.changes.updates {
+                guard let object = graph.registeredObject(for: update.objectID) else { continue }
+                var values = object.committed ?? [:]
+                values.merge(update.values) { _, new in new }
+                object.committed = values
+                object.version = commit.versions[update.objectID] ?? object.version + 1
+                object.changes = [:]
+                for (key, list) in update.toMany { object.committedToMany[key] = list }
+                object.toManyChanges = [:]
+                changeSet.updated[update.objectID] = Set(update.values.keys).union(update.toMany.keys)
+                changeSet.versions[update.objectID] = object.version
+            }
+            for delete in unit.changes.deletes {
+                graph.unregister(delete.objectID)
+                changeSet.deleted.append(delete.objectID)
+            }
+            // Inserted-then-deleted objects of this store never reach it.
+            for object in graph.registered.values where object.isDeleted && object.isInserted && object.storeIdentifier == unit.store.identifier {
+                graph.unregister(object.objectID)
+            }
+        }
+        if !idMap.isEmpty { replaceReferences(idMap) }
+        return changeSet
+    }
+
+    /// Rewrites every reference to old IDs (temporary ones after a save) in
+    /// registered objects' values and lists.
+    func replaceReferences(_ map: [ObjectID: ObjectID]) {
+        func fix(_ value: PropertyValue) -> PropertyValue {
+            switch value {
+            case .object(let id): return .object(map[id] ?? id)
+            case .objects(let ids): return .objects(ids.map { map[$0] ?? $0 })
+            default: return value
+            }
+        }
+        for object in graph.registered.values {
+            for (key, value) in object.changes { object.changes[key] = fix(value) }
+            if let committed = object.committed {
+                var fixed = committed
+                for (key, value) in committed { fixed[key] = fix(value) }
+                object.committed = fixed
+            }
+            for (key, value) in object.transients { object.transients[key] = fix(value) }
+            for (key, list) in object.committedToMany { object.committedToMany[key] = list.map { map[$0] ?? $0 } }
+            for (key, change) in object.toManyChanges {
+                switch change {
+                case .replaced(let list):
+                    object.toManyChanges[key] = .replaced(list.map { map[$0] ?? $0 })
+                case .delta(let added, let removed):
+                    object.toManyChanges[key] = .delta(added: added.map { map[$0] ?? $0 }, removed: Set(removed.map { map[$0] ?? $0 }))
+                }
+            }
+            for (key, ids) in object.fetchedCache { object.fetchedCache[key] = ids.map { map[$0] ?? $0 } }
+        }
+    }
+}

@@ -1,0 +1,122 @@
+import Foundation
+import StrataModel
+
+extension Context {
+    /// Validates every inserted and updated object; one problem throws its
+    /// own code, several throw 1560 listing each.
+    func validateChanges() async throws {
+        var problems: [(StrataError.Code, String)] = []
+        let objects = graph.changedObjects.filter { !$0.isDeleted }
+        for object in objects {
+            // To-many counts need the lists.
+            for relationship in model.relationships(of: object.entityName) where relationship.isToMany && !relationship.isTransient && (relationship.minCount > 0 || relationship.maxCount > 0) {
+                if object.isInserted || object.toManyChanges[relationship.name] != nil {
+                    try await loadList(relationship.name, of: object)
+                }
+            }
+            problems += validate(object)
+        }
+        guard !problems.isEmpty else { return }
+        if problems.count == 1 {
+            throw StrataError(problems[0].0, problems[0].1)
+        }
+        throw StrataError(.multipleValidationErrors, "\(problems.count) validation errors; nothing was saved", details: problems.map { "\($0.0.rawValue): \($0.1)" })
+    }
+
+    /// The problems of one object.
+    func validate(_ object: ManagedObject) -> [(StrataError.Code, String)] {
+        var problems: [(StrataError.Code, String)] = []
+        let entity = object.entityName
+        let checkAll = object.isInserted
+        for attribute in model.attributes(of: entity) {
+            guard checkAll || object.changes[attribute.name] != nil || attribute.isTransient else { continue }
+            let value: PropertyValue
+            if attribute.isTransient {
+                value = object.transients[attribute.name] ?? (object.isInserted ? attribute.defaultValue : .null)
+                // Transient values are checked only when set.
+                if value.isNull { continue }
+            } else {
+                value = graph.currentValue(of: object, forKey: attribute.name) ?? .null
+            }
+            let name = "\(entity).\(attribute.name) of \(object.objectID)"
+            if value.isNull {
+                if !attribute.isOptional && !attribute.isTransient {
+                    problems.append((.validationMissingMandatoryProperty, "\(name) is mandatory and nil"))
+                }
+                continue
+            }
+            problems += Self.boundsProblems(value, attribute, name)
+        }
+        for relationship in model.relationships(of: entity) where !relationship.isTransient {
+            let name = "\(entity).\(relationship.name) of \(object.objectID)"
+            if relationship.isToMany {
+                guard let list = graph.currentList(of: object, forKey: relationship.name) else { continue }
+                if list.isEmpty && !relationship.isOptional && relationship.minCount == 0 {
+                    problems.append((.validationMissingMandatoryProperty, "\(name) is mandatory and empty"))
+                } else if relationship.minCount > 0, list.count < relationship.minCount, !(list.isEmpty && relationship.isOptional) {
+                    problems.append((.validationRelationshipLacksMinimumCount, "\(name) has \(list.count) object(s), fewer than its minimum \(relationship.minCount)"))
+                }
+                if relationship.maxCount > 0, list.count > relationship.maxCount {
+                    problems.append((.validationRelationshipExceedsMaximumCount, "\(name) has \(list.count) object(s), more than its maximum \(relationship.maxCount)"))
+                }
+            } else if checkAll || object.changes[relationship.name] != nil {
+                if (graph.currentValue(of: object, forKey: relationship.name) ?? .null).isNull && !relationship.isOptional {
+                    problems.append((.validationMissingMandatoryProperty, "\(name) is mandatory and nil"))
+                }
+            }
+        }
+        return problems
+    }
+
+    /// Range, length and pattern problems of a non-nil value.
+    static func boundsProblems(_ value: PropertyValue, _ attribute: AttributeDescription, _ name: String) -> [(StrataError.Code, String)] {
+        var problems: [(StrataError.Code, String)] = []
+        switch value {
+        case .integer, .double, .decimal:
+            if let number = decimal(value) {
+                if let max = decimal(attribute.maxValue), number > max {
+                    problems.append((.validationNumberTooLarge, "\(name) is \(value), larger than its maximum \(attribute.maxValue)"))
+                }
+                if let min = decimal(attribute.minValue), number < min {
+                    problems.append((.validationNumberTooSmall, "\(name) is \(value), smaller than its minimum \(attribute.minValue)"))
+                }
+            }
+        case .date(let date):
+            if case .date(let max) = attribute.maxValue, date > max {
+                problems.append((.validationDateTooLate, "\(name) is \(value), later than its maximum \(attribute.maxValue)"))
+            }
+            if case .date(let min) = attribute.minValue, date < min {
+                problems.append((.validationDateTooSoon, "\(name) is \(value), earlier than its minimum \(attribute.minValue)"))
+            }
+        case .string(let text):
+            let length = text.count
+            if case .integer(let max) = attribute.maxValue, length > max {
+                problems.append((.validationStringTooLong, "\(name) is \(length) characters long, more than its maximum \(max)"))
+            }
+            if case .integer(let min) = attribute.minValue, length < min {
+                problems.append((.validationStringTooShort, "\(name) is \(length) characters long, fewer than its minimum \(min)"))
+            }
+            if let pattern = attribute.regularExpression, !pattern.isEmpty {
+                let matches = (try? NSRegularExpression(pattern: "^(?:\(pattern))$")).map {
+                    $0.firstMatch(in: text, range: NSRange(text.startIndex..., in: text)) != nil
+                } ?? false
+                if !matches {
+                    problems.append((.validationStringPatternMatching, "\(name) does not match the pattern \(pattern)"))
+                }
+            }
+        default:
+            break
+        }
+        return problems
+    }
+
+    private static func decimal(_ value: PropertyValue) -> Decimal? {
+        switch value {
+        case .integer(let i): Decimal(i)
+        case .double(let d): d.isFinite ? Decimal(d) : nil
+        case .decimal(let d): d
+        case .boolean(let b): b ? 1 : 0
+        default: nil
+        }
+    }
+}

@@ -1,0 +1,88 @@
+import StrataModel
+import StrataQuery
+import StrataStore
+
+/// Routes every entity to the store of its configuration, so contexts see
+/// several stores as one.
+///
+/// One store per configuration; an entity listed in several configurations
+/// is fetched from all of their stores, and an insert of it must name the
+/// store. A store with no configuration (`nil`) holds every entity and must
+/// be the only one.
+public final class Coordinator: Sendable {
+    /// The model.
+    public let model: ObjectModel
+    /// The stores, in the order they were added.
+    public let stores: [any PersistentStore]
+    /// Resolves predicates against the model.
+    public let resolver: PredicateResolver
+    /// Where committed change sets are published.
+    public let changes: ChangeHub
+    /// The value transformers of Transformable attributes.
+    public let transformers: ValueTransformerRegistry
+
+    private let storesByIdentifier: [String: any PersistentStore]
+    private let storesByEntity: [String: [any PersistentStore]]
+
+    /// Creates a coordinator over open stores. Fails when a `nil`
+    /// configuration store is not alone, when two stores serve the same
+    /// configuration, or when two stores share an identifier.
+    public init(model: ObjectModel, stores: [any PersistentStore], transformers: ValueTransformerRegistry = ValueTransformerRegistry()) throws {
+        if stores.count > 1, let unnamed = stores.first(where: { $0.configurationName == nil }) {
+            throw StrataError(.storeOpen, "store \(unnamed.storeDescription.displayName) has no configuration: a store without one must be the coordinator's only store")
+        }
+        var seenConfigurations: [String: String] = [:]
+        var byIdentifier: [String: any PersistentStore] = [:]
+        var byEntity: [String: [any PersistentStore]] = [:]
+        for store in stores {
+            if let name = store.configurationName {
+                if let other = seenConfigurations[name] {
+                    throw StrataError(.storeOpen, "configuration '\(name)' is served by two stores: \(other) and \(store.storeDescription.displayName)")
+                }
+                seenConfigurations[name] = store.storeDescription.displayName
+            }
+            guard byIdentifier[store.identifier] == nil else {
+                throw StrataError(.storeOpen, "two stores have the identifier \(store.identifier) (the same file opened twice?)")
+            }
+            byIdentifier[store.identifier] = store
+            for entity in store.entityNames { byEntity[entity, default: []].append(store) }
+        }
+        self.model = model
+        self.stores = stores
+        self.resolver = PredicateResolver(model: model)
+        self.changes = ChangeHub()
+        self.transformers = transformers
+        self.storesByIdentifier = byIdentifier
+        self.storesByEntity = byEntity
+    }
+
+    /// The store with this identifier.
+    public func store(identifier: String) -> (any PersistentStore)? {
+        storesByIdentifier[identifier]
+    }
+
+    /// The stores that hold an entity.
+    public func stores(for entityName: String) -> [any PersistentStore] {
+        storesByEntity[entityName] ?? []
+    }
+
+    /// The store an object ID belongs to.
+    public func store(for objectID: ObjectID) throws -> any PersistentStore {
+        guard let store = storesByIdentifier[objectID.storeIdentifier] else {
+            throw StrataError(.objectNotFound, "\(objectID): no store with identifier '\(objectID.storeIdentifier)' is loaded")
+        }
+        return store
+    }
+
+    /// Closes every store.
+    public func close() async throws {
+        changes.finish()
+        var failures: [String] = []
+        for store in stores {
+            do { try await store.close() } catch { failures.append("\(store.storeDescription.displayName): \(error)") }
+        }
+        if !failures.isEmpty {
+            throw StrataError(.storeSave, "\(failures.count) store(s) failed to close", details: failures)
+        }
+    }
+}

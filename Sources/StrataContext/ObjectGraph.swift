@@ -1,0 +1,397 @@
+import Foundation
+import StrataModel
+import StrataStore
+
+/// The objects a context has registered and their unsaved changes.
+///
+/// Owned by one ``Context`` and used only inside its isolation, together
+/// with the ``ManagedObject``s that point back to it; neither is `Sendable`.
+final class ObjectGraph {
+    let model: ObjectModel
+    let transformers: ValueTransformerRegistry
+    private(set) var registered: [ObjectID: ManagedObject] = [:]
+
+    init(model: ObjectModel, transformers: ValueTransformerRegistry) {
+        self.model = model
+        self.transformers = transformers
+    }
+
+    // MARK: Registry
+
+    /// The registered object for an ID, registering a fault when unknown.
+    func object(for id: ObjectID) -> ManagedObject {
+        if let object = registered[id] { return object }
+        let object = ManagedObject(objectID: id, storeIdentifier: id.storeIdentifier, graph: self)
+        registered[id] = object
+        return object
+    }
+
+    /// The registered object for an ID, if any.
+    func registeredObject(for id: ObjectID) -> ManagedObject? {
+        registered[id]
+    }
+
+    /// Registers a newly inserted object.
+    func register(_ object: ManagedObject) {
+        registered[object.objectID] = object
+    }
+
+    /// Forgets an object.
+    func unregister(_ id: ObjectID) {
+        registered[id] = nil
+    }
+
+    /// Forgets every object.
+    func removeAll() {
+        registered.removeAll()
+    }
+
+    /// Re-keys an object after its save gave it a permanent ID.
+    func changeID(of object: ManagedObject, to id: ObjectID) {
+        registered[object.objectID] = nil
+        object.objectID = id
+        registered[id] = object
+    }
+
+    /// Objects with unsaved changes.
+    var changedObjects: [ManagedObject] {
+        registered.values.filter(\.hasChanges)
+    }
+
+    // MARK: Reading
+
+    /// The current value of a persisted attribute or to-one; nil when not known (fault).
+    func currentValue(of object: ManagedObject, forKey key: String) -> PropertyValue? {
+        if let value = object.changes[key] { return value }
+        if object.isInserted { return .null }
+        guard let committed = object.committed else { return nil }
+        return committed[key] ?? .null
+    }
+
+    /// The current destinations of a to-many; nil when not loaded.
+    func currentList(of object: ManagedObject, forKey key: String) -> [ObjectID]? {
+        let change = object.toManyChanges[key]
+        let base: [ObjectID]
+        if object.isInserted {
+            base = []
+        } else if let committed = object.committedToMany[key] {
+            base = committed
+        } else if case .replaced(let list) = change {
+            return list
+        } else {
+            return nil
+        }
+        return change?.applied(to: base) ?? base
+    }
+
+    func value(of object: ManagedObject, forKey key: String) throws -> PropertyValue {
+        if let attribute = model.attribute(named: key, in: object.entityName) {
+            if attribute.isTransient {
+                return object.transients[key] ?? (object.isInserted ? attribute.defaultValue : .null)
+            }
+            guard let value = currentValue(of: object, forKey: key) else { throw faultError(object) }
+            return value
+        }
+        if let relationship = model.relationship(named: key, in: object.entityName) {
+            guard !relationship.isToMany else {
+                throw StrataError(.invalidValue, "'\(object.entityName).\(key)' is a to-many relationship: read it with destinations(of:_:)")
+            }
+            if relationship.isTransient { return object.transients[key] ?? .null }
+            guard let value = currentValue(of: object, forKey: key) else { throw faultError(object) }
+            return value
+        }
+        throw unknownKey(key, object)
+    }
+
+    func destinationIDs(of object: ManagedObject, forKey key: String) throws -> [ObjectID] {
+        let relationship = try toManyRelationship(key, of: object)
+        if relationship.isTransient, case .objects(let ids)? = object.transients[key] { return ids }
+        guard let list = currentList(of: object, forKey: key) else {
+            throw StrataError(.invalidValue, "'\(object.entityName).\(key)' of \(object.objectID) is not loaded: use destinations(of:_:) on the context")
+        }
+        return list
+    }
+
+    // MARK: Writing attributes and to-one relationships
+
+    func setValue(_ value: PropertyValue, of object: ManagedObject, forKey key: String) throws {
+        guard !object.isDeleted else {
+            throw StrataError(.invalidValue, "\(object.objectID) was deleted: cannot set '\(key)'")
+        }
+        if let attribute = model.attribute(named: key, in: object.entityName) {
+            let checked = try Self.checked(value, for: attribute, entity: object.entityName)
+            if attribute.isTransient {
+                object.transients[key] = checked
+            } else {
+                guard object.isInserted || object.committed != nil else { throw faultError(object) }
+                setRaw(object, key, checked)
+            }
+            return
+        }
+        guard let relationship = model.relationship(named: key, in: object.entityName) else {
+            throw unknownKey(key, object)
+        }
+        guard !relationship.isToMany else {
+            throw StrataError(.invalidValue, "'\(object.entityName).\(key)' is a to-many relationship: use setDestinations(_:forKey:)")
+        }
+        let newID = try destinationID(value, for: relationship, entity: object.entityName)
+        if relationship.isTransient {
+            object.transients[key] = newID.map { .object($0) } ?? .null
+            return
+        }
+        guard object.isInserted || object.committed != nil else { throw faultError(object) }
+        try setToOne(object, relationship, newID)
+    }
+
+    /// Sets a to-one and keeps its inverse consistent.
+    private func setToOne(_ object: ManagedObject, _ relationship: RelationshipDescription, _ newID: ObjectID?) throws {
+        let key = relationship.name
+        let oldID: ObjectID? = {
+            if case .object(let id)? = currentValue(of: object, forKey: key) { return id }
+            return nil
+        }()
+        guard oldID != newID else { return }
+        setRaw(object, key, newID.map { .object($0) } ?? .null)
+        guard let inverse = model.inverse(of: relationship), !inverse.isTransient else { return }
+        if let oldID { detach(object.objectID, from: self.object(for: oldID), inverse) }
+        if let newID {
+            let destination = self.object(for: newID)
+            if !inverse.isToMany, case .object(let previous)? = currentValue(of: destination, forKey: inverse.name), previous != object.objectID {
+                setRaw(self.object(for: previous), key, .null)
+            }
+            attach(object.objectID, to: destination, inverse)
+        }
+    }
+
+    // MARK: Writing to-many relationships
+
+    func setDestinations(_ ids: [ObjectID], of object: ManagedObject, forKey key: String) throws {
+        let relationship = try writableToMany(key, of: object)
+        for id in ids { _ = try destinationID(.object(id), for: relationship, entity: object.entityName) }
+        var unique: [ObjectID] = []
+        for id in ids where !unique.contains(id) { unique.append(id) }
+        if relationship.isTransient {
+            object.transients[key] = .objects(unique)
+            return
+        }
+        guard let old = currentList(of: object, forKey: key) else {
+            throw StrataError(.invalidValue, "'\(object.entityName).\(key)' of \(object.objectID) is not loaded: load it with destinations(of:_:) before replacing it")
+        }
+        object.toManyChanges[key] = .replaced(unique)
+        let inverse = model.inverse(of: relationship)
+        for id in old where !unique.contains(id) {
+            if let inverse { detach(object.objectID, from: self.object(for: id), inverse) }
+        }
+        for id in unique where !old.contains(id) {
+            if let inverse { claim(id, for: object, relationship, inverse) }
+        }
+    }
+
+    func addDestination(_ id: ObjectID, to object: ManagedObject, forKey key: String) throws {
+        let relationship = try writableToMany(key, of: object)
+        _ = try destinationID(.object(id), for: relationship, entity: object.entityName)
+        if relationship.isTransient {
+            var list: [ObjectID] = []
+            if case .objects(let ids)? = object.transients[key] { list = ids }
+            if !list.contains(id) { list.append(id) }
+            object.transients[key] = .objects(list)
+            return
+        }
+        if currentList(of: object, forKey: key)?.contains(id) == true { return }
+        addRaw(object, key, id)
+        if let inverse = model.inverse(of: relationship) { claim(id, for: object, relationship, inverse) }
+    }
+
+    func removeDestination(_ id: ObjectID, from object: ManagedObject, forKey key: String) throws {
+        let relationship = try writableToMany(key, of: object)
+        if relationship.isTransient {
+            if case .objects(let ids)? = object.transients[key] { object.transients[key] = .objects(ids.filter { $0 != id }) }
+            return
+        }
+        removeRaw(object, key, id)
+        if let inverse = model.inverse(of: relationship) { detach(object.objectID, from: self.object(for: id), inverse) }
+    }
+
+    /// Removes a destination from a loaded to-many without touching the inverse.
+    func removeDestinationRaw(_ id: ObjectID, from object: ManagedObject, forKey key: String) throws {
+        removeRaw(object, key, id)
+    }
+
+    // MARK: Inverse maintenance
+
+    /// `owner.relationship` gained `id`: point `id`'s inverse at `owner`,
+    /// taking it away from its previous owner for a to-one inverse.
+    private func claim(_ id: ObjectID, for owner: ManagedObject, _ relationship: RelationshipDescription, _ inverse: RelationshipDescription) {
+        let destination = object(for: id)
+        if inverse.isToMany {
+            addRaw(destination, inverse.name, owner.objectID)
+            return
+        }
+        switch currentValue(of: destination, forKey: inverse.name) {
+        case .object(let previous)? where previous != owner.objectID:
+            let previousOwner = object(for: previous)
+            if relationship.isToMany { removeRaw(previousOwner, relationship.name, id) } else { setRaw(previousOwner, relationship.name, .null) }
+        case nil:
+            // The destination is a fault: its previous owner is unknown, so
+            // take it out of every loaded list that holds it.
+            for other in registered.values where other !== owner && model.isEntity(other.entityName, kindOf: inverse.destinationEntityName) {
+                if relationship.isToMany, currentList(of: other, forKey: relationship.name)?.contains(id) == true {
+                    removeRaw(other, relationship.name, id)
+                }
+            }
+        default:
+            break
+        }
+        setRaw(destination, inverse.name, .object(owner.objectID))
+    }
+
+    /// `ownerID` no longer relates to `destination` through `inverse`'s partner.
+    private func detach(_ ownerID: ObjectID, from destination: ManagedObject, _ inverse: RelationshipDescription) {
+        if inverse.isToMany {
+            removeRaw(destination, inverse.name, ownerID)
+        } else {
+            let current = currentValue(of: destination, forKey: inverse.name)
+            if current == nil || current == .object(ownerID) { setRaw(destination, inverse.name, .null) }
+        }
+    }
+
+    /// Attaches `ownerID` to `destination` through `inverse`.
+    private func attach(_ ownerID: ObjectID, to destination: ManagedObject, _ inverse: RelationshipDescription) {
+        if inverse.isToMany { addRaw(destination, inverse.name, ownerID) } else { setRaw(destination, inverse.name, .object(ownerID)) }
+    }
+
+    // MARK: Raw changes (no inverse maintenance)
+
+    func setRaw(_ object: ManagedObject, _ key: String, _ value: PropertyValue) {
+        if !object.isInserted, let committed = object.committed, (committed[key] ?? .null) == value {
+            object.changes[key] = nil
+        } else {
+            object.changes[key] = value
+        }
+    }
+
+    private func addRaw(_ object: ManagedObject, _ key: String, _ id: ObjectID) {
+        if let list = currentList(of: object, forKey: key) {
+            if !list.contains(id) { object.toManyChanges[key] = .replaced(list + [id]) }
+            return
+        }
+        if case .delta(var added, var removed)? = object.toManyChanges[key] {
+            removed.remove(id)
+            if !added.contains(id) { added.append(id) }
+            object.toManyChanges[key] = .delta(added: added, removed: removed)
+        } else {
+            object.toManyChanges[key] = .delta(added: [id], removed: [])
+        }
+    }
+
+    private func removeRaw(_ object: ManagedObject, _ key: String, _ id: ObjectID) {
+        if let list = currentList(of: object, forKey: key) {
+            if list.contains(id) { object.toManyChanges[key] = .replaced(list.filter { $0 != id }) }
+            return
+        }
+        if case .delta(var added, var removed)? = object.toManyChanges[key] {
+            added.removeAll { $0 == id }
+            removed.insert(id)
+            object.toManyChanges[key] = .delta(added: added, removed: removed)
+        } else {
+            object.toManyChanges[key] = .delta(added: [], removed: [id])
+        }
+    }
+
+    // MARK: Checks
+
+    private func toManyRelationship(_ key: String, of object: ManagedObject) throws -> RelationshipDescription {
+        guard let relationship = model.relationship(named: key, in: object.entityName) else { throw unknownKey(key, object) }
+        guard relationship.isToMany else {
+            throw StrataError(.invalidValue, "'\(object.entityName).\(key)' is a to-one relationship: use value(forKey:)")
+        }
+        return relationship
+    }
+
+    private func writableToMany(_ key: String, of object: ManagedObject) throws -> RelationshipDescription {
+        guard !object.isDeleted else {
+            throw StrataError(.invalidValue, "\(object.objectID) was deleted: cannot change '\(key)'")
+        }
+        return try toManyRelationship(key, of: object)
+    }
+
+    private func destinationID(_ value: PropertyValue, for relationship: RelationshipDescription, entity: String) throws -> ObjectID? {
+        switch value {
+        case .null:
+            return nil
+        case .object(let id):
+            guard model.isEntity(id.entityName, kindOf: relationship.destinationEntityName) else {
+                throw StrataError(.invalidValue, "'\(entity).\(relationship.name)' takes \(relationship.destinationEntityName) objects, not \(id.entityName) (\(id))")
+            }
+            return id
+        default:
+            throw StrataError(.invalidValue, "'\(entity).\(relationship.name)' takes an object ID or nil, not \(value)")
+        }
+    }
+
+    func faultError(_ object: ManagedObject) -> StrataError {
+        StrataError(.invalidValue, "\(object.objectID) is a fault: load it with context.load(_:) (or fetch it) before reading or changing its values")
+    }
+
+    private func unknownKey(_ key: String, _ object: ManagedObject) -> StrataError {
+        StrataError(.invalidValue, "entity '\(object.entityName)' has no attribute or relationship '\(key)'")
+    }
+
+    /// Checks (and normalises) a value for an attribute's type.
+    static func checked(_ value: PropertyValue, for attribute: AttributeDescription, entity: String) throws -> PropertyValue {
+        func wrong() -> StrataError {
+            StrataError(.invalidValue, "'\(entity).\(attribute.name)' is \(attribute.type.xcodeName); \(value) does not fit")
+        }
+        if case .null = value { return .null }
+        switch attribute.type {
+        case .integer16, .integer32, .integer64:
+            let range = attribute.type.integerRange ?? (Int64.min...Int64.max)
+            guard case .integer(let v) = value else { throw wrong() }
+            guard range.contains(v) else {
+                throw StrataError(.invalidValue, "'\(entity).\(attribute.name)': \(v) does not fit \(attribute.type.xcodeName)")
+            }
+            return value
+        case .decimal:
+            switch value {
+            case .decimal: return value
+            case .integer(let v): return .decimal(Decimal(v))
+            default: throw wrong()
+            }
+        case .double:
+            switch value {
+            case .double: return value
+            case .integer(let v): return .double(Double(v))
+            default: throw wrong()
+            }
+        case .float:
+            switch value {
+            case .double(let v): return .double(Double(Float(v)))
+            case .integer(let v): return .double(Double(Float(v)))
+            default: throw wrong()
+            }
+        case .string:
+            guard case .string = value else { throw wrong() }
+            return value
+        case .boolean:
+            guard case .boolean = value else { throw wrong() }
+            return value
+        case .date:
+            guard case .date = value else { throw wrong() }
+            return value
+        case .binary, .transformable:
+            guard case .binary = value else { throw wrong() }
+            return value
+        case .uuid:
+            guard case .uuid = value else { throw wrong() }
+            return value
+        case .uri:
+            switch value {
+            case .uri: return value
+            case .string(let s): return .uri(s)
+            default: throw wrong()
+            }
+        case .undefined, .objectID, .composite:
+            return value
+        }
+    }
+}

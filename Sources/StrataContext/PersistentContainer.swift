@@ -1,0 +1,54 @@
+import Foundation
+import StrataModel
+import StrataQuery
+import StrataStore
+
+/// A model and its stores, loaded together, with a main context and new
+/// background contexts on demand.
+public final class PersistentContainer: Sendable {
+    /// The model (validated).
+    public let model: ObjectModel
+    /// The coordinator over the loaded stores.
+    public let coordinator: Coordinator
+    /// The main context.
+    public let viewContext: Context
+
+    /// Validates the model, opens every store, and fails with one error
+    /// listing each store that failed (134080 / 134100 …) and why.
+    public init(
+        model: ObjectModel,
+        storeDescriptions: [StoreDescription],
+        transformers: ValueTransformerRegistry = ValueTransformerRegistry()
+    ) async throws {
+        try ModelValidator.validate(model)
+        var stores: [any PersistentStore] = []
+        var failures: [String] = []
+        var firstCode: StrataError.Code?
+        for description in storeDescriptions {
+            do {
+                stores.append(try await StoreFactory.open(description, model: model, transformers: transformers))
+            } catch {
+                let strata = error as? StrataError
+                firstCode = firstCode ?? strata?.code
+                failures.append("\(description.displayName): \(strata.map { "error \($0.code.rawValue): \($0.message)" } ?? "\(error)")")
+            }
+        }
+        guard failures.isEmpty else {
+            for store in stores { try? await store.close() }
+            throw StrataError(firstCode ?? .storeOpen, "\(failures.count) of \(storeDescriptions.count) store(s) failed to load", details: failures)
+        }
+        self.model = model
+        self.coordinator = try Coordinator(model: model, stores: stores, transformers: transformers)
+        self.viewContext = Context(coordinator: coordinator, name: "view")
+    }
+
+    /// A new context over the same stores.
+    public func newBackgroundContext(name: String? = nil, mergePolicy: MergePolicy = .error) -> Context {
+        Context(coordinator: coordinator, name: name, mergePolicy: mergePolicy)
+    }
+
+    /// Closes every store.
+    public func close() async throws {
+        try await coordinator.close()
+    }
+}

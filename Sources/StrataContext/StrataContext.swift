@@ -1,1 +1,0 @@
-// The coordinator, contexts and container arrive here.
