@@ -53,6 +53,12 @@ let package = Package(
             dependencies: ["StrataModel", "StrataQuery", "StrataStore"],
             swiftSettings: strictSettings
         ),
+        // The bundled Books & Feedback sample (tests, the server's default).
+        .target(
+            name: "StrataSamples",
+            dependencies: ["StrataModel", "StrataStore", "StrataContext"],
+            swiftSettings: strictSettings
+        ),
         .executableTarget(
             name: "strata",
             dependencies: [
@@ -89,7 +95,7 @@ let package = Package(
         ),
         .testTarget(
             name: "StrataContextTests",
-            dependencies: ["StrataModel", "StrataQuery", "StrataStore", "StrataContext"],
+            dependencies: ["StrataModel", "StrataQuery", "StrataStore", "StrataContext", "StrataSamples"],
             swiftSettings: strictSettings
         ),
     ],

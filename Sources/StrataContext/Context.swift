@@ -35,7 +35,7 @@ public actor Context {
         self.name = name
         self.mergePolicy = mergePolicy
         self.token = UUID().uuidString
-        self.graph = ObjectGraph(model: coordinator.model, transformers: coordinator.transformers)
+        self.graph = ObjectGraph(model: coordinator.model, transformers: coordinator.transformers, transientRules: coordinator.transientRules)
     }
 
     deinit {

@@ -20,6 +20,8 @@ public final class Coordinator: Sendable {
     public let changes: ChangeHub
     /// The value transformers of Transformable attributes.
     public let transformers: ValueTransformerRegistry
+    /// Transient attributes computed in code, by entity and attribute.
+    public let transientRules: [String: [String: TransientRule]]
 
     private let storesByIdentifier: [String: any PersistentStore]
     private let storesByEntity: [String: [any PersistentStore]]
@@ -27,7 +29,7 @@ public final class Coordinator: Sendable {
     /// Creates a coordinator over open stores. Fails when a `nil`
     /// configuration store is not alone, when two stores serve the same
     /// configuration, or when two stores share an identifier.
-    public init(model: ObjectModel, stores: [any PersistentStore], transformers: ValueTransformerRegistry = ValueTransformerRegistry()) throws {
+    public init(model: ObjectModel, stores: [any PersistentStore], transformers: ValueTransformerRegistry = ValueTransformerRegistry(), transientRules: [String: [String: TransientRule]] = [:]) throws {
         if stores.count > 1, let unnamed = stores.first(where: { $0.configurationName == nil }) {
             throw StrataError(.storeOpen, "store \(unnamed.storeDescription.displayName) has no configuration: a store without one must be the coordinator's only store")
         }
@@ -52,6 +54,7 @@ public final class Coordinator: Sendable {
         self.resolver = PredicateResolver(model: model)
         self.changes = ChangeHub()
         self.transformers = transformers
+        self.transientRules = transientRules
         self.storesByIdentifier = byIdentifier
         self.storesByEntity = byEntity
     }

@@ -16,7 +16,9 @@ struct ManagedObjectAccessor: ObjectGraphAccessor {
 
     func value(_ attribute: AttributeDescription, of object: ManagedObject) -> PropertyValue {
         if attribute.isTransient {
-            return object.transients[attribute.name] ?? (object.isInserted ? attribute.defaultValue : .null)
+            if let value = graph.transientValue(of: object, attribute) { return value }
+            missing.note(fault: object)
+            return .null
         }
         if let value = graph.currentValue(of: object, forKey: attribute.name) { return value }
         missing.note(fault: object)

@@ -9,11 +9,51 @@ import StrataStore
 final class ObjectGraph {
     let model: ObjectModel
     let transformers: ValueTransformerRegistry
+    let transientRules: [String: [String: TransientRule]]
     private(set) var registered: [ObjectID: ManagedObject] = [:]
 
-    init(model: ObjectModel, transformers: ValueTransformerRegistry) {
+    init(model: ObjectModel, transformers: ValueTransformerRegistry, transientRules: [String: [String: TransientRule]]) {
         self.model = model
         self.transformers = transformers
+        self.transientRules = transientRules
+    }
+
+    /// The rule computing a transient attribute of an entity (or an ancestor), if any.
+    func transientRule(_ attribute: String, entity: String) -> TransientRule? {
+        for name in model.ancestry(of: entity).reversed() {
+            if let rule = transientRules[name]?[attribute] { return rule }
+        }
+        return nil
+    }
+
+    /// A transient attribute's value, computed by its rule when not cached;
+    /// nil when it needs values of a fault.
+    func transientValue(of object: ManagedObject, _ attribute: AttributeDescription) -> PropertyValue? {
+        if let value = object.transients[attribute.name] { return value }
+        guard let rule = transientRule(attribute.name, entity: object.entityName) else {
+            return object.isInserted ? attribute.defaultValue : .null
+        }
+        var inputs: [String: PropertyValue] = [:]
+        for key in rule.dependencies {
+            if let attribute = model.attribute(named: key, in: object.entityName), attribute.isTransient {
+                inputs[key] = object.transients[key] ?? .null
+            } else {
+                guard let value = currentValue(of: object, forKey: key) else { return nil }
+                inputs[key] = value
+            }
+        }
+        let value = rule.compute(inputs)
+        object.transients[attribute.name] = value
+        return value
+    }
+
+    /// Clears cached transients computed from `key`.
+    private func invalidateTransients(of object: ManagedObject, dependingOn key: String) {
+        for name in model.ancestry(of: object.entityName) {
+            for (attribute, rule) in transientRules[name] ?? [:] where rule.dependencies.contains(key) {
+                object.transients[attribute] = nil
+            }
+        }
     }
 
     // MARK: Registry
@@ -87,7 +127,8 @@ final class ObjectGraph {
     func value(of object: ManagedObject, forKey key: String) throws -> PropertyValue {
         if let attribute = model.attribute(named: key, in: object.entityName) {
             if attribute.isTransient {
-                return object.transients[key] ?? (object.isInserted ? attribute.defaultValue : .null)
+                guard let value = transientValue(of: object, attribute) else { throw faultError(object) }
+                return value
             }
             guard let value = currentValue(of: object, forKey: key) else { throw faultError(object) }
             return value
@@ -126,6 +167,7 @@ final class ObjectGraph {
                 guard object.isInserted || object.committed != nil else { throw faultError(object) }
                 setRaw(object, key, checked)
             }
+            invalidateTransients(of: object, dependingOn: key)
             return
         }
         guard let relationship = model.relationship(named: key, in: object.entityName) else {

@@ -18,7 +18,8 @@ public final class PersistentContainer: Sendable {
     public init(
         model: ObjectModel,
         storeDescriptions: [StoreDescription],
-        transformers: ValueTransformerRegistry = ValueTransformerRegistry()
+        transformers: ValueTransformerRegistry = ValueTransformerRegistry(),
+        transientRules: [String: [String: TransientRule]] = [:]
     ) async throws {
         try ModelValidator.validate(model)
         var stores: [any PersistentStore] = []
@@ -38,7 +39,7 @@ public final class PersistentContainer: Sendable {
             throw StrataError(firstCode ?? .storeOpen, "\(failures.count) of \(storeDescriptions.count) store(s) failed to load", details: failures)
         }
         self.model = model
-        self.coordinator = try Coordinator(model: model, stores: stores, transformers: transformers)
+        self.coordinator = try Coordinator(model: model, stores: stores, transformers: transformers, transientRules: transientRules)
         self.viewContext = Context(coordinator: coordinator, name: "view")
     }
 

@@ -1,1 +1,0 @@
-// Context tests arrive with the context.
