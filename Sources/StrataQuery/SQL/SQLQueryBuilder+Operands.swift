@@ -1,0 +1,119 @@
+import Foundation
+import GRDB
+import StrataModel
+
+extension SQLQueryBuilder {
+    /// An operand as an SQL expression in `domain` (strings folded with
+    /// `options`), or nil when it is always nil.
+    func operand(_ operand: QueryOperand, _ domain: ComparisonDomain, _ options: StringComparisonOptions, _ scope: SQLScope) throws(StrataError) -> SQLFragment? {
+        switch operand {
+        case .constant(let value):
+            return try constant(value, domain, options)
+        case .list:
+            throw StrataError(.predicateType, "a list is not a single value")
+        case .attribute(let steps, let attribute):
+            guard let column = try attributeColumn(steps, attribute, scope) else { return nil }
+            return convert(SQLFragment(column), from: attribute.type, to: domain, options)
+        case .aggregate(let function, let path, let attribute):
+            guard let type = try OperandTyping.valueType(of: operand) else { return nil }
+            guard let expression = try aggregate(function, path, attribute, scope) else { return nil }
+            return convert(expression, from: type, to: domain, options)
+        case .subqueryCount(let path, let inner):
+            guard let source = try collection(path, scope) else {
+                return convert(SQLFragment("0"), from: .integer64, to: domain, options)
+            }
+            let condition = try predicate(inner, source.scope)
+            let count = "(SELECT COUNT(*) FROM " + source.scope.fromClause() + " WHERE \(source.link) AND " + condition + ")"
+            return convert(count, from: .integer64, to: domain, options)
+        case .object:
+            throw StrataError(.predicateType, "an object cannot be compared as \(domain)")
+        case .function(let function, _):
+            throw StrataError(.unsupported, "the derivation function \(function.rawValue)() cannot be compiled to SQL")
+        }
+    }
+
+    /// A constant converted to `domain` and bound, or nil for nil.
+    func constant(_ value: PropertyValue, _ domain: ComparisonDomain, _ options: StringComparisonOptions) throws(StrataError) -> SQLFragment? {
+        var converted = try DomainValue.convert(value, to: domain)
+        if case .null = converted { return nil }
+        if case .string(let text) = converted, !options.isEmpty {
+            converted = .string(StringFolding.fold(text, options))
+        }
+        let bound = SQLiteValueCoding.databaseValue(for: converted)
+        if bound.isNull { return nil }
+        return .bind(bound)
+    }
+
+    /// A stored value of `type` as the comparison domain sees it: 64-bit
+    /// integers as REAL in the Double domain (as `Double(x)` does), numbers
+    /// as decimal keys in the Decimal domain, folded strings.
+    func convert(_ expression: SQLFragment, from type: AttributeType, to domain: ComparisonDomain, _ options: StringComparisonOptions) -> SQLFragment {
+        switch domain {
+        case .double:
+            return type == .integer64 ? "CAST(" + expression + " AS REAL)" : expression
+        case .decimal:
+            return type == .decimal ? expression : "strata_decimal_key(" + expression + ")"
+        case .string, .uri:
+            return options.isEmpty ? expression : "strata_fold(" + expression + ", \(options.rawValue))"
+        default:
+            return expression
+        }
+    }
+
+    /// `@count`, `@sum`, `@avg`, `@min`, `@max` as a scalar subquery, or a
+    /// constant when the collection is always empty (nil for NULL).
+    private func aggregate(_ function: AggregateFunction, _ path: CollectionPath, _ attribute: AttributeDescription?, _ scope: SQLScope) throws(StrataError) -> SQLFragment? {
+        let source = try collection(path, scope)
+        if function == .count {
+            guard let source else { return SQLFragment("0") }
+            return SQLFragment("(SELECT COUNT(*) FROM \(source.countFrom) WHERE \(source.countLink))")
+        }
+        guard let attribute else {
+            throw StrataError(.predicateType, "\(function.rawValue) needs an attribute")
+        }
+        let type = attribute.type
+        let integerLike = type.isInteger || type == .boolean
+        guard let source else {
+            switch function {
+            case .sum:
+                if type == .decimal { return .bind(DecimalKey.zero.databaseValue) }
+                return SQLFragment(integerLike ? "0" : "0.0")
+            default:
+                return nil
+            }
+        }
+        if attribute.isTransient {
+            throw StrataError(.unsupported, "transient attribute '\(attribute.name)' is not stored; SQL cannot aggregate it")
+        }
+        guard let columnName = schema.column(forAttribute: attribute.name, in: path.toMany.destinationEntity) else {
+            throw StrataError(.predicateType, "'\(path.toMany.destinationEntity)' has no stored attribute '\(attribute.name)'")
+        }
+        let column = "\(source.scope.alias).\(SQLiteSchema.quote(columnName))"
+        let expression: String
+        switch function {
+        case .count:
+            expression = "COUNT(*)"
+        case .sum:
+            if integerLike {
+                expression = "COALESCE(SUM(\(column)), 0)"
+            } else if type == .decimal {
+                expression = "strata_decimal_sum(\(column))"
+            } else {
+                expression = "strata_fsum(\(column))"
+            }
+        case .avg:
+            if integerLike {
+                expression = "CAST(SUM(\(column)) AS REAL) / COUNT(\(column))"
+            } else if type == .decimal {
+                expression = "strata_decimal_avg(\(column))"
+            } else {
+                expression = "strata_fsum(\(column)) / COUNT(\(column))"
+            }
+        case .min:
+            expression = "MIN(\(column))"
+        case .max:
+            expression = "MAX(\(column))"
+        }
+        return "(SELECT " + SQLFragment(expression) + " FROM " + source.scope.fromClause() + " WHERE \(source.link))"
+    }
+}

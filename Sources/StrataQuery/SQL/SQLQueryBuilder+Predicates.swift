@@ -1,0 +1,179 @@
+import Foundation
+import GRDB
+import StrataModel
+
+extension SQLQueryBuilder {
+    /// A predicate as an SQL condition. It may evaluate to NULL only where
+    /// NULL means false (ordering comparisons with a NULL side): `NOT` wraps
+    /// its operand in `COALESCE(…, 0)`.
+    func predicate(_ predicate: QueryPredicate, _ scope: SQLScope) throws(StrataError) -> SQLFragment {
+        switch predicate {
+        case .constant(let value):
+            return SQLFragment(value ? "1" : "0")
+        case .not(let inner):
+            let operand = try self.predicate(inner, scope)
+            return "NOT COALESCE(" + operand + ", 0)"
+        case .and(let parts):
+            guard !parts.isEmpty else { return SQLFragment("1") }
+            var compiled: [SQLFragment] = []
+            for part in parts { compiled.append(try self.predicate(part, scope)) }
+            return compiled.count == 1 ? compiled[0] : SQLFragment.joined(compiled, separator: " AND ").parenthesized
+        case .or(let parts):
+            guard !parts.isEmpty else { return SQLFragment("0") }
+            var compiled: [SQLFragment] = []
+            for part in parts { compiled.append(try self.predicate(part, scope)) }
+            return compiled.count == 1 ? compiled[0] : SQLFragment.joined(compiled, separator: " OR ").parenthesized
+        case .compare(let comparison):
+            return try self.comparison(comparison, scope)
+        case .quantified(let quantifier, let path, let inner):
+            guard let source = try collection(path, scope) else {
+                return SQLFragment(quantifier == .any ? "0" : "1")
+            }
+            // Compile the inner predicate first: it adds the joins its key
+            // paths need to the destination scope's FROM clause.
+            var condition = try self.predicate(inner, source.scope)
+            if quantifier == .all { condition = "NOT COALESCE(" + condition + ", 0)" }
+            let subquery = "(SELECT 1 FROM " + source.scope.fromClause() + " WHERE \(source.link) AND " + condition + ")"
+            return (quantifier == .any ? "EXISTS " : "NOT EXISTS ") + subquery
+        }
+    }
+
+    // MARK: - Comparisons
+
+    /// A comparison, checked by ``OperandTyping/check(_:)`` first.
+    func comparison(_ comparison: QueryComparison, _ scope: SQLScope) throws(StrataError) -> SQLFragment {
+        try OperandTyping.check(comparison)
+        let domain = comparison.domain
+        if domain == .object { return try objectComparison(comparison, scope) }
+        let options = (domain == .string || domain == .uri) ? comparison.options : []
+        let null = SQLFragment("NULL")
+        switch comparison.op {
+        case .equal, .notEqual:
+            let lhs = try operand(comparison.lhs, domain, options, scope) ?? null
+            let rhs = try operand(comparison.rhs, domain, options, scope) ?? null
+            return (lhs + (comparison.op == .equal ? " IS " : " IS NOT ") + rhs).parenthesized
+        case .lessThan, .lessThanOrEqual, .greaterThan, .greaterThanOrEqual:
+            guard let lhs = try operand(comparison.lhs, domain, options, scope),
+                  let rhs = try operand(comparison.rhs, domain, options, scope) else { return SQLFragment("0") }
+            return (lhs + " \(comparison.op.rawValue) " + rhs).parenthesized
+        case .between:
+            guard case .list(let bounds) = comparison.rhs, bounds.count == 2,
+                  let low = try constant(bounds[0], domain, options),
+                  let high = try constant(bounds[1], domain, options),
+                  let lhs = try operand(comparison.lhs, domain, options, scope) else { return SQLFragment("0") }
+            return (lhs + " BETWEEN " + low + " AND " + high).parenthesized
+        case .in:
+            guard case .list(let values) = comparison.rhs else { return SQLFragment("0") }
+            var members: [SQLFragment] = []
+            var hasNil = false
+            for value in values {
+                if let member = try constant(value, domain, options) { members.append(member) } else { hasNil = true }
+            }
+            guard let lhs = try operand(comparison.lhs, domain, options, scope) else {
+                return SQLFragment(hasNil ? "1" : "0")
+            }
+            var alternatives: [SQLFragment] = []
+            if !members.isEmpty { alternatives.append(lhs + " IN (" + SQLFragment.joined(members, separator: ", ") + ")") }
+            if hasNil { alternatives.append(lhs + " IS NULL") }
+            guard !alternatives.isEmpty else { return SQLFragment("0") }
+            return SQLFragment.joined(alternatives, separator: " OR ").parenthesized
+        case .beginsWith, .endsWith, .contains:
+            guard let op = StringOperators.Operator(comparison.op),
+                  let lhs = try operand(comparison.lhs, domain, options, scope),
+                  let rhs = try operand(comparison.rhs, domain, options, scope) else { return SQLFragment("0") }
+            return "strata_strop(\(op.rawValue), " + lhs + ", " + rhs + ")"
+        case .like:
+            guard let lhs = try operand(comparison.lhs, domain, options, scope),
+                  let rhs = try operand(comparison.rhs, domain, options, scope) else { return SQLFragment("0") }
+            return "strata_like(" + lhs + ", " + rhs + ")"
+        case .matches:
+            let caseInsensitive = comparison.options.contains(.caseInsensitive)
+            let subjectOptions = comparison.options.intersection(.diacriticInsensitive)
+            if case .constant(let value) = comparison.rhs, let pattern = DomainValue.text(value) {
+                try RegexCache.validate(pattern, caseInsensitive: caseInsensitive)
+            }
+            guard let lhs = try operand(comparison.lhs, domain, subjectOptions, scope),
+                  let rhs = try operand(comparison.rhs, domain, [], scope) else { return SQLFragment("0") }
+            return "strata_matches(" + lhs + ", " + rhs + ", \(caseInsensitive ? 1 : 0))"
+        }
+    }
+
+    // MARK: - Objects
+
+    private enum ObjectSide {
+        case null
+        case constant(ObjectIdentity)
+        case column(String, root: String)
+    }
+
+    private func objectSide(_ operand: QueryOperand, _ scope: SQLScope) throws(StrataError) -> ObjectSide {
+        switch operand {
+        case .constant(.object(let id)):
+            return .constant(ObjectIdentity(root: schema.model.rootEntityName(of: id.entityName), key: id.key))
+        case .constant:
+            return .null
+        case .object(let steps):
+            guard let key = try objectKey(steps, scope) else { return .null }
+            return .column(key, root: schema.model.rootEntityName(of: steps.last?.destinationEntity ?? scope.entity))
+        default:
+            throw StrataError(.predicateType, "\(OperandTyping.describe(operand)) is not an object")
+        }
+    }
+
+    private func objectEquality(_ a: ObjectSide, _ b: ObjectSide) -> SQLFragment {
+        switch (a, b) {
+        case (.null, .null):
+            return SQLFragment("1")
+        case (.null, .constant), (.constant, .null):
+            return SQLFragment("0")
+        case (.null, .column(let e, _)), (.column(let e, _), .null):
+            return SQLFragment("(\(e) IS NULL)")
+        case (.constant(let x), .constant(let y)):
+            return SQLFragment(x == y ? "1" : "0")
+        case (.column(let e, let root), .constant(let identity)), (.constant(let identity), .column(let e, let root)):
+            guard identity.root == root, case .permanent(let pk) = identity.key else { return SQLFragment("0") }
+            return "(\(e) IS " + SQLFragment.bind(pk.databaseValue) + ")"
+        case (.column(let e1, let r1), .column(let e2, let r2)):
+            return SQLFragment(r1 == r2 ? "(\(e1) IS \(e2))" : "(\(e1) IS NULL AND \(e2) IS NULL)")
+        }
+    }
+
+    private func objectComparison(_ comparison: QueryComparison, _ scope: SQLScope) throws(StrataError) -> SQLFragment {
+        let lhs = try objectSide(comparison.lhs, scope)
+        switch comparison.op {
+        case .equal:
+            return objectEquality(lhs, try objectSide(comparison.rhs, scope))
+        case .notEqual:
+            return "NOT " + objectEquality(lhs, try objectSide(comparison.rhs, scope))
+        case .in:
+            guard case .list(let values) = comparison.rhs else { return SQLFragment("0") }
+            var identities: [ObjectIdentity] = []
+            var hasNil = false
+            for value in values {
+                if case .object(let id) = value {
+                    identities.append(ObjectIdentity(root: schema.model.rootEntityName(of: id.entityName), key: id.key))
+                } else {
+                    hasNil = true
+                }
+            }
+            switch lhs {
+            case .null:
+                return SQLFragment(hasNil ? "1" : "0")
+            case .constant(let identity):
+                return SQLFragment(identities.contains(identity) ? "1" : "0")
+            case .column(let e, let root):
+                var keys: [SQLFragment] = []
+                for identity in identities where identity.root == root {
+                    if case .permanent(let pk) = identity.key { keys.append(.bind(pk.databaseValue)) }
+                }
+                var alternatives: [SQLFragment] = []
+                if !keys.isEmpty { alternatives.append("\(e) IN (" + SQLFragment.joined(keys, separator: ", ") + ")") }
+                if hasNil { alternatives.append(SQLFragment("\(e) IS NULL")) }
+                guard !alternatives.isEmpty else { return SQLFragment("0") }
+                return SQLFragment.joined(alternatives, separator: " OR ").parenthesized
+            }
+        default:
+            throw StrataError(.predicateType, "objects can only be compared with ==, != and IN")
+        }
+    }
+}

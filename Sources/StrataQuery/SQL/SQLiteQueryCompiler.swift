@@ -1,0 +1,75 @@
+import Foundation
+import GRDB
+import StrataModel
+
+/// Compiles a ``ResolvedFetch`` into SQLite SQL over an ``SQLiteSchema``,
+/// with exactly the semantics documented on ``QueryPredicate`` (those of
+/// ``PredicateEvaluator`` and ``FetchEvaluator``).
+///
+/// - Every value is a bound argument; identifiers are always quoted.
+/// - Entity restriction: `Z_ENT IN (?, …)` when the table also holds rows
+///   of entities outside the fetch.
+/// - To-one key paths: one `LEFT JOIN` per distinct path prefix (so a nil
+///   hop gives NULL); to-many: `EXISTS` / `NOT EXISTS` (`ALL` is
+///   `NOT EXISTS(… WHERE NOT COALESCE(inner, 0))`) and scalar subqueries for
+///   `@count`, `@sum` (`0` when empty), `@avg` (NULL when empty), `@min`,
+///   `@max` and `SUBQUERY(…).@count`.
+/// - Two-valued logic: `==` is `IS`, `!=` is `IS NOT`; an ordering
+///   comparison with NULL yields NULL, which `WHERE`, `AND`, `OR` and
+///   `EXISTS` treat as false, and every `NOT` wraps its operand in
+///   `COALESCE(…, 0)` so NULL never turns into true.
+/// - Folding, string operators, `LIKE`, `MATCHES` and exact decimal and
+///   floating-point aggregates go through ``SQLiteFunctions``, which must be
+///   registered on the connection.
+/// - Sort keys become `ORDER BY` terms (case-insensitive ones on
+///   `strata_fold(x, 1)`); SQLite puts NULL first ascending and last
+///   descending, as the evaluator does; `Z_PK` ascending breaks ties.
+///
+/// Constructs SQL cannot express throw ``StrataError/Code/unsupported``
+/// naming them: derivation functions (`canonical:`, `now()`…), transient
+/// properties.
+public struct SQLiteQueryCompiler: Sendable {
+    /// The layout compiled against.
+    public let schema: SQLiteSchema
+
+    /// A compiler for `schema`.
+    public init(schema: SQLiteSchema) {
+        self.schema = schema
+    }
+
+    /// `SELECT t0.Z_PK, t0.Z_ENT …`: the matching rows' primary keys and
+    /// entity numbers, sorted and windowed.
+    public func primaryKeyQuery(_ fetch: ResolvedFetch) throws(StrataError) -> CompiledQuery {
+        try select(fetch) { alias in "\(alias).\(SQLiteSchema.quote("Z_PK")), \(alias).\(SQLiteSchema.quote("Z_ENT"))" }
+    }
+
+    /// `SELECT t0.* …`: the matching rows in full (columns in
+    /// ``SQLiteSchema/Table/columns`` order), sorted and windowed.
+    public func rowQuery(_ fetch: ResolvedFetch) throws(StrataError) -> CompiledQuery {
+        try select(fetch) { alias in "\(alias).*" }
+    }
+
+    /// `SELECT COUNT(*) …`: how many rows ``primaryKeyQuery(_:)`` returns
+    /// (offset and limit included).
+    public func countQuery(_ fetch: ResolvedFetch) throws(StrataError) -> CompiledQuery {
+        let builder = SQLQueryBuilder(schema: schema)
+        let (scope, filter) = try builder.filter(fetch)
+        var sql = SQLFragment("FROM ") + scope.fromClause() + filter
+        if fetch.limit != nil || fetch.offset > 0 {
+            sql = "SELECT COUNT(*) FROM (SELECT 1 " + sql + builder.window(fetch) + ")"
+        } else {
+            sql = "SELECT COUNT(*) " + sql
+        }
+        return CompiledQuery(sql: sql.sql, arguments: sql.arguments)
+    }
+
+    private func select(_ fetch: ResolvedFetch, columns: (String) -> String) throws(StrataError) -> CompiledQuery {
+        let builder = SQLQueryBuilder(schema: schema)
+        let (scope, filter) = try builder.filter(fetch)
+        let order = try builder.orderBy(fetch, scope: scope)
+        // The FROM clause is assembled last: compiling the filter and the
+        // sort keys adds the LEFT JOINs their key paths need.
+        let sql = SQLFragment("SELECT \(columns(scope.alias)) FROM ") + scope.fromClause() + filter + order + builder.window(fetch)
+        return CompiledQuery(sql: sql.sql, arguments: sql.arguments)
+    }
+}

@@ -1,0 +1,88 @@
+import Foundation
+import GRDB
+import StrataModel
+
+/// Converts attribute values to and from their stored SQLite form (see
+/// ``SQLiteSchema`` for the column types): what the store writes and reads,
+/// and what the compiler binds.
+public enum SQLiteValueCoding {
+    /// The stored form of a value: integers and Booleans as INTEGER, Doubles
+    /// and dates (seconds since 2001) as REAL, Decimals as ``DecimalKey``
+    /// TEXT, strings and URIs as TEXT, Data as BLOB, UUIDs as 16-byte BLOBs,
+    /// a saved object as its primary key. NaN and unsaved objects are NULL.
+    public static func databaseValue(for value: PropertyValue) -> DatabaseValue {
+        switch value {
+        case .null: return .null
+        case .integer(let v): return v.databaseValue
+        case .boolean(let b): return (b ? 1 : 0 as Int64).databaseValue
+        case .double(let d): return d.isNaN ? .null : d.databaseValue
+        case .decimal(let d): return DecimalKey.encode(d)?.databaseValue ?? .null
+        case .string(let s), .uri(let s): return s.databaseValue
+        case .date(let date):
+            let seconds = date.timeIntervalSinceReferenceDate
+            return seconds.isNaN ? .null : seconds.databaseValue
+        case .binary(let data): return data.databaseValue
+        case .uuid(let uuid): return withUnsafeBytes(of: uuid.uuid) { Data($0) }.databaseValue
+        case .object(let id): return id.primaryKey?.databaseValue ?? .null
+        case .objects: return .null
+        }
+    }
+
+    /// The stored form of a value converted into a comparison domain.
+    public static func databaseValue(for value: DomainValue) -> DatabaseValue {
+        switch value {
+        case .null: return .null
+        case .integer(let v): return v.databaseValue
+        case .double(let d): return d.isNaN ? .null : d.databaseValue
+        case .decimal(let d): return DecimalKey.encode(d)?.databaseValue ?? .null
+        case .string(let s): return s.databaseValue
+        case .bytes(let data): return data.databaseValue
+        case .uuid(let uuid): return withUnsafeBytes(of: uuid.uuid) { Data($0) }.databaseValue
+        case .object(let id): return id.primaryKey?.databaseValue ?? .null
+        }
+    }
+
+    /// The value of an attribute of `type` read from its column. Throws
+    /// ``StrataError/Code/invalidValue`` when the stored value does not fit
+    /// the type (a malformed decimal key, a UUID blob of the wrong size…).
+    public static func propertyValue(from dbValue: DatabaseValue, type: AttributeType) throws(StrataError) -> PropertyValue {
+        let storage = dbValue.storage
+        if case .null = storage { return .null }
+        switch (type, storage) {
+        case (.integer16, .int64(let v)), (.integer32, .int64(let v)), (.integer64, .int64(let v)):
+            return .integer(v)
+        case (.boolean, .int64(let v)):
+            return .boolean(v != 0)
+        case (.double, .double(let d)), (.float, .double(let d)):
+            return .double(d)
+        case (.double, .int64(let v)), (.float, .int64(let v)):
+            return .double(Double(v))
+        case (.date, .double(let d)):
+            return .date(Date(timeIntervalSinceReferenceDate: d))
+        case (.date, .int64(let v)):
+            return .date(Date(timeIntervalSinceReferenceDate: Double(v)))
+        case (.decimal, .string(let key)):
+            guard let decimal = DecimalKey.decode(key) else {
+                throw StrataError(.invalidValue, "stored decimal key '\(key)' is malformed")
+            }
+            return .decimal(decimal)
+        case (.string, .string(let s)):
+            return .string(s)
+        case (.uri, .string(let s)):
+            return .uri(s)
+        case (.binary, .blob(let data)), (.transformable, .blob(let data)), (.undefined, .blob(let data)), (.composite, .blob(let data)):
+            return .binary(data)
+        case (.uuid, .blob(let data)):
+            guard data.count == 16 else {
+                throw StrataError(.invalidValue, "stored UUID has \(data.count) bytes instead of 16")
+            }
+            let bytes = [UInt8](data)
+            return .uuid(UUID(uuid: (bytes[0], bytes[1], bytes[2], bytes[3], bytes[4], bytes[5], bytes[6], bytes[7],
+                                     bytes[8], bytes[9], bytes[10], bytes[11], bytes[12], bytes[13], bytes[14], bytes[15])))
+        case (.objectID, .string(let s)):
+            return .uri(s)
+        default:
+            throw StrataError(.invalidValue, "stored value \(dbValue) does not fit an attribute of type \(type.rawValue)")
+        }
+    }
+}
