@@ -1,24 +1,255 @@
+import Foundation
+import GRDB
 import StrataModel
 import StrataQuery
 
-/// PLACEHOLDER: being written. The sqlite store.
+/// A persistent store in one SQLite file, through GRDB.
+///
+/// - The file is opened with a `DatabasePool` in WAL mode with
+///   `synchronous=NORMAL` (a committed save survives a process crash) and the
+///   description's busy timeout; reads run concurrently on the pool's reader
+///   connections, saves on its single writer in `BEGIN IMMEDIATE`
+///   transactions. Read-only stores open their connections read-only and
+///   never write the file.
+/// - The layout is ``SQLiteSchema``'s for the configuration's entities;
+///   ``SQLiteStoreMetadata`` (table `Z_METADATA`) records the store's UUID,
+///   the model's version hashes, the entities' persisted shapes and the
+///   layout, and `Z_PRIMARYKEY` hands out primary keys inside the write
+///   transaction, as Core Data does (safe across processes; keys are never
+///   reused).
+/// - Opening an existing store compares what it recorded with the model:
+///   identical opens, lightweight differences migrate in place in one
+///   transaction (see ``SQLiteMigrationPlanner``), anything else fails with
+///   error 134100 naming every entity and property that differs.
+/// - Object IDs are `strata://<identifier>/<Entity>/p<Z_PK>` with the row's
+///   actual entity (its `Z_ENT`).
+///
+/// Errors: 134080 when the file cannot be opened (or the store is closed, or
+/// a fetch fails in SQLite), 134100 / 134020 for a model or configuration
+/// that does not fit, 134030 when a save fails, 134090 when the file stayed
+/// locked past the busy timeout.
 public actor SQLiteStore: PersistentStore {
-    public nonisolated let identifier: String = ""
+    /// The store's UUID, generated when the file was created.
+    public nonisolated let identifier: String
+    /// How the store was opened.
     public nonisolated let storeDescription: StoreDescription
+    /// The model the store serves.
     public nonisolated let model: ObjectModel
-    public nonisolated let entityNames: Set<String> = []
+    /// The entities the store holds (its configuration's members and their subentities).
+    public nonisolated let entityNames: Set<String>
+    /// The layout of the store's tables.
+    public nonisolated let schema: SQLiteSchema
 
+    nonisolated let mapping: SQLiteStoreMapping
+    nonisolated let path: String
+    nonisolated let decoder: SQLiteRowDecoder
+    /// The connections; nil once closed.
+    private var database: (any DatabaseWriter)?
+
+    /// Opens the store at `description.url`, creating the file (and its
+    /// directory) when missing, migrating lightweight model changes when
+    /// ``StoreDescription/migratesAutomatically`` allows it.
+    ///
+    /// Throws 134080 when the file cannot be opened (a read-only open of a
+    /// missing file, a file that is not a Strata store, a newer format),
+    /// 134100 when the model does not fit the store, 134020 when the store
+    /// holds entities the configuration does not.
     public init(description: StoreDescription, model: ObjectModel) async throws {
+        guard let url = description.url else {
+            throw StrataError(.storeOpen, "store \(description.displayName): a SQLite store needs a file URL")
+        }
+        guard url.isFileURL else {
+            throw StrataError(.storeOpen, "store \(url.absoluteString): a SQLite store needs a file URL")
+        }
+        try StoreOpening.checkConfiguration(description, model: model)
+        let path = url.path
+        let names = StoreOpening.entityNames(configuration: description.configuration, model: model)
+        let schema = try SQLiteSchema(model: model, entityNames: names.sorted())
+        let mapping = try SQLiteStoreMapping(schema: schema)
+        let target = try SQLiteStoreMetadata(identifier: "", model: model, schema: schema)
+        let opened = try await Self.open(description: description, path: path, target: target, model: model, schema: schema)
+
+        self.identifier = opened.identifier
         self.storeDescription = description
         self.model = model
-        throw StrataError(.unsupported, "sqlite store not implemented yet")
+        self.entityNames = names
+        self.schema = schema
+        self.mapping = mapping
+        self.path = path
+        self.decoder = SQLiteRowDecoder(mapping: mapping, storeIdentifier: opened.identifier, path: path)
+        self.database = opened.database
     }
 
-    public func fetchSnapshots(_ fetch: ResolvedFetch) async throws -> [Snapshot] { [] }
-    public func fetchObjectIDs(_ fetch: ResolvedFetch) async throws -> [ObjectID] { [] }
-    public func count(_ fetch: ResolvedFetch) async throws -> Int { 0 }
-    public func snapshots(for objectIDs: [ObjectID]) async throws -> [Snapshot] { [] }
-    public func destinations(of relationship: String, for objectID: ObjectID) async throws -> [ObjectID] { [] }
-    public func save(_ changes: StoreChanges) async throws -> StoreSaveResult { .committed(StoreCommit()) }
-    public func close() async throws {}
+    // MARK: - Opening
+
+    private struct Opened: Sendable {
+        var database: any DatabaseWriter
+        var identifier: String
+    }
+
+    private static func configuration(for description: StoreDescription) -> Configuration {
+        var configuration = Configuration()
+        configuration.readonly = description.isReadOnly
+        let timeout = description.busyTimeout.components
+        configuration.busyMode = .timeout(max(0, Double(timeout.seconds) + Double(timeout.attoseconds) / 1e18))
+        configuration.label = "Strata.SQLiteStore"
+        configuration.prepareDatabase { db in
+            SQLiteFunctions.register(on: db)
+            if !db.configuration.readonly {
+                try db.execute(sql: "PRAGMA synchronous = NORMAL")
+            }
+        }
+        return configuration
+    }
+
+    private static func open(description: StoreDescription, path: String, target: SQLiteStoreMetadata, model: ObjectModel, schema: SQLiteSchema) async throws -> Opened {
+        let fileManager = FileManager.default
+        let configuration = configuration(for: description)
+        let database: any DatabaseWriter
+        do {
+            if description.isReadOnly {
+                guard fileManager.fileExists(atPath: path) else {
+                    throw StrataError(.storeOpen, "store \(path) does not exist and cannot be created read-only")
+                }
+                do {
+                    database = try DatabasePool(path: path, configuration: configuration)
+                } catch {
+                    database = try DatabaseQueue(path: path, configuration: configuration)
+                }
+            } else {
+                let directory = URL(fileURLWithPath: path).deletingLastPathComponent()
+                do {
+                    try fileManager.createDirectory(at: directory, withIntermediateDirectories: true)
+                } catch {
+                    throw StrataError(.storeOpen, "store \(path): cannot create directory \(directory.path): \(error.localizedDescription)")
+                }
+                database = try DatabasePool(path: path, configuration: configuration)
+            }
+        } catch let error as StrataError {
+            throw error
+        } catch {
+            throw openError(error, path: path)
+        }
+
+        do {
+            // A writable store probes on its writer connection: reader
+            // connections open only after a migration, so none of them
+            // prepares statements against the schema as it was before.
+            let probe = description.isReadOnly
+                ? try await database.read { db in try SQLiteStoreMetadata.probe(db, path: path) }
+                : try await database.writeWithoutTransaction { db in try SQLiteStoreMetadata.probe(db, path: path) }
+            switch probe {
+            case .foreign(let tables):
+                throw StrataError(.storeOpen, "store \(path) is a SQLite database but not a Strata store (no \(SQLiteStoreMetadata.tableName) table; it has \(tables.prefix(5).joined(separator: ", "))\(tables.count > 5 ? ", …" : ""))")
+            case .empty where description.isReadOnly:
+                throw StrataError(.storeOpen, "store \(path) is empty and opened read-only: there is no store to read")
+            case .found(let stored):
+                let plan = try SQLiteMigrationPlanner(stored: stored, target: target, model: model, schema: schema, description: description).plan()
+                if !plan.rewritesMetadata {
+                    return Opened(database: database, identifier: stored.identifier)
+                }
+                if description.isReadOnly {
+                    guard !plan.changesData else {
+                        let what = plan.changes.isEmpty ? "its tables must be renumbered or renamed for this model" : plan.changes.joined(separator: "; ")
+                        throw StrataError(.incompatibleVersionHash, "store \(path) needs a migration but is opened read-only: \(what)", details: plan.changes)
+                    }
+                    return Opened(database: database, identifier: stored.identifier)
+                }
+            case .empty:
+                break
+            }
+            let identifier = try await database.writeWithoutTransaction { db in
+                var identifier = ""
+                try db.inTransaction(.immediate) {
+                    identifier = try Self.createOrMigrate(db, path: path, target: target, model: model, schema: schema, description: description)
+                    return .commit
+                }
+                return identifier
+            }
+            return Opened(database: database, identifier: identifier)
+        } catch {
+            try? database.close()
+            if let error = error as? StrataError { throw error }
+            throw openError(error, path: path)
+        }
+    }
+
+    /// Inside the opening write transaction: creates the schema of an empty
+    /// file, or migrates the store (whatever another process did meanwhile).
+    private static func createOrMigrate(_ db: Database, path: String, target: SQLiteStoreMetadata, model: ObjectModel, schema: SQLiteSchema, description: StoreDescription) throws -> String {
+        switch try SQLiteStoreMetadata.probe(db, path: path) {
+        case .foreign(let tables):
+            throw StrataError(.storeOpen, "store \(path) is a SQLite database but not a Strata store (it has \(tables.prefix(5).joined(separator: ", ")))")
+        case .empty:
+            for statement in SQLiteStoreMetadata.bookkeepingStatements + schema.createStatements() {
+                try db.execute(sql: statement)
+            }
+            let insertKey = "INSERT INTO \(SQLiteSchema.quote(SQLiteStoreMetadata.primaryKeyTableName)) (\(SQLiteSchema.quote("Z_NAME")), \(SQLiteSchema.quote("Z_MAX"))) VALUES (?, 0)"
+            for table in schema.tables {
+                try db.execute(sql: insertKey, arguments: [table.rootEntity])
+            }
+            var metadata = target
+            metadata.identifier = UUID().uuidString
+            try metadata.write(db)
+            return metadata.identifier
+        case .found(let stored):
+            let plan = try SQLiteMigrationPlanner(stored: stored, target: target, model: model, schema: schema, description: description).plan()
+            guard plan.rewritesMetadata else { return stored.identifier }
+            for step in plan.steps {
+                try db.execute(sql: step.sql, arguments: StatementArguments(step.arguments))
+            }
+            var metadata = target
+            metadata.identifier = stored.identifier
+            try metadata.write(db)
+            return stored.identifier
+        }
+    }
+
+    private static func openError(_ error: any Error, path: String) -> any Error {
+        if let error = error as? StrataError { return error }
+        if let error = error as? DatabaseError {
+            if error.resultCode == .SQLITE_BUSY || error.resultCode == .SQLITE_LOCKED {
+                return StrataError(.storeTimeout, "store \(path) stayed locked by another connection past the busy timeout while opening: \(error.message ?? "\(error)")")
+            }
+            return StrataError(.storeOpen, "store \(path) could not be opened: \(error.message ?? "\(error)") (SQLite error \(error.extendedResultCode.rawValue))")
+        }
+        return StrataError(.storeOpen, "store \(path) could not be opened: \(error)")
+    }
+
+    // MARK: - State
+
+    /// The connections, or 134080 once closed.
+    func openDatabase() throws -> any DatabaseWriter {
+        guard let database else {
+            throw StrataError(.storeOpen, "store \(path) is closed")
+        }
+        return database
+    }
+
+    /// Maps what GRDB and SQLite throw into ``StrataError``s: 134090 when
+    /// busy past the timeout, `failure` (134080 for reads, 134030 for
+    /// saves) otherwise; errors of the SQL functions keep their own code.
+    nonisolated func strataError(_ error: any Error, failure: StrataError.Code, operation: String) -> any Error {
+        if error is CancellationError { return error }
+        if let error = SQLiteFunctions.strataError(from: error) { return error }
+        if let error = error as? DatabaseError {
+            if error.resultCode == .SQLITE_BUSY || error.resultCode == .SQLITE_LOCKED {
+                return StrataError(.storeTimeout, "store \(path): \(operation) waited past the busy timeout (\(storeDescription.busyTimeout)) for another connection's lock: \(error.message ?? "\(error)")")
+            }
+            return StrataError(failure, "store \(path): \(operation) failed: \(error.message ?? "\(error)") (SQLite error \(error.extendedResultCode.rawValue))")
+        }
+        return StrataError(failure, "store \(path): \(operation) failed: \(error)")
+    }
+
+    /// Closes the connections (SQLite checkpoints the WAL into the file).
+    /// Later calls fail with 134080; closing again does nothing.
+    public func close() async throws {
+        guard let database else { return }
+        self.database = nil
+        do {
+            try database.close()
+        } catch {
+            throw strataError(error, failure: .storeOpen, operation: "close")
+        }
+    }
 }

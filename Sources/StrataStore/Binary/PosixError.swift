@@ -1,0 +1,14 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// Text for `errno` values in messages.
+enum PosixError {
+    /// `strerror(code)` with the symbolic number.
+    static func describe(_ code: Int32) -> String {
+        guard let text = strerror(code) else { return "errno \(code)" }
+        return "\(String(cString: text)) (errno \(code))"
+    }
+}

@@ -1,0 +1,279 @@
+import Foundation
+import GRDB
+import StrataModel
+import StrataQuery
+
+/// Turns rows of a hierarchy table into ``Snapshot``s.
+///
+/// Columns are found by name in each statement (once per statement, not per
+/// row) and read by index, so the decoder does not depend on the physical
+/// column order (a migrated table has its added columns last). A row's
+/// entity is its `Z_ENT`; its snapshot holds every persisted attribute of
+/// that entity (inherited ones included) and every persisted to-one as
+/// `.object(id)` or `.null`. The entity of a to-one destination is the
+/// declared destination when that entity has no held subentity; otherwise
+/// the destinations' `Z_ENT`s are read after the rows, in one batched
+/// query per destination table and in the same read transaction.
+struct SQLiteRowDecoder {
+    let mapping: SQLiteStoreMapping
+    let storeIdentifier: String
+    /// For messages.
+    let path: String
+
+    /// SQLite's limit on bound parameters in one statement.
+    static let maximumArguments = 32766
+    /// Primary keys per `IN (…)` chunk.
+    static let chunkSize = 32000
+
+    typealias Values = [String: PropertyValue]
+
+    private struct BoundAttribute {
+        var name: String
+        var column: CInt
+        var slot: Values.Index
+        var type: AttributeType
+    }
+
+    private struct BoundToOne {
+        var name: String
+        var column: CInt
+        var slot: Values.Index
+        var field: SQLiteStoreMapping.ToOneField
+    }
+
+    /// One entity's fields bound to a statement's columns. Each row's values
+    /// start as a copy of `template` (every key, all `.null`) and are set
+    /// through the template's indices: copying a dictionary keeps its
+    /// layout, so no key is hashed per row.
+    private final class BoundEntity {
+        let name: String
+        let template: Values
+        let attributes: [BoundAttribute]
+        let toOnes: [BoundToOne]
+
+        init(name: String, template: Values, attributes: [BoundAttribute], toOnes: [BoundToOne]) {
+            self.name = name
+            self.template = template
+            self.attributes = attributes
+            self.toOnes = toOnes
+        }
+    }
+
+    private struct PendingDestination {
+        var snapshot: Int
+        var name: String
+        var table: String
+        var declared: String
+        var key: Int64
+    }
+
+    // MARK: - Rows
+
+    /// Snapshots of the rows `statement` (a `SELECT` of whole rows of
+    /// `table`) returns with `arguments`, in order.
+    func snapshots(_ db: Database, statement: Statement, arguments: StatementArguments, table: String) throws -> [Snapshot] {
+        var result: [Snapshot] = []
+        try appendSnapshots(db, statement: statement, arguments: arguments, table: table, to: &result)
+        return result
+    }
+
+    /// The current snapshots of rows of `table` with these primary keys, by key.
+    func snapshots(_ db: Database, table: String, keys: [Int64]) throws -> [Int64: Snapshot] {
+        var result: [Snapshot] = []
+        for chunk in Self.chunks(of: keys) {
+            let sql = "SELECT * FROM \(SQLiteSchema.quote(table)) WHERE \(SQLiteSchema.quote("Z_PK")) IN (" + Self.placeholders(chunk.count) + ")"
+            let statement = try db.makeStatement(sql: sql)
+            try appendSnapshots(db, statement: statement, arguments: StatementArguments(chunk), table: table, to: &result)
+        }
+        var byKey: [Int64: Snapshot] = [:]
+        for snapshot in result {
+            if let key = snapshot.objectID.primaryKey { byKey[key] = snapshot }
+        }
+        return byKey
+    }
+
+    private func appendSnapshots(_ db: Database, statement: Statement, arguments: StatementArguments, table: String, to result: inout [Snapshot]) throws {
+        guard let tableInfo = mapping.tables[table] else {
+            throw StrataError(.storeOpen, "store \(path): no table \(table) in the store's schema")
+        }
+        var indexByName: [String: Int] = [:]
+        for (i, name) in statement.columnNames.enumerated() where indexByName[name] == nil { indexByName[name] = i }
+        func index(of column: String) throws -> Int {
+            guard let i = indexByName[column] else {
+                throw StrataError(.storeOpen, "store \(path): table \(table) has no column \(column); the file does not match its metadata")
+            }
+            return i
+        }
+        let pkIndex = try index(of: "Z_PK")
+        let entIndex = try index(of: "Z_ENT")
+        let optIndex = try index(of: "Z_OPT")
+        var bound: [Int64: BoundEntity] = [:]
+        for name in tableInfo.entities {
+            guard let entity = mapping.entities[name] else { continue }
+            var template: Values = Dictionary(minimumCapacity: entity.attributes.count + entity.toOnes.count)
+            for field in entity.attributes { template[field.name] = .null }
+            for field in entity.toOnes { template[field.name] = .null }
+            func slot(_ key: String) throws -> Values.Index {
+                guard let slot = template.index(forKey: key) else {
+                    throw StrataError(.storeOpen, "store \(path): \(name) has a property '\(key)' the decoder lost")
+                }
+                return slot
+            }
+            bound[entity.number] = BoundEntity(
+                name: name,
+                template: template,
+                attributes: try entity.attributes.map { BoundAttribute(name: $0.name, column: CInt(try index(of: $0.column)), slot: try slot($0.name), type: $0.type) },
+                toOnes: try entity.toOnes.map { BoundToOne(name: $0.name, column: CInt(try index(of: $0.column)), slot: try slot($0.name), field: $0) }
+            )
+        }
+
+        var pending: [PendingDestination] = []
+        let identifier = storeIdentifier
+        // Values are read straight from the statement's current row
+        // (GRDB's non-generic `DatabaseValue(sqliteStatement:index:)`); the
+        // system columns are NOT NULL.
+        let sqliteStatement = statement.sqliteStatement
+        let (pk, ent, opt) = (CInt(pkIndex), CInt(entIndex), CInt(optIndex))
+        var lastNumber: Int64 = -1
+        var lastEntity: BoundEntity?
+        let cursor = try Row.fetchCursor(statement, arguments: arguments)
+        try cursor.forEach { _ in
+            let key = Int64(sqliteStatement: sqliteStatement, index: pk)
+            let number = Int64(sqliteStatement: sqliteStatement, index: ent)
+            let version = Int64(sqliteStatement: sqliteStatement, index: opt)
+            if number != lastNumber {
+                lastEntity = bound[number]
+                lastNumber = number
+            }
+            guard let entity = lastEntity else {
+                throw StrataError(.storeOpen, "store \(path): row \(key) of \(table) has entity number \(number), which is not an entity of this store")
+            }
+            var values = entity.template
+            for attribute in entity.attributes {
+                do {
+                    if let value = try Self.column(attribute.column, of: sqliteStatement, type: attribute.type) {
+                        values.values[attribute.slot] = value
+                    }
+                } catch let error as StrataError {
+                    throw StrataError(.invalidValue, "store \(path): \(entity.name).\(attribute.name) of row \(key): \(error.message)")
+                }
+            }
+            for toOne in entity.toOnes {
+                let stored = DatabaseValue(sqliteStatement: sqliteStatement, index: toOne.column)
+                switch stored.storage {
+                case .null:
+                    continue
+                case .int64(let destination):
+                    switch toOne.field.resolution {
+                    case .fixed(let name), .external(let name):
+                        values.values[toOne.slot] = .object(ObjectID(storeIdentifier: identifier, entityName: name, key: .permanent(destination)))
+                    case .lookup(let table, let declared):
+                        values.values[toOne.slot] = .object(ObjectID(storeIdentifier: identifier, entityName: declared, key: .permanent(destination)))
+                        pending.append(PendingDestination(snapshot: result.count, name: toOne.name, table: table, declared: declared, key: destination))
+                    }
+                default:
+                    throw StrataError(.invalidValue, "store \(path): \(entity.name).\(toOne.name) of row \(key) holds \(stored), not a primary key")
+                }
+            }
+            result.append(Snapshot(
+                objectID: ObjectID(storeIdentifier: identifier, entityName: entity.name, key: .permanent(key)),
+                version: version,
+                values: values
+            ))
+        }
+        guard !pending.isEmpty else { return }
+
+        var keysByTable: [String: Set<Int64>] = [:]
+        for item in pending { keysByTable[item.table, default: []].insert(item.key) }
+        var entitiesByTable: [String: [Int64: String]] = [:]
+        for (table, keys) in keysByTable {
+            entitiesByTable[table] = try entityNames(db, table: table, keys: Array(keys))
+        }
+        for item in pending {
+            guard let name = entitiesByTable[item.table]?[item.key], name != item.declared else { continue }
+            result[item.snapshot].values[item.name] = .object(ObjectID(storeIdentifier: identifier, entityName: name, key: .permanent(item.key)))
+        }
+    }
+
+    /// The value of an attribute of `type` in `column` of the statement's
+    /// current row; nil for NULL. Numbers, Booleans and dates are read
+    /// with SQLite's own conversions (as its C API does); other types go
+    /// through ``propertyValue(_:type:)``.
+    @inline(__always)
+    static func column(_ column: CInt, of sqliteStatement: SQLiteStatement, type: AttributeType) throws(StrataError) -> PropertyValue? {
+        switch type {
+        case .integer16, .integer32, .integer64:
+            return Int64.fromStatement(sqliteStatement, atUncheckedIndex: column).map { .integer($0) }
+        case .double, .float:
+            return Double.fromStatement(sqliteStatement, atUncheckedIndex: column).map { .double($0) }
+        case .date:
+            return Double.fromStatement(sqliteStatement, atUncheckedIndex: column).map { .date(Date(timeIntervalSinceReferenceDate: $0)) }
+        case .boolean:
+            return Int64.fromStatement(sqliteStatement, atUncheckedIndex: column).map { .boolean($0 != 0) }
+        default:
+            let stored = DatabaseValue(sqliteStatement: sqliteStatement, index: column)
+            return stored.isNull ? nil : try propertyValue(stored, type: type)
+        }
+    }
+
+    /// The value of an attribute of `type` from its stored form: text
+    /// stored as a BLOB (it held U+0000, see ``SQLiteAttributeEncoder/text(_:)``)
+    /// is read back whole; everything else as ``SQLiteValueCoding`` reads it.
+    static func propertyValue(_ stored: DatabaseValue, type: AttributeType) throws(StrataError) -> PropertyValue {
+        switch (type, stored.storage) {
+        case (.string, .string(let text)): return .string(text)
+        case (.string, .blob(let bytes)): return .string(String(decoding: bytes, as: UTF8.self))
+        case (.uri, .string(let text)), (.objectID, .string(let text)): return .uri(text)
+        case (.uri, .blob(let bytes)), (.objectID, .blob(let bytes)): return .uri(String(decoding: bytes, as: UTF8.self))
+        default: return try SQLiteValueCoding.propertyValue(from: stored, type: type)
+        }
+    }
+
+    // MARK: - Keys and entities
+
+    /// The entity of each existing row of `table` among `keys`.
+    func entityNames(_ db: Database, table: String, keys: [Int64]) throws -> [Int64: String] {
+        var result: [Int64: String] = [:]
+        for chunk in Self.chunks(of: keys) {
+            let sql = "SELECT \(SQLiteSchema.quote("Z_PK")), \(SQLiteSchema.quote("Z_ENT")) FROM \(SQLiteSchema.quote(table)) WHERE \(SQLiteSchema.quote("Z_PK")) IN (" + Self.placeholders(chunk.count) + ")"
+            let cursor = try Row.fetchCursor(db.makeStatement(sql: sql), arguments: StatementArguments(chunk))
+            try cursor.forEach { row in
+                let key = try row.decode(Int64.self, atIndex: 0)
+                let number = try row.decode(Int64.self, atIndex: 1)
+                if let entity = mapping.entitiesByNumber[number] { result[key] = entity.name }
+            }
+        }
+        return result
+    }
+
+    /// Object IDs of `(Z_PK, Z_ENT)` rows, in order.
+    func objectIDs(statement: Statement, arguments: StatementArguments, fallbackEntity: String) throws -> [ObjectID] {
+        var result: [ObjectID] = []
+        let identifier = storeIdentifier
+        let cursor = try Row.fetchCursor(statement, arguments: arguments)
+        try cursor.forEach { row in
+            let key = try row.decode(Int64.self, atIndex: 0)
+            let number = try row.decode(DatabaseValue.self, atIndex: 1)
+            var name = fallbackEntity
+            if case .int64(let n) = number.storage, let entity = mapping.entitiesByNumber[n] { name = entity.name }
+            result.append(ObjectID(storeIdentifier: identifier, entityName: name, key: .permanent(key)))
+        }
+        return result
+    }
+
+    // MARK: - Helpers
+
+    /// `?, ?, …` (`count` placeholders).
+    static func placeholders(_ count: Int) -> String {
+        guard count > 0 else { return "" }
+        var text = "?"
+        text.reserveCapacity(count * 3)
+        for _ in 1..<count { text += ", ?" }
+        return text
+    }
+
+    /// `keys` in chunks that respect SQLite's parameter limit.
+    static func chunks(of keys: [Int64]) -> [ArraySlice<Int64>] {
+        stride(from: 0, to: keys.count, by: chunkSize).map { keys[$0..<min($0 + chunkSize, keys.count)] }
+    }
+}

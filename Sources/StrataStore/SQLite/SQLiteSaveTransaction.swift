@@ -1,0 +1,735 @@
+import Foundation
+import GRDB
+import StrataModel
+import StrataQuery
+
+/// One ``SQLiteStore/save(_:)``: the change set checked and encoded first
+/// (``init(changes:mapping:storeIdentifier:path:)``, no database access), then
+/// written in one `BEGIN IMMEDIATE` transaction (``run(_:)``).
+///
+/// Order inside the transaction:
+/// 1. version checks (when asked): `Z_OPT` of every updated or deleted row,
+///    batched per table; any difference answers `.conflicts` and rolls back;
+/// 2. primary keys for the inserts, from `Z_PRIMARYKEY` (bumped in the
+///    transaction, never below the table's `MAX(Z_PK)`), and temporary IDs
+///    replaced by permanent ones everywhere;
+/// 3. deletes (rows and the join-table rows naming them);
+/// 4. updates (`UPDATE … SET changed columns, Z_OPT = Z_OPT + 1 … RETURNING Z_OPT`);
+/// 5. to-manys stored through an inverse foreign key: the updated sources'
+///    destinations are released (foreign key and order column set to NULL);
+/// 6. inserts (`Z_OPT = 1`), whose foreign keys and order columns already
+///    carry what the to-manys of this save say about them, in multi-row
+///    `INSERT`s of up to 64 rows (``SQLiteStatementRunner`` binds the values
+///    of one flat buffer holding every row);
+/// 7. to-many destinations that already existed get their foreign key and
+///    order; join tables are brought to the new lists (rows removed, then
+///    upserted so that the other side's order column survives).
+///
+/// Writing a to-many does not bump the destinations' versions: the context
+/// sends the inverse side as an update of its own.
+///
+/// A broken uniqueness constraint (SQLite's UNIQUE error from the unique
+/// indexes) is looked up (which constraint, which values, which saved
+/// object already holds them; none when the clash is between two inserts
+/// of this save), the save carries on to find the others, then everything
+/// is rolled back and the answer is `.constraintConflicts`.
+struct SQLiteSaveTransaction {
+    typealias Entity = SQLiteStoreMapping.Entity
+
+    /// A value position whose temporary ID gets its primary key in step 2.
+    private struct Reference {
+        var position: Int
+        var target: ObjectID
+    }
+
+    private struct Insert {
+        var objectID: ObjectID
+        var entity: Entity
+        var key: Int64 = 0
+        /// Where the row's values start in ``SQLiteSaveTransaction/insertCells``
+        /// (`entity.insertColumns.count` of them).
+        var offset: Int
+        var references: [Reference]
+    }
+
+    private struct Update {
+        var objectID: ObjectID
+        var key: Int64
+        var entity: Entity
+        var expectedVersion: Int64
+        var columns: [String]
+        var cells: [DatabaseValue]
+        var references: [Reference]
+        var sql: String
+    }
+
+    private struct Delete {
+        var objectID: ObjectID
+        var key: Int64
+        var entity: Entity
+        var expectedVersion: Int64
+    }
+
+    private struct ToMany {
+        /// The source's insert index, or nil for an update.
+        var insert: Int?
+        var sourceKey: Int64
+        var entity: Entity
+        var field: SQLiteStoreMapping.ToManyField
+        var destinations: [ObjectID]
+    }
+
+    private let mapping: SQLiteStoreMapping
+    private let model: ObjectModel
+    private let storeIdentifier: String
+    private let path: String
+    private let checksVersions: Bool
+    private let decoder: SQLiteRowDecoder
+
+    private var inserts: [Insert] = []
+    /// The values of every insert's row, one after the other (one buffer
+    /// for the whole save rather than one array per row).
+    private var insertCells: [DatabaseValue] = []
+    private var updates: [Update] = []
+    private var deletes: [Delete] = []
+    private var toManys: [ToMany] = []
+    /// Temporary ID → index in ``inserts``; built only when some value or
+    /// to-many refers to a temporary ID.
+    private var insertIndex: [ObjectID: Int] = [:]
+    /// Temporary IDs used as references, with the entity and property using them.
+    private var temporaryReferences: [(target: ObjectID, entity: String, property: String)] = []
+    /// (table, primary key) of an insert → its temporary ID, for constraint
+    /// conflicts (built at the first one).
+    private var temporaryByKey: [String: [Int64: ObjectID]]?
+    private var constraintConflicts: [ConstraintConflict] = []
+
+    private static func q(_ identifier: String) -> String { SQLiteSchema.quote(identifier) }
+
+    // MARK: - Preparation (no database access)
+
+    /// Checks and encodes `changes`. Throws ``StrataError`` for an entity
+    /// the store does not hold (134030), a value that does not fit its
+    /// attribute (``StrataError/Code/invalidValue``), a reference to an
+    /// object of another store (133010) or to an unsaved object the save
+    /// does not insert.
+    init(changes: StoreChanges, mapping: SQLiteStoreMapping, storeIdentifier: String, path: String) throws(StrataError) {
+        self.mapping = mapping
+        self.model = mapping.schema.model
+        self.storeIdentifier = storeIdentifier
+        self.path = path
+        self.checksVersions = changes.checksVersions
+        self.decoder = SQLiteRowDecoder(mapping: mapping, storeIdentifier: storeIdentifier, path: path)
+
+        inserts.reserveCapacity(changes.inserts.count)
+        // Entities of the inserts (consecutive inserts usually share one),
+        // then one buffer for all their rows.
+        var entities: [Entity] = []
+        entities.reserveCapacity(changes.inserts.count)
+        var total = 0
+        for insert in changes.inserts {
+            let id = insert.temporaryID
+            guard id.isTemporary else {
+                throw StrataError(.invalidValue, "store \(path): insert of \(id) needs a temporary ID")
+            }
+            if let last = entities.last, last.name == id.entityName {
+                entities.append(last)
+            } else {
+                let entity = try heldEntity(id)
+                if entity.isAbstract {
+                    throw StrataError(.invalidValue, "store \(path): \(entity.name) is abstract and cannot be inserted")
+                }
+                entities.append(entity)
+            }
+            total += entities[entities.count - 1].insertColumns.count
+        }
+        insertCells = Self.nulls(total)
+
+        var offset = 0
+        for (i, insert) in changes.inserts.enumerated() {
+            let id = insert.temporaryID
+            let entity = entities[i]
+            insertCells[offset + 1] = entity.number.databaseValue
+            var references: [Reference] = []
+            for (name, value) in insert.values {
+                switch entity.slot(named: name) {
+                case .attribute(let field, let position)?:
+                    insertCells[offset + position] = try SQLiteAttributeEncoder.encode(value, type: entity.attributes[field].type, entity: entity.name, attribute: name)
+                case .toOne(let field, let position)?:
+                    let (stored, pending) = try toOne(value, field: entity.toOnes[field], entity: entity)
+                    insertCells[offset + position] = stored
+                    if let pending {
+                        references.append(Reference(position: position, target: pending))
+                        temporaryReferences.append((pending, entity.name, name))
+                    }
+                case nil:
+                    _ = try encode(name, value, of: entity, object: id)
+                }
+            }
+            inserts.append(Insert(objectID: id, entity: entity, offset: offset, references: references))
+            offset += entity.insertColumns.count
+            if !insert.toMany.isEmpty {
+                for (name, destinations) in insert.toMany.sorted(by: { $0.key < $1.key }) {
+                    let field = try toManyField(name, of: entity)
+                    toManys.append(ToMany(insert: i, sourceKey: 0, entity: entity, field: field, destinations: try checkedDestinations(destinations, field: field, entity: entity)))
+                }
+            }
+        }
+
+        for update in changes.updates {
+            let (entity, key) = try savedObject(update.objectID, operation: "update")
+            var assignments: [(column: String, value: DatabaseValue, reference: ObjectID?)] = []
+            for (name, value) in update.values {
+                guard let (column, stored, reference) = try encode(name, value, of: entity, object: update.objectID) else { continue }
+                assignments.append((column, stored, reference))
+            }
+            assignments.sort { $0.column < $1.column }
+            var sql = "UPDATE \(Self.q(entity.table)) SET "
+            for assignment in assignments { sql += Self.q(assignment.column) + " = ?, " }
+            sql += "\(Self.q("Z_OPT")) = \(Self.q("Z_OPT")) + 1 WHERE \(Self.q("Z_PK")) = ? RETURNING \(Self.q("Z_OPT"))"
+            var references: [Reference] = []
+            for (i, assignment) in assignments.enumerated() {
+                if let target = assignment.reference { references.append(Reference(position: i, target: target)) }
+            }
+            for (name, value) in update.values {
+                if case .object(let target) = value, target.isTemporary { temporaryReferences.append((target, entity.name, name)) }
+            }
+            updates.append(Update(
+                objectID: update.objectID, key: key, entity: entity, expectedVersion: update.expectedVersion,
+                columns: assignments.map(\.column), cells: assignments.map(\.value), references: references, sql: sql
+            ))
+            for (name, destinations) in update.toMany.sorted(by: { $0.key < $1.key }) {
+                let field = try toManyField(name, of: entity)
+                toManys.append(ToMany(insert: nil, sourceKey: key, entity: entity, field: field, destinations: try checkedDestinations(destinations, field: field, entity: entity)))
+            }
+        }
+
+        for delete in changes.deletes {
+            let (entity, key) = try savedObject(delete.objectID, operation: "delete")
+            deletes.append(Delete(objectID: delete.objectID, key: key, entity: entity, expectedVersion: delete.expectedVersion))
+        }
+
+        // Temporary IDs used as references must be inserts of this save.
+        for item in toManys {
+            for destination in item.destinations where destination.isTemporary {
+                temporaryReferences.append((destination, item.entity.name, item.field.name))
+            }
+        }
+        guard !temporaryReferences.isEmpty else { return }
+        insertIndex.reserveCapacity(inserts.count)
+        for (i, insert) in inserts.enumerated() {
+            guard insertIndex.updateValue(i, forKey: insert.objectID) == nil else {
+                throw StrataError(.invalidValue, "store \(path): \(insert.objectID) is inserted twice in one save")
+            }
+        }
+        for (target, entity, property) in temporaryReferences where insertIndex[target] == nil {
+            throw StrataError(.invalidValue, "\(entity).\(property) refers to unsaved object \(target), which this save does not insert")
+        }
+        temporaryReferences = []
+    }
+
+    private func heldEntity(_ id: ObjectID) throws(StrataError) -> Entity {
+        guard let entity = mapping.entities[id.entityName] else {
+            if model.entity(named: id.entityName) == nil {
+                throw StrataError(.storeSave, "store \(path): \(id) names unknown entity '\(id.entityName)'")
+            }
+            throw StrataError(.storeSave, "store \(path) does not hold entity '\(id.entityName)' (\(id))")
+        }
+        return entity
+    }
+
+    private func savedObject(_ id: ObjectID, operation: String) throws(StrataError) -> (Entity, Int64) {
+        guard let key = id.primaryKey else {
+            throw StrataError(.invalidValue, "store \(path): cannot \(operation) \(id): it was never saved")
+        }
+        guard id.storeIdentifier == storeIdentifier else {
+            throw StrataError(.storeSave, "store \(path): cannot \(operation) \(id): it belongs to store \(id.storeIdentifier)")
+        }
+        return (try heldEntity(id), key)
+    }
+
+    private func toManyField(_ name: String, of entity: Entity) throws(StrataError) -> SQLiteStoreMapping.ToManyField {
+        guard let field = entity.toManys[name] else {
+            throw StrataError(.invalidValue, "store \(path): \(entity.name) has no persisted to-many relationship '\(name)'")
+        }
+        return field
+    }
+
+    /// The column, stored value and pending temporary reference of one
+    /// property value; nil for transient properties (ignored).
+    private func encode(_ name: String, _ value: PropertyValue, of entity: Entity, object: ObjectID) throws(StrataError) -> (String, DatabaseValue, ObjectID?)? {
+        if let i = entity.attributeIndex[name] {
+            let field = entity.attributes[i]
+            return (field.column, try SQLiteAttributeEncoder.encode(value, type: field.type, entity: entity.name, attribute: name), nil)
+        }
+        if let i = entity.toOneIndex[name] {
+            let field = entity.toOnes[i]
+            let (stored, pending) = try toOne(value, field: field, entity: entity)
+            return (field.column, stored, pending)
+        }
+        if entity.transientNames.contains(name) { return nil }
+        if entity.toManys[name] != nil {
+            throw StrataError(.invalidValue, "\(entity.name).\(name) is a to-many relationship: pass its destinations in toMany, not in values")
+        }
+        throw StrataError(.invalidValue, "store \(path): \(entity.name) has no persisted attribute or to-one relationship '\(name)' (object \(object))")
+    }
+
+    /// The stored form of a to-one value (and the temporary ID to resolve).
+    private func toOne(_ value: PropertyValue, field: SQLiteStoreMapping.ToOneField, entity: Entity) throws(StrataError) -> (DatabaseValue, ObjectID?) {
+        switch value {
+        case .null:
+            return (.null, nil)
+        case .object(let target):
+            return try reference(target, destination: field.destination, entity: entity.name, property: field.name)
+        default:
+            throw StrataError(.invalidValue, "\(entity.name).\(field.name): \(value) is not an object ID")
+        }
+    }
+
+    /// The stored key of a reference (NULL for now when temporary, with the
+    /// temporary ID to resolve), after checking it can be stored here.
+    private func reference(_ target: ObjectID, destination: String, entity: String, property: String) throws(StrataError) -> (DatabaseValue, ObjectID?) {
+        guard mapping.schema.holds(destination) else {
+            throw StrataError(.externalRelationship, "\(entity).\(property): \(destination) is not in store \(path); a persisted relationship cannot cross stores (use a fetched property)")
+        }
+        guard target.entityName == destination || model.isEntity(target.entityName, kindOf: destination) else {
+            throw StrataError(.invalidValue, "\(entity).\(property): \(target) is not a \(destination)")
+        }
+        switch target.key {
+        case .temporary:
+            // Checked against the inserts once they are all known.
+            return (.null, target)
+        case .permanent(let key):
+            guard target.storeIdentifier == storeIdentifier else {
+                throw StrataError(.externalRelationship, "\(entity).\(property) refers to \(target), which is in another store than \(path)")
+            }
+            return (key.databaseValue, nil)
+        }
+    }
+
+    private func checkedDestinations(_ destinations: [ObjectID], field: SQLiteStoreMapping.ToManyField, entity: Entity) throws(StrataError) -> [ObjectID] {
+        switch field.storage {
+        case .transient:
+            return []
+        case .external:
+            guard destinations.isEmpty else {
+                throw StrataError(.externalRelationship, "\(entity.name).\(field.name): \(field.destination) is not in store \(path); a persisted relationship cannot cross stores (use a fetched property)")
+            }
+            return []
+        default:
+            for target in destinations {
+                _ = try reference(target, destination: field.destination, entity: entity.name, property: field.name)
+            }
+            return destinations
+        }
+    }
+
+    // MARK: - The transaction
+
+    /// Writes the change set in one immediate transaction; rolls back and
+    /// answers conflicts when there are some.
+    mutating func run(_ db: Database) throws -> StoreSaveResult {
+        var outcome = StoreSaveResult.committed(StoreCommit())
+        try db.inTransaction(.immediate) {
+            outcome = try execute(db)
+            if case .committed = outcome { return .commit }
+            return .rollback
+        }
+        return outcome
+    }
+
+    private mutating func execute(_ db: Database) throws -> StoreSaveResult {
+        if checksVersions, let conflicts = try versionConflicts(db), !conflicts.isEmpty {
+            return .conflicts(conflicts)
+        }
+        try allocateKeys(db)
+
+        var commit = StoreCommit()
+        commit.permanentIDs.reserveCapacity(inserts.count)
+        commit.versions.reserveCapacity(inserts.count + updates.count)
+
+        // To-manys through an inverse foreign key: inserted destinations get
+        // their key and order in their own INSERT; the others are queued.
+        var releases: [(table: String, column: String, order: String?, source: Int64)] = []
+        var assignments: [(table: String, column: String, order: String?, destination: ObjectID, key: Int64, source: Int64, position: Int)] = []
+        var joins: [(join: SQLiteSchema.JoinTable, sourceColumn: String, destinationColumn: String, order: String?, source: Int64, destinations: [Int64], isNew: Bool)] = []
+        for item in toManys {
+            let source = item.insert.map { inserts[$0].key } ?? item.sourceKey
+            switch item.field.storage {
+            case .inverseForeignKey(let table, let column, let order):
+                if item.insert == nil { releases.append((table, column, order, source)) }
+                for (position, destination) in item.destinations.enumerated() {
+                    if let i = insertIndex[destination], inserts[i].entity.table == table,
+                       let fk = inserts[i].entity.insertPosition[column],
+                       order == nil || order.flatMap({ inserts[i].entity.insertPosition[$0] }) != nil {
+                        insertCells[inserts[i].offset + fk] = source.databaseValue
+                        if let order, let o = inserts[i].entity.insertPosition[order] { insertCells[inserts[i].offset + o] = Int64(position).databaseValue }
+                    } else {
+                        assignments.append((table, column, order, destination, try key(of: destination), source, position))
+                    }
+                }
+            case .joinTable(let table, let sourceColumn, let destinationColumn, let order):
+                guard let join = mapping.joinTables[table] else {
+                    throw StrataError(.storeSave, "store \(path): join table \(table) is not in the schema")
+                }
+                var keys: [Int64] = []
+                keys.reserveCapacity(item.destinations.count)
+                for destination in item.destinations { keys.append(try key(of: destination)) }
+                joins.append((join, sourceColumn, destinationColumn, order, source, keys, item.insert != nil))
+            default:
+                break
+            }
+        }
+
+        // 3. Deletes.
+        for delete in deletes {
+            let statement = try db.cachedStatement(sql: "DELETE FROM \(Self.q(delete.entity.table)) WHERE \(Self.q("Z_PK")) = ?")
+            try statement.execute(arguments: [delete.key])
+            for reference in mapping.joinReferences[delete.entity.table] ?? [] {
+                try db.cachedStatement(sql: "DELETE FROM \(Self.q(reference.table)) WHERE \(Self.q(reference.column)) = ?")
+                    .execute(arguments: [delete.key])
+            }
+        }
+
+        // 4. Updates.
+        for update in updates {
+            var values = update.cells
+            for reference in update.references { values[reference.position] = try key(of: reference.target).databaseValue }
+            values.append(update.key.databaseValue)
+            do {
+                let statement = try db.cachedStatement(sql: update.sql)
+                if let version = try Int64.fetchOne(statement, arguments: StatementArguments(values)) {
+                    commit.versions[update.objectID] = version
+                }
+            } catch let error as DatabaseError where error.extendedResultCode == .SQLITE_CONSTRAINT_UNIQUE {
+                try recordConstraintConflict(db, entity: update.entity, objectID: update.objectID, key: update.key,
+                                             written: Dictionary(zip(update.columns, values), uniquingKeysWith: { a, _ in a }), error: error)
+            }
+        }
+
+        // 5. Destinations released by updated to-manys.
+        for release in releases {
+            var sql = "UPDATE \(Self.q(release.table)) SET \(Self.q(release.column)) = NULL"
+            if let order = release.order { sql += ", \(Self.q(order)) = NULL" }
+            sql += " WHERE \(Self.q(release.column)) = ?"
+            try db.cachedStatement(sql: sql).execute(arguments: [release.source])
+        }
+
+        // 6. Inserts, by runs of consecutive inserts of one entity (whose
+        //    rows are consecutive in `insertCells`): full batches through one
+        //    multi-row INSERT, the rest row by row.
+        var run = 0
+        while run < inserts.count {
+            let entity = inserts[run].entity
+            var end = run + 1
+            while end < inserts.count, inserts[end].entity === entity { end += 1 }
+            for i in run..<end {
+                for reference in inserts[i].references {
+                    insertCells[inserts[i].offset + reference.position] = try key(of: reference.target).databaseValue
+                }
+            }
+            var row = run
+            let width = entity.insertColumns.count
+            let batch = entity.insertBatchSize
+            var runner: SQLiteStatementRunner?
+            while batch > 1, end - row >= batch {
+                let start = inserts[row].offset
+                do {
+                    let current = try runner ?? SQLiteStatementRunner(db.cachedStatement(sql: entity.batchInsertSQL), path: path)
+                    runner = current
+                    try current.run(insertCells[start..<(start + batch * width)])
+                } catch let error as DatabaseError where error.extendedResultCode == .SQLITE_CONSTRAINT_UNIQUE {
+                    // Nothing of the batch was written: find the culprits row by
+                    // row. GRDB dropped the failed statement: prepare it again.
+                    runner = nil
+                    try insertRows(db, row..<(row + batch))
+                }
+                row += batch
+            }
+            try insertRows(db, row..<end)
+            run = end
+        }
+        if constraintConflicts.isEmpty {
+            for insert in inserts {
+                let permanent = ObjectID(storeIdentifier: storeIdentifier, entityName: insert.entity.name, key: .permanent(insert.key))
+                guard commit.permanentIDs.updateValue(permanent, forKey: insert.objectID) == nil else {
+                    throw StrataError(.invalidValue, "store \(path): \(insert.objectID) is inserted twice in one save")
+                }
+                commit.versions[permanent] = 1
+            }
+        }
+
+        // 7. Existing destinations of inverse-foreign-key to-manys, then join tables.
+        for assignment in assignments {
+            var sql = "UPDATE \(Self.q(assignment.table)) SET \(Self.q(assignment.column)) = ?"
+            var values: [DatabaseValue] = [assignment.source.databaseValue]
+            var written: [String: DatabaseValue] = [assignment.column: assignment.source.databaseValue]
+            if let order = assignment.order {
+                sql += ", \(Self.q(order)) = ?"
+                values.append(Int64(assignment.position).databaseValue)
+                written[order] = Int64(assignment.position).databaseValue
+            }
+            sql += " WHERE \(Self.q("Z_PK")) = ?"
+            values.append(assignment.key.databaseValue)
+            do {
+                try db.cachedStatement(sql: sql).execute(arguments: StatementArguments(values))
+            } catch let error as DatabaseError where error.extendedResultCode == .SQLITE_CONSTRAINT_UNIQUE {
+                let destination = mapping.entities[assignment.destination.entityName]
+                guard let destination else { throw error }
+                try recordConstraintConflict(db, entity: destination, objectID: assignment.destination, key: assignment.key, written: written, error: error)
+            }
+        }
+        for join in joins {
+            try writeJoin(db, join: join.join, sourceColumn: join.sourceColumn, destinationColumn: join.destinationColumn,
+                          order: join.order, source: join.source, destinations: join.destinations, isNew: join.isNew)
+        }
+
+        if !constraintConflicts.isEmpty { return .constraintConflicts(constraintConflicts) }
+        return .committed(commit)
+    }
+
+    /// `count` NULLs.
+    private static func nulls(_ count: Int) -> [DatabaseValue] {
+        let null = DatabaseValue.null
+        return [DatabaseValue](unsafeUninitializedCapacity: count) { buffer, initialized in
+            buffer.initialize(repeating: null)
+            initialized = count
+        }
+    }
+
+    /// The primary key of a saved object or of an insert of this save.
+    private func key(of id: ObjectID) throws -> Int64 {
+        if let key = id.primaryKey { return key }
+        guard let i = insertIndex[id] else {
+            throw StrataError(.invalidValue, "store \(path): \(id) is not inserted by this save")
+        }
+        return inserts[i].key
+    }
+
+    // MARK: - Steps
+
+    /// Inserts these rows (of one entity) one at a time, recording the
+    /// uniqueness conflicts.
+    private mutating func insertRows(_ db: Database, _ rows: Range<Int>) throws {
+        guard let first = rows.first else { return }
+        let entity = inserts[first].entity
+        let width = entity.insertColumns.count
+        var runner: SQLiteStatementRunner?
+        for i in rows {
+            let start = inserts[i].offset
+            do {
+                let current = try runner ?? SQLiteStatementRunner(db.cachedStatement(sql: entity.insertSQL), path: path)
+                runner = current
+                try current.run(insertCells[start..<(start + width)])
+            } catch let error as DatabaseError where error.extendedResultCode == .SQLITE_CONSTRAINT_UNIQUE {
+                // GRDB drops a failed statement from its cache: prepare it again.
+                runner = nil
+                let insert = inserts[i]
+                try recordConstraintConflict(db, entity: entity, objectID: insert.objectID, key: insert.key,
+                                             written: Dictionary(zip(entity.insertColumns, insertCells[start..<(start + width)]), uniquingKeysWith: { a, _ in a }), error: error)
+            }
+        }
+    }
+
+    /// Every update or delete whose row is missing or at another version,
+    /// with the row's current snapshot; nil or empty when none.
+    private func versionConflicts(_ db: Database) throws -> [StoreConflict]? {
+        struct Expectation {
+            var objectID: ObjectID
+            var key: Int64
+            var version: Int64
+        }
+        var byTable: [String: [Expectation]] = [:]
+        var order: [String] = []
+        for update in updates {
+            if byTable[update.entity.table] == nil { order.append(update.entity.table) }
+            byTable[update.entity.table, default: []].append(Expectation(objectID: update.objectID, key: update.key, version: update.expectedVersion))
+        }
+        for delete in deletes {
+            if byTable[delete.entity.table] == nil { order.append(delete.entity.table) }
+            byTable[delete.entity.table, default: []].append(Expectation(objectID: delete.objectID, key: delete.key, version: delete.expectedVersion))
+        }
+        guard !byTable.isEmpty else { return nil }
+        var conflicts: [StoreConflict] = []
+        for table in order {
+            let expectations = byTable[table] ?? []
+            var current: [Int64: Int64] = [:]
+            for chunk in SQLiteRowDecoder.chunks(of: expectations.map(\.key)) {
+                let sql = "SELECT \(Self.q("Z_PK")), \(Self.q("Z_OPT")) FROM \(Self.q(table)) WHERE \(Self.q("Z_PK")) IN (" + SQLiteRowDecoder.placeholders(chunk.count) + ")"
+                let cursor = try Row.fetchCursor(db.makeStatement(sql: sql), arguments: StatementArguments(chunk))
+                try cursor.forEach { row in
+                    current[try row.decode(Int64.self, atIndex: 0)] = try row.decode(Int64.self, atIndex: 1)
+                }
+            }
+            var stale: [Expectation] = []
+            for expectation in expectations where current[expectation.key] != expectation.version { stale.append(expectation) }
+            guard !stale.isEmpty else { continue }
+            let present = stale.compactMap { current[$0.key] == nil ? nil : $0.key }
+            let snapshots = present.isEmpty ? [:] : try decoder.snapshots(db, table: table, keys: present)
+            for expectation in stale {
+                conflicts.append(StoreConflict(
+                    objectID: expectation.objectID,
+                    expectedVersion: expectation.version,
+                    currentVersion: current[expectation.key] ?? 0,
+                    currentSnapshot: snapshots[expectation.key]
+                ))
+            }
+        }
+        return conflicts
+    }
+
+    /// Hands out primary keys to the inserts, per hierarchy, from `Z_PRIMARYKEY`.
+    private mutating func allocateKeys(_ db: Database) throws {
+        guard !inserts.isEmpty else { return }
+        var counts: [String: Int] = [:]
+        var order: [String] = []
+        var run = 0
+        while run < inserts.count {
+            // Runs of consecutive inserts of one entity count at once.
+            let entity = inserts[run].entity
+            var end = run + 1
+            while end < inserts.count, inserts[end].entity === entity { end += 1 }
+            if counts[entity.table] == nil { order.append(entity.table) }
+            counts[entity.table, default: 0] += end - run
+            run = end
+        }
+        var next: [String: Int64] = [:]
+        let keyTable = Self.q(SQLiteStoreMetadata.primaryKeyTableName)
+        for table in order {
+            guard let root = mapping.tables[table]?.rootEntity, let count = counts[table] else { continue }
+            let recorded = try Int64.fetchOne(db, sql: "SELECT \(Self.q("Z_MAX")) FROM \(keyTable) WHERE \(Self.q("Z_NAME")) = ?", arguments: [root]) ?? 0
+            let highest = try Int64.fetchOne(db, sql: "SELECT MAX(\(Self.q("Z_PK"))) FROM \(Self.q(table))") ?? 0
+            let base = max(recorded, highest)
+            let (last, overflow) = base.addingReportingOverflow(Int64(count))
+            guard !overflow else {
+                throw StrataError(.storeSave, "store \(path): primary keys of \(table) are exhausted")
+            }
+            try db.execute(
+                sql: "INSERT OR REPLACE INTO \(keyTable) (\(Self.q("Z_NAME")), \(Self.q("Z_MAX"))) VALUES (?, ?)",
+                arguments: [root, last]
+            )
+            next[table] = base + 1
+        }
+        var lastEntity: Entity?
+        var table = ""
+        var key: Int64 = 0
+        for i in inserts.indices {
+            let entity = inserts[i].entity
+            if lastEntity !== entity {
+                if lastEntity != nil { next[table] = key }
+                lastEntity = entity
+                table = entity.table
+                key = next[table] ?? 0
+            }
+            inserts[i].key = key
+            insertCells[inserts[i].offset] = key.databaseValue
+            key += 1
+        }
+    }
+
+    /// Brings the join-table rows of one source to `destinations`.
+    private func writeJoin(_ db: Database, join: SQLiteSchema.JoinTable, sourceColumn: String, destinationColumn: String, order: String?, source: Int64, destinations: [Int64], isNew: Bool) throws {
+        let table = Self.q(join.name)
+        if !isNew {
+            let existing = try Int64.fetchAll(
+                db.cachedStatement(sql: "SELECT \(Self.q(destinationColumn)) FROM \(table) WHERE \(Self.q(sourceColumn)) = ?"),
+                arguments: [source]
+            )
+            let kept = Set(destinations)
+            let remove = try db.cachedStatement(sql: "DELETE FROM \(table) WHERE \(Self.q(sourceColumn)) = ? AND \(Self.q(destinationColumn)) = ?")
+            for destination in existing where !kept.contains(destination) {
+                try remove.execute(arguments: [source, destination])
+            }
+        }
+        guard !destinations.isEmpty else { return }
+        let conflictTarget = "(\(Self.q(join.sourceColumn)), \(Self.q(join.destinationColumn)))"
+        if let order {
+            let statement = try db.cachedStatement(sql: "INSERT INTO \(table) (\(Self.q(sourceColumn)), \(Self.q(destinationColumn)), \(Self.q(order))) VALUES (?, ?, ?) ON CONFLICT \(conflictTarget) DO UPDATE SET \(Self.q(order)) = excluded.\(Self.q(order))")
+            for (position, destination) in destinations.enumerated() {
+                try statement.execute(arguments: [source, destination, Int64(position)])
+            }
+        } else {
+            let statement = try db.cachedStatement(sql: "INSERT OR IGNORE INTO \(table) (\(Self.q(sourceColumn)), \(Self.q(destinationColumn))) VALUES (?, ?)")
+            for destination in destinations {
+                try statement.execute(arguments: [source, destination])
+            }
+        }
+    }
+
+    // MARK: - Uniqueness constraints
+
+    /// Finds which uniqueness constraint the row broke, with the clashing
+    /// values and the object already holding them, and records it.
+    private mutating func recordConstraintConflict(_ db: Database, entity: Entity, objectID: ObjectID, key: Int64, written: [String: DatabaseValue], error: DatabaseError) throws {
+        var current: Row?
+        var loadedCurrent = false
+        for declaring in model.ancestry(of: entity.name) {
+            for constraint in model.entity(named: declaring)?.uniquenessConstraints ?? [] where !constraint.isEmpty {
+                var columns: [String] = []
+                for property in constraint {
+                    if let column = mapping.schema.column(forAttribute: property, in: entity.name) {
+                        columns.append(column)
+                    } else if let i = entity.toOneIndex[property] {
+                        columns.append(entity.toOnes[i].column)
+                    }
+                }
+                guard columns.count == constraint.count else { continue }
+                var values: [DatabaseValue] = []
+                for column in columns {
+                    if let value = written[column] {
+                        values.append(value)
+                        continue
+                    }
+                    if !loadedCurrent {
+                        current = try Row.fetchOne(db, sql: "SELECT * FROM \(Self.q(entity.table)) WHERE \(Self.q("Z_PK")) = ?", arguments: [key])
+                        loadedCurrent = true
+                    }
+                    values.append(current?[column] as DatabaseValue? ?? .null)
+                }
+                guard !values.contains(where: \.isNull) else { continue }
+                let numbers = mapping.schema.entities(covering: declaring, includingSubentities: true).compactMap { mapping.schema.entityNumber(of: $0) }
+                var sql = "SELECT \(Self.q("Z_PK")), \(Self.q("Z_ENT")) FROM \(Self.q(entity.table)) WHERE "
+                sql += columns.map { "\(Self.q($0)) = ?" }.joined(separator: " AND ")
+                sql += " AND \(Self.q("Z_PK")) <> ? AND \(Self.q("Z_ENT")) IN (" + SQLiteRowDecoder.placeholders(numbers.count) + ") LIMIT 1"
+                let arguments = StatementArguments(values + [key.databaseValue] + numbers.map(\.databaseValue))
+                guard let row = try Row.fetchOne(db, sql: sql, arguments: arguments) else { continue }
+                let existingKey = try row.decode(Int64.self, atIndex: 0)
+                let existingNumber = try row.decode(Int64.self, atIndex: 1)
+                // The saved object holding the values; nil when it is
+                // another insert of this save (nothing saved holds them).
+                let existing: ObjectID? = temporary(table: entity.table, key: existingKey) != nil
+                    ? nil
+                    : ObjectID(storeIdentifier: storeIdentifier, entityName: mapping.entitiesByNumber[existingNumber]?.name ?? entity.name, key: .permanent(existingKey))
+                var described: [String: PropertyValue] = [:]
+                for (property, value) in zip(constraint, values) {
+                    described[property] = try describe(db, property: property, value: value, entity: entity)
+                }
+                constraintConflicts.append(ConstraintConflict(entityName: declaring, constraint: constraint, values: described, objectID: objectID, existingObjectID: existing))
+                return
+            }
+        }
+        throw StrataError(.storeSave, "store \(path): \(objectID) breaks a uniqueness constraint that could not be identified: \(error.message ?? "\(error)")")
+    }
+
+    /// The temporary ID of the insert of this save that got `key` in `table`.
+    private mutating func temporary(table: String, key: Int64) -> ObjectID? {
+        if temporaryByKey == nil {
+            var map: [String: [Int64: ObjectID]] = [:]
+            for insert in inserts { map[insert.entity.table, default: [:]][insert.key] = insert.objectID }
+            temporaryByKey = map
+        }
+        return temporaryByKey?[table]?[key]
+    }
+
+    /// A stored constraint value as a property value.
+    private mutating func describe(_ db: Database, property: String, value: DatabaseValue, entity: Entity) throws -> PropertyValue {
+        if let i = entity.attributeIndex[property] {
+            return try SQLiteRowDecoder.propertyValue(value, type: entity.attributes[i].type)
+        }
+        guard let i = entity.toOneIndex[property], case .int64(let key) = value.storage else { return .null }
+        let field = entity.toOnes[i]
+        guard let table = mapping.schema.table(for: field.destination)?.name else { return .null }
+        if let temporary = temporary(table: table, key: key) { return .object(temporary) }
+        let name = try decoder.entityNames(db, table: table, keys: [key])[key] ?? field.destination
+        return .object(ObjectID(storeIdentifier: storeIdentifier, entityName: name, key: .permanent(key)))
+    }
+}

@@ -1,0 +1,62 @@
+import GRDB
+import StrataModel
+
+/// Runs one prepared statement many times, binding positional values
+/// straight to the SQLite statement instead of building a
+/// `StatementArguments` (an array, and a walk over every parameter) per run.
+///
+/// How it stays within GRDB's public contract:
+/// - `setUncheckedArguments` (once, when the runner is made) resets the
+///   statement, clears its bindings and records that its arguments are set,
+///   so that `execute()` runs with whatever is bound;
+/// - each value is bound with GRDB's public `bind(to:at:)` on
+///   `Statement.sqliteStatement`, every parameter every time;
+/// - SQLite refuses to bind (`SQLITE_MISUSE`) a statement that ran since its
+///   last reset; the runner then resets it, through `setUncheckedArguments`
+///   again for statements with few parameters, or by creating a GRDB cursor
+///   (which resets the statement, as documented on `DatabaseCursor`, and a
+///   reset keeps the bindings, SQLite's contract) for the large multi-row
+///   ones, and binds again.
+///
+/// A runner lives within one database access; a statement that failed is
+/// dropped from GRDB's cache, so the caller makes a new runner after an error.
+struct SQLiteStatementRunner {
+    /// `SQLITE_MISUSE`.
+    private static let misuse: CInt = 21
+    /// Up to this many parameters, resetting through `setUncheckedArguments`
+    /// (which walks every parameter) costs less than through a cursor (two
+    /// small allocations).
+    private static let smallStatement = 24
+
+    let statement: Statement
+    private let path: String
+
+    /// Prepares `statement` for runs.
+    init(_ statement: Statement, path: String) {
+        statement.setUncheckedArguments(StatementArguments())
+        self.statement = statement
+        self.path = path
+    }
+
+    /// Binds `values` to parameters 1, 2, … and runs the statement.
+    func run(_ values: some Collection<DatabaseValue>) throws {
+        let sqliteStatement = statement.sqliteStatement
+        var index: CInt = 1
+        for value in values {
+            var code = value.bind(to: sqliteStatement, at: index)
+            if code == Self.misuse, index == 1 {
+                if values.count <= Self.smallStatement {
+                    statement.setUncheckedArguments(StatementArguments())
+                } else {
+                    _ = try Row.fetchCursor(statement)
+                }
+                code = value.bind(to: sqliteStatement, at: index)
+            }
+            guard code == 0 else {
+                throw StrataError(.storeSave, "store \(path): binding parameter \(index) failed with SQLite error \(code)")
+            }
+            index += 1
+        }
+        try statement.execute()
+    }
+}

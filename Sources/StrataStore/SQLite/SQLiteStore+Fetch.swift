@@ -1,0 +1,142 @@
+import GRDB
+import StrataModel
+import StrataQuery
+
+extension SQLiteStore {
+    /// Snapshots of the objects a fetch selects, in order: the compiled
+    /// ``SQLiteQueryCompiler/rowQuery(_:)`` run in one read transaction on a
+    /// reader connection, each row decoded by column index.
+    public func fetchSnapshots(_ fetch: ResolvedFetch) async throws -> [Snapshot] {
+        let database = try openDatabase()
+        let query = try mapping.compiler.rowQuery(fetch)
+        guard let table = mapping.schema.table(for: fetch.entityName)?.name else {
+            throw StrataError(.unsupported, "store \(path) does not hold entity '\(fetch.entityName)'")
+        }
+        let decoder = self.decoder
+        do {
+            return try await database.read { db in
+                try decoder.snapshots(db, statement: db.cachedStatement(sql: query.sql), arguments: query.statementArguments, table: table)
+            }
+        } catch {
+            throw strataError(error, failure: .storeOpen, operation: "fetch of \(fetch.entityName)")
+        }
+    }
+
+    /// IDs of the objects a fetch selects, in order
+    /// (``SQLiteQueryCompiler/primaryKeyQuery(_:)``).
+    public func fetchObjectIDs(_ fetch: ResolvedFetch) async throws -> [ObjectID] {
+        let database = try openDatabase()
+        let query = try mapping.compiler.primaryKeyQuery(fetch)
+        let decoder = self.decoder
+        let entity = fetch.entityName
+        do {
+            return try await database.read { db in
+                try decoder.objectIDs(statement: db.cachedStatement(sql: query.sql), arguments: query.statementArguments, fallbackEntity: entity)
+            }
+        } catch {
+            throw strataError(error, failure: .storeOpen, operation: "fetch of \(fetch.entityName) IDs")
+        }
+    }
+
+    /// How many objects a fetch selects, limit and offset applied
+    /// (``SQLiteQueryCompiler/countQuery(_:)``).
+    public func count(_ fetch: ResolvedFetch) async throws -> Int {
+        let database = try openDatabase()
+        let query = try mapping.compiler.countQuery(fetch)
+        do {
+            return try await database.read { db in
+                try Int.fetchOne(db.cachedStatement(sql: query.sql), arguments: query.statementArguments) ?? 0
+            }
+        } catch {
+            throw strataError(error, failure: .storeOpen, operation: "count of \(fetch.entityName)")
+        }
+    }
+
+    /// The current snapshots of these objects, in the order asked, each
+    /// once; objects that no longer exist (or are not of this store, or not
+    /// of the ID's entity) are left out. Reads `WHERE Z_PK IN (…)` per
+    /// table, in chunks below SQLite's parameter limit, in one read
+    /// transaction.
+    public func snapshots(for objectIDs: [ObjectID]) async throws -> [Snapshot] {
+        let database = try openDatabase()
+        var keysByTable: [String: [Int64]] = [:]
+        var wanted: [(table: String, id: ObjectID, key: Int64)] = []
+        for id in objectIDs {
+            guard id.storeIdentifier == identifier, let key = id.primaryKey, let entity = mapping.entities[id.entityName] else { continue }
+            keysByTable[entity.table, default: []].append(key)
+            wanted.append((entity.table, id, key))
+        }
+        guard !wanted.isEmpty else { return [] }
+        let decoder = self.decoder
+        let requested = keysByTable
+        let found: [String: [Int64: Snapshot]]
+        do {
+            found = try await database.read { db in
+                var result: [String: [Int64: Snapshot]] = [:]
+                for (table, keys) in requested {
+                    result[table] = try decoder.snapshots(db, table: table, keys: Array(Set(keys)))
+                }
+                return result
+            }
+        } catch {
+            throw strataError(error, failure: .storeOpen, operation: "snapshot read")
+        }
+        var seen: Set<ObjectID> = []
+        var result: [Snapshot] = []
+        result.reserveCapacity(wanted.count)
+        for item in wanted {
+            guard let snapshot = found[item.table]?[item.key],
+                  model.isEntity(snapshot.objectID.entityName, kindOf: item.id.entityName),
+                  seen.insert(snapshot.objectID).inserted else { continue }
+            result.append(snapshot)
+        }
+        return result
+    }
+
+    /// The destinations of a relationship of one object: for a to-many in
+    /// order (ordered ones by their order column, others by primary key);
+    /// for a to-one, its destination if any. An unsaved object, or a
+    /// relationship whose destination is in another store, has none.
+    public func destinations(of relationship: String, for objectID: ObjectID) async throws -> [ObjectID] {
+        let database = try openDatabase()
+        guard let entity = mapping.entities[objectID.entityName] else {
+            throw StrataError(.invalidValue, "store \(path) does not hold entity '\(objectID.entityName)' (\(objectID))")
+        }
+        guard objectID.storeIdentifier == identifier, let key = objectID.primaryKey else { return [] }
+        let q = SQLiteSchema.quote
+        let sql: String
+        var fallback: String
+        if let field = entity.toManys[relationship] {
+            fallback = field.destination
+            switch field.storage {
+            case .inverseForeignKey(let table, let column, let order):
+                let ordering = order.map { "\(q($0)) IS NULL, \(q($0)), " } ?? ""
+                sql = "SELECT \(q("Z_PK")), \(q("Z_ENT")) FROM \(q(table)) WHERE \(q(column)) = ? ORDER BY \(ordering)\(q("Z_PK"))"
+            case .joinTable(let table, let source, let destination, let order):
+                guard let destinationTable = mapping.schema.table(for: field.destination)?.name else { return [] }
+                let ordering = order.map { "j.\(q($0)) IS NULL, j.\(q($0)), " } ?? ""
+                sql = "SELECT j.\(q(destination)), d.\(q("Z_ENT")) FROM \(q(table)) AS j JOIN \(q(destinationTable)) AS d ON d.\(q("Z_PK")) = j.\(q(destination)) WHERE j.\(q(source)) = ? ORDER BY \(ordering)j.\(q(destination))"
+            default:
+                return []
+            }
+        } else if let i = entity.toOneIndex[relationship] {
+            let field = entity.toOnes[i]
+            fallback = field.destination
+            guard let destinationTable = mapping.schema.table(for: field.destination)?.name else { return [] }
+            sql = "SELECT d.\(q("Z_PK")), d.\(q("Z_ENT")) FROM \(q(entity.table)) AS s JOIN \(q(destinationTable)) AS d ON d.\(q("Z_PK")) = s.\(q(field.column)) WHERE s.\(q("Z_PK")) = ?"
+        } else if model.relationship(named: relationship, in: entity.name) != nil {
+            return []
+        } else {
+            throw StrataError(.invalidValue, "store \(path): entity '\(entity.name)' has no relationship '\(relationship)'")
+        }
+        let decoder = self.decoder
+        let entityName = fallback
+        do {
+            return try await database.read { db in
+                try decoder.objectIDs(statement: db.cachedStatement(sql: sql), arguments: [key], fallbackEntity: entityName)
+            }
+        } catch {
+            throw strataError(error, failure: .storeOpen, operation: "read of \(entity.name).\(relationship)")
+        }
+    }
+}

@@ -1,0 +1,245 @@
+import GRDB
+import StrataModel
+import StrataQuery
+
+/// The store's view of its ``SQLiteSchema``, computed once at open: for
+/// every held entity, which column holds which property, how its to-one
+/// destinations' entities are found, and the SQL that inserts its rows.
+struct SQLiteStoreMapping: Sendable {
+    /// A persisted attribute and its column.
+    struct AttributeField: Sendable {
+        var name: String
+        var column: String
+        var type: AttributeType
+    }
+
+    /// How the entity of a to-one destination is known.
+    enum DestinationResolution: Sendable {
+        /// The declared destination has no held subentity: it is the entity.
+        case fixed(String)
+        /// Rows of several entities share the destination's table: read its
+        /// `Z_ENT` (the declared destination is the fallback for dangling keys).
+        case lookup(table: String, declared: String)
+        /// The destination is not held by this store (no value is ever stored).
+        case external(String)
+    }
+
+    /// A persisted to-one relationship and its foreign-key column.
+    struct ToOneField: Sendable {
+        var name: String
+        var column: String
+        var destination: String
+        var resolution: DestinationResolution
+    }
+
+    /// A persisted to-many relationship and its storage.
+    struct ToManyField: Sendable {
+        var name: String
+        var destination: String
+        var storage: SQLiteSchema.RelationshipStorage
+    }
+
+    /// Where a property's value goes in an INSERT row.
+    enum InsertSlot: Sendable {
+        /// `attributes[field]`, at `position` of the row.
+        case attribute(field: Int, position: Int)
+        /// `toOnes[field]`, at `position` of the row.
+        case toOne(field: Int, position: Int)
+    }
+
+    /// Everything about one held entity. A class so that the per-object
+    /// records of a save share it instead of copying its tables.
+    final class Entity: Sendable {
+        let name: String
+        let number: Int64
+        let table: String
+        let isAbstract: Bool
+        let attributes: [AttributeField]
+        let toOnes: [ToOneField]
+        let toManys: [String: ToManyField]
+        let attributeIndex: [String: Int]
+        let toOneIndex: [String: Int]
+        /// Attributes and to-ones by name, with their INSERT position.
+        let insertSlots: [String: InsertSlot]
+        /// The same as a list, for small entities (see ``slot(named:)``).
+        let slotList: [(name: String, length: Int, slot: InsertSlot)]
+        /// Names of transient properties (accepted and ignored in saves).
+        let transientNames: Set<String>
+        /// Columns of an INSERT, in order: `Z_PK`, `Z_ENT`, then attributes,
+        /// foreign keys and the order columns of ordered to-manys whose
+        /// inverse is one of this entity's to-ones.
+        let insertColumns: [String]
+        /// Position of each column in ``insertColumns``.
+        let insertPosition: [String: Int]
+        /// `INSERT INTO t (Z_PK, Z_ENT, Z_OPT, …) VALUES (?, ?, 1, …)`.
+        let insertSQL: String
+        /// Rows per multi-row INSERT (within SQLite's parameter limit).
+        let insertBatchSize: Int
+        /// ``insertSQL`` with ``insertBatchSize`` rows of values.
+        let batchInsertSQL: String
+
+        init(name: String, number: Int64, table: String, isAbstract: Bool, attributes: [AttributeField], toOnes: [ToOneField],
+             toManys: [String: ToManyField], transientNames: Set<String>, insertColumns: [String], insertSQL: String) {
+            self.name = name
+            self.number = number
+            self.table = table
+            self.isAbstract = isAbstract
+            self.attributes = attributes
+            self.toOnes = toOnes
+            self.toManys = toManys
+            self.transientNames = transientNames
+            self.insertColumns = insertColumns
+            self.insertSQL = insertSQL
+            let batch = max(1, min(64, 32766 / max(1, insertColumns.count)))
+            self.insertBatchSize = batch
+            if let values = insertSQL.range(of: " VALUES ") {
+                let row = String(insertSQL[values.upperBound...])
+                self.batchInsertSQL = String(insertSQL[..<values.upperBound]) + Array(repeating: row, count: batch).joined(separator: ", ")
+            } else {
+                self.batchInsertSQL = insertSQL
+            }
+            var positions: [String: Int] = [:]
+            for (i, column) in insertColumns.enumerated() { positions[column] = i }
+            self.insertPosition = positions
+            var attributeIndex: [String: Int] = [:]
+            var toOneIndex: [String: Int] = [:]
+            var slots: [String: InsertSlot] = [:]
+            for (i, field) in attributes.enumerated() {
+                attributeIndex[field.name] = i
+                if let position = positions[field.column] { slots[field.name] = .attribute(field: i, position: position) }
+            }
+            for (i, field) in toOnes.enumerated() {
+                toOneIndex[field.name] = i
+                if let position = positions[field.column] { slots[field.name] = .toOne(field: i, position: position) }
+            }
+            self.attributeIndex = attributeIndex
+            self.toOneIndex = toOneIndex
+            self.insertSlots = slots
+            self.slotList = slots.count <= 24 ? slots.map { ($0.key, $0.key.utf8.count, $0.value) } : []
+        }
+
+        /// The INSERT slot of an attribute or to-one. Small entities scan a
+        /// list: comparing lengths, then names (immediate for identical
+        /// strings), costs less than hashing the name.
+        @inline(__always)
+        func slot(named name: String) -> InsertSlot? {
+            guard !slotList.isEmpty else { return insertSlots[name] }
+            let length = name.utf8.count
+            for entry in slotList where entry.length == length && entry.name == name { return entry.slot }
+            return nil
+        }
+    }
+
+    /// A join-table column holding primary keys of a hierarchy table's rows.
+    struct JoinReference: Sendable {
+        var table: String
+        var column: String
+    }
+
+    let schema: SQLiteSchema
+    let compiler: SQLiteQueryCompiler
+    let entities: [String: Entity]
+    /// Held entities by `Z_ENT` number.
+    let entitiesByNumber: [Int64: Entity]
+    /// Join tables by name.
+    let joinTables: [String: SQLiteSchema.JoinTable]
+    /// For each hierarchy table, the join-table columns referencing its rows.
+    let joinReferences: [String: [JoinReference]]
+    /// Hierarchy tables by name.
+    let tables: [String: SQLiteSchema.Table]
+
+    init(schema: SQLiteSchema) throws(StrataError) {
+        let model = schema.model
+        let q = SQLiteSchema.quote
+        for table in schema.tables + schema.joinTables.map({ SQLiteSchema.Table(name: $0.name, rootEntity: $0.entity, entities: [], columns: []) }) {
+            let lower = table.name.lowercased()
+            if lower == SQLiteStoreMetadata.tableName.lowercased() || lower == SQLiteStoreMetadata.primaryKeyTableName.lowercased() || lower.hasPrefix("z_strata_migrating_") {
+                throw StrataError(.storeOpen, "the table of '\(table.rootEntity)' would be named \(table.name), a name the SQLite store reserves for itself; rename the entity")
+            }
+        }
+        var entities: [String: Entity] = [:]
+        var byNumber: [Int64: Entity] = [:]
+        for name in schema.entityNames {
+            guard let table = schema.table(for: name), let number = schema.entityNumber(of: name) else { continue }
+            var attributes: [AttributeField] = []
+            var transient: Set<String> = []
+            for attribute in model.attributes(of: name) {
+                if let column = schema.column(forAttribute: attribute.name, in: name), attribute.isPersisted {
+                    attributes.append(AttributeField(name: attribute.name, column: column, type: attribute.type))
+                } else {
+                    transient.insert(attribute.name)
+                }
+            }
+            var toOnes: [ToOneField] = []
+            var toManys: [String: ToManyField] = [:]
+            for relationship in model.relationships(of: name) {
+                guard let storage = schema.storage(ofRelationship: relationship.name, in: name) else { continue }
+                let destination = relationship.destinationEntityName
+                switch storage {
+                case .transient:
+                    transient.insert(relationship.name)
+                case .foreignKey(_, let column):
+                    toOnes.append(ToOneField(name: relationship.name, column: column, destination: destination,
+                                             resolution: Self.resolution(of: destination, schema: schema)))
+                case .external where !relationship.isToMany:
+                    // A to-one always has a column; this branch is defensive.
+                    transient.insert(relationship.name)
+                default:
+                    toManys[relationship.name] = ToManyField(name: relationship.name, destination: destination, storage: storage)
+                }
+            }
+            var insertColumns = ["Z_PK", "Z_ENT"] + attributes.map(\.column) + toOnes.map(\.column)
+            let foreignKeys = Set(toOnes.map(\.column))
+            for column in table.columns {
+                guard case .order(let owner, let relationshipName) = column.role,
+                      let toMany = model.relationship(named: relationshipName, in: owner),
+                      let inverse = model.inverse(of: toMany),
+                      case .foreignKey(_, let fk)? = schema.storage(ofRelationship: inverse.name, in: name),
+                      foreignKeys.contains(fk) else { continue }
+                insertColumns.append(column.name)
+            }
+            let valueColumns = insertColumns.dropFirst(2)
+            let sql = "INSERT INTO \(q(table.name)) (\(q("Z_PK")), \(q("Z_ENT")), \(q("Z_OPT"))"
+                + valueColumns.map { ", " + q($0) }.joined()
+                + ") VALUES (?, ?, 1" + String(repeating: ", ?", count: valueColumns.count) + ")"
+            let entity = Entity(
+                name: name, number: number, table: table.name, isAbstract: model.entity(named: name)?.isAbstract ?? false,
+                attributes: attributes, toOnes: toOnes, toManys: toManys, transientNames: transient,
+                insertColumns: insertColumns, insertSQL: sql
+            )
+            entities[name] = entity
+            byNumber[number] = entity
+        }
+
+        var references: [String: [JoinReference]] = [:]
+        for join in schema.joinTables {
+            if let owner = schema.table(for: join.entity) {
+                references[owner.name, default: []].append(JoinReference(table: join.name, column: join.sourceColumn))
+            }
+            if let relationship = model.relationship(named: join.relationship, in: join.entity),
+               let destination = schema.table(for: relationship.destinationEntityName) {
+                references[destination.name, default: []].append(JoinReference(table: join.name, column: join.destinationColumn))
+            }
+        }
+
+        self.schema = schema
+        self.compiler = SQLiteQueryCompiler(schema: schema)
+        self.entities = entities
+        self.entitiesByNumber = byNumber
+        self.joinTables = Dictionary(schema.joinTables.map { ($0.name, $0) }, uniquingKeysWith: { a, _ in a })
+        self.joinReferences = references
+        self.tables = Dictionary(schema.tables.map { ($0.name, $0) }, uniquingKeysWith: { a, _ in a })
+    }
+
+    private static func resolution(of destination: String, schema: SQLiteSchema) -> DestinationResolution {
+        guard let table = schema.table(for: destination) else { return .external(destination) }
+        let candidates = schema.entities(covering: destination, includingSubentities: true)
+        if candidates == [destination] { return .fixed(destination) }
+        return .lookup(table: table.name, declared: destination)
+    }
+
+    /// The held entity an object ID names, or a 134030-style error naming it.
+    func entity(of objectID: ObjectID) -> Entity? {
+        entities[objectID.entityName]
+    }
+}

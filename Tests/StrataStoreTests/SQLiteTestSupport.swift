@@ -1,0 +1,115 @@
+import Foundation
+import StrataModel
+import StrataQuery
+@testable import StrataStore
+
+/// A fresh temporary directory per test, removed by ``remove()``.
+struct SQLiteTestDirectory {
+    let url: URL
+
+    init() throws {
+        url = FileManager.default.temporaryDirectory.appendingPathComponent("strata-sqlite-\(UUID().uuidString)", isDirectory: true)
+        try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
+    }
+
+    /// A store file inside the directory (in a subdirectory, to check it is created).
+    var storeURL: URL { url.appendingPathComponent("stores/Library.sqlite") }
+
+    func remove() {
+        try? FileManager.default.removeItem(at: url)
+    }
+}
+
+/// The models the SQLite store tests use.
+enum SQLiteTestModels {
+    static func optional(_ name: String, _ type: AttributeType, default value: PropertyValue = .null) -> AttributeDescription {
+        AttributeDescription(name: name, type: type, isOptional: true, defaultValue: value)
+    }
+
+    /// Every attribute type (`Item`), and a library: authors and their books
+    /// (one-to-many with inverse), shelves (ordered, inverse foreign key),
+    /// tags (many-to-many), related books (ordered to-many without inverse),
+    /// novels (a subentity of Book), reviews (a to-one to a hierarchy).
+    static func library(
+        bookAttributes extraBookAttributes: [AttributeDescription] = [],
+        bookFetchIndexes: [FetchIndex] = [],
+        extraEntities: [EntityDescription] = [],
+        authorNameType: AttributeType = .string,
+        dropPages: Bool = false
+    ) -> ObjectModel {
+        var bookAttributes = [
+            optional("title", .string),
+            optional("isbn", .string),
+        ]
+        if !dropPages { bookAttributes.append(optional("pages", .integer16)) }
+        bookAttributes += extraBookAttributes
+        return ObjectModel(name: "Library", entities: [
+            EntityDescription(name: "Item", attributes: [
+                optional("i16", .integer16), optional("i32", .integer32), optional("i64", .integer64),
+                optional("dec", .decimal), optional("dbl", .double), optional("flt", .float),
+                optional("str", .string), optional("flag", .boolean), optional("when", .date),
+                optional("blob", .binary), optional("uid", .uuid), optional("link", .uri),
+                AttributeDescription(name: "opaque", type: .transformable, isOptional: true, valueTransformerName: "NSSecureUnarchiveFromData"),
+                AttributeDescription(name: "scratch", type: .string, isOptional: true, isTransient: true),
+            ]),
+            EntityDescription(name: "Author", attributes: [optional("name", authorNameType)], relationships: [
+                RelationshipDescription(name: "books", destination: "Book", inverse: "author", toMany: true),
+            ]),
+            EntityDescription(name: "Book", attributes: bookAttributes, relationships: [
+                RelationshipDescription(name: "author", destination: "Author", inverse: "books"),
+                RelationshipDescription(name: "shelf", destination: "Shelf", inverse: "books"),
+                RelationshipDescription(name: "tags", destination: "Tag", inverse: "books", toMany: true),
+                RelationshipDescription(name: "related", destination: "Book", toMany: true, ordered: true),
+            ], fetchIndexes: bookFetchIndexes, uniquenessConstraints: [["isbn"]]),
+            EntityDescription(name: "Novel", parent: "Book", attributes: [optional("genre", .string)]),
+            EntityDescription(name: "Shelf", attributes: [optional("label", .string)], relationships: [
+                RelationshipDescription(name: "books", destination: "Book", inverse: "shelf", toMany: true, ordered: true),
+            ]),
+            EntityDescription(name: "Tag", attributes: [optional("name", .string)], relationships: [
+                RelationshipDescription(name: "books", destination: "Book", inverse: "tags", toMany: true),
+            ]),
+            EntityDescription(name: "Review", attributes: [optional("stars", .integer16)], relationships: [
+                RelationshipDescription(name: "book", destination: "Book"),
+            ]),
+        ] + extraEntities)
+    }
+}
+
+extension SQLiteStore {
+    /// Saves and expects a commit.
+    @discardableResult
+    func commit(_ changes: StoreChanges) async throws -> StoreCommit {
+        let result = try await save(changes)
+        guard case .committed(let commit) = result else {
+            throw StrataError(.storeSave, "expected a commit, got \(result)")
+        }
+        return commit
+    }
+
+    /// Inserts one object and returns its permanent ID.
+    func insert(_ entity: String, _ values: [String: PropertyValue], toMany: [String: [ObjectID]] = [:]) async throws -> ObjectID {
+        let temporary = ObjectID.temporary(entityName: entity)
+        let commit = try await self.commit(StoreChanges(inserts: [.init(temporaryID: temporary, values: values, toMany: toMany)]))
+        guard let permanent = commit.permanentIDs[temporary] else {
+            throw StrataError(.storeSave, "no permanent ID for \(temporary)")
+        }
+        return permanent
+    }
+
+    /// Resolves and runs a fetch.
+    func fetch(_ entity: String, _ format: String? = nil, sort: [StrataQuery.SortDescriptor] = [], limit: Int = 0, offset: Int = 0, subentities: Bool = true) async throws -> [Snapshot] {
+        try await fetchSnapshots(resolved(entity, format, sort: sort, limit: limit, offset: offset, subentities: subentities))
+    }
+
+    nonisolated func resolved(_ entity: String, _ format: String? = nil, sort: [StrataQuery.SortDescriptor] = [], limit: Int = 0, offset: Int = 0, subentities: Bool = true) throws -> ResolvedFetch {
+        let request = FetchRequest(
+            entityName: entity,
+            predicate: try format.map { try PredicateParser.parse($0) },
+            sortDescriptors: sort,
+            fetchLimit: limit,
+            fetchOffset: offset,
+            includesSubentities: subentities
+        )
+        return try PredicateResolver(model: model).resolve(request)
+    }
+}
