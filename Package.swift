@@ -69,6 +69,21 @@ let package = Package(
             path: "Tools/strata",
             swiftSettings: strictSettings
         ),
+        // Side-by-side figures for the embedded stack (run in release).
+        .executableTarget(
+            name: "strata-embedded-bench",
+            dependencies: [
+                "StrataModel",
+                "StrataQuery",
+                "StrataStore",
+                "StrataContext",
+                "StrataSamples",
+                .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "GRDBSQLite", package: "GRDB.swift"),
+            ],
+            path: "Tools/strata-embedded-bench",
+            swiftSettings: strictSettings
+        ),
         .testTarget(
             name: "StrataModelTests",
             dependencies: ["StrataModel", "StrataQuery"],

@@ -157,32 +157,30 @@ extension Context {
         let checksVersions = mergePolicy != .overwrite
         for object in graph.changedObjects {
             let storeID = object.storeIdentifier
-            var changes = byStore[storeID] ?? StoreChanges(checksVersions: checksVersions)
+            if byStore[storeID] == nil { byStore[storeID] = StoreChanges(checksVersions: checksVersions) }
             if object.isDeleted {
                 if !object.isInserted {
-                    changes.deletes.append(.init(objectID: object.objectID, expectedVersion: object.version))
+                    // Mutated in place: copying the change set out and back
+                    // would copy its arrays at every object.
+                    byStore[storeID]?.deletes.append(.init(objectID: object.objectID, expectedVersion: object.version))
                 }
-                byStore[storeID] = changes
                 continue
             }
             var values: [String: PropertyValue] = [:]
             var toMany: [String: [ObjectID]] = [:]
-            let keys: [String] = object.isInserted
-                ? persistedKeys(of: object.entityName)
-                : Array(object.changes.keys)
+            let keys: [String] = object.isInserted ? persistedKeys(of: object.entityName) : Array(object.changes.keys)
             for key in keys {
                 if let value = graph.currentValue(of: object, forKey: key) { values[key] = value }
             }
-            for key in object.isInserted ? Array(object.toManyChanges.keys) : Array(object.toManyChanges.keys) {
+            for key in object.toManyChanges.keys {
                 if let list = graph.currentList(of: object, forKey: key) { toMany[key] = list }
             }
             externalErrors += crossStoreProblems(object, values: values, toMany: toMany)
             if object.isInserted {
-                changes.inserts.append(.init(temporaryID: object.objectID, values: values, toMany: toMany))
+                byStore[storeID]?.inserts.append(.init(temporaryID: object.objectID, values: values, toMany: toMany))
             } else {
-                changes.updates.append(.init(objectID: object.objectID, expectedVersion: object.version, values: values, toMany: toMany))
+                byStore[storeID]?.updates.append(.init(objectID: object.objectID, expectedVersion: object.version, values: values, toMany: toMany))
             }
-            byStore[storeID] = changes
         }
         guard externalErrors.isEmpty else {
             throw StrataError(.externalRelationship, "\(externalErrors.count) persisted relationship(s) point to objects in another store; link stores with fetched properties or transient relationships", details: externalErrors)
@@ -351,6 +349,7 @@ extension Context {
     func finishSave(_ committed: [(StoreSaveUnit, StoreCommit)]) -> ChangeSet {
         var changeSet = ChangeSet(contextName: name, origin: token)
         var idMap: [ObjectID: ObjectID] = [:]
+        var rekeyed: [(ManagedObject, ObjectID)] = []
         for (unit, commit) in committed {
             idMap.merge(commit.permanentIDs) { a, _ in a }
             for insert in unit.changes.inserts {
@@ -364,7 +363,7 @@ extension Context {
                 object.committedToMany = insert.toMany
                 object.toManyChanges = [:]
                 object.isInserted = false
-                graph.changeID(of: object, to: permanent)
+                rekeyed.append((object, permanent))
                 changeSet.inserted.append(permanent)
                 changeSet.versions[permanent] = object.version
             }
@@ -389,6 +388,7 @@ extension Context {
                 graph.unregister(object.objectID)
             }
         }
+        graph.changeIDs(rekeyed)
         if !idMap.isEmpty { replaceReferences(idMap) }
         return changeSet
     }

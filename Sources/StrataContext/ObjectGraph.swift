@@ -93,6 +93,21 @@ final class ObjectGraph {
         registered[id] = object
     }
 
+    /// Re-keys many objects at once (after a save): the registry is rebuilt
+    /// in one pass instead of one removal and insertion per object.
+    func changeIDs(_ changes: [(ManagedObject, ObjectID)]) {
+        guard !changes.isEmpty else { return }
+        if changes.count < 64 {
+            for (object, id) in changes { changeID(of: object, to: id) }
+            return
+        }
+        for (object, id) in changes { object.objectID = id }
+        var rebuilt: [ObjectID: ManagedObject] = [:]
+        rebuilt.reserveCapacity(registered.count)
+        for object in registered.values { rebuilt[object.objectID] = object }
+        registered = rebuilt
+    }
+
     /// Objects with unsaved changes.
     var changedObjects: [ManagedObject] {
         registered.values.filter(\.hasChanges)
