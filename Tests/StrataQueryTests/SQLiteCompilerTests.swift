@@ -7,8 +7,8 @@ import Testing
 private typealias M = FixtureModel
 
 @Suite struct SQLiteCompilerTests {
-    private func attribute(_ name: String, _ type: AttributeType, transient: Bool = false) -> AttributeDescription {
-        AttributeDescription(name: name, type: type, isOptional: true, isTransient: transient)
+    private func attribute(_ name: String, _ type: AttributeType, transient: Bool = false, indexed: Bool = false) -> AttributeDescription {
+        AttributeDescription(name: name, type: type, isOptional: true, isTransient: transient, isIndexed: indexed)
     }
 
     /// A fresh in-memory database with the functions registered.
@@ -78,6 +78,86 @@ private typealias M = FixtureModel
             let tables = try String.fetchAll(db, sql: "SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name")
             #expect(tables.contains("ZWE\"IRD"))
             #expect(tables.contains("Z_WE\"IRD_THINGS"))
+        }
+    }
+
+    @Test func entityNumbersAreKeptAndNewEntitiesFollowThem() throws {
+        // Without existing numbers: the held entities, 1… in name order.
+        let partial = try SQLiteSchema(model: collidingModel, entityNames: ["We\"ird", "Sub2"])
+        #expect(partial.entityNumberMap == ["Sub2": 1, "We\"ird": 2])
+        #expect(partial.entityNumber(of: "Thing") == nil)
+
+        // Existing numbers are kept whatever their order; new entities (even
+        // one sorting first) get the next ones in name order, above every
+        // existing number (a number of an entity no longer held is not reused).
+        let extended = ObjectModel(entities: collidingModel.entities + [
+            EntityDescription(name: "AAA", attributes: [attribute("x", .string)]),
+            EntityDescription(name: "Zed"),
+        ])
+        let existing: [String: Int64] = ["Sub1": 7, "Sub2": 3, "Thing": 5, "We\"ird": 1, "Gone": 9]
+        let schema = try SQLiteSchema(model: extended, entityNumbers: existing)
+        #expect(schema.entityNumberMap == ["Sub1": 7, "Sub2": 3, "Thing": 5, "We\"ird": 1, "AAA": 10, "Zed": 11])
+        #expect(schema.entityName(forNumber: 7) == "Sub1")
+        #expect(schema.entityName(forNumber: 10) == "AAA")
+        #expect(schema.entityName(forNumber: 9) == nil)
+        // Indexes and queries use the kept numbers.
+        #expect(schema.createStatements().contains { $0.hasPrefix("CREATE UNIQUE INDEX") && $0.hasSuffix("WHERE \"Z_ENT\" IN (7)") })
+        let query = try SQLiteQueryCompiler(schema: schema).primaryKeyQuery(ResolvedFetch(entityName: "Sub1"))
+        #expect(query.sql.contains("\"Z_ENT\" IN (?)"))
+        #expect(query.arguments == [Int64(7).databaseValue])
+        // The same numbers give the same layout.
+        #expect(try SQLiteSchema(model: extended, entityNumbers: schema.entityNumberMap).createStatements() == schema.createStatements())
+
+        // Numbers that are not positive, or shared, are refused.
+        for bad: [String: Int64] in [["Sub1": 0], ["Sub1": 2, "Sub2": 2], ["Thing": -1]] {
+            do {
+                _ = try SQLiteSchema(model: collidingModel, entityNumbers: bad)
+                Issue.record("\(bad) was accepted")
+            } catch {
+                #expect(error.code == .invalidValue, "\(error)")
+            }
+        }
+    }
+
+    @Test func reservedNamesAreNeverProduced() throws {
+        #expect(SQLiteSchema.isReserved("Z_METADATA"))
+        #expect(SQLiteSchema.isReserved("z_metadata"))
+        #expect(SQLiteSchema.isReserved("Z_PrimaryKey"))
+        #expect(SQLiteSchema.isReserved("Z_STRATA_MIGRATING_1"))
+        #expect(SQLiteSchema.isReserved("z_strata_anything"))
+        #expect(!SQLiteSchema.isReserved("Z_METADATA_2"))
+        #expect(!SQLiteSchema.isReserved("ZMETADATA"))
+        #expect(!SQLiteSchema.isReserved("Z__STRATA_X"))
+
+        let model = ObjectModel(entities: [
+            EntityDescription(name: "_METADATA", attributes: [attribute("value", .string, indexed: true)]),
+            EntityDescription(name: "_metadata", attributes: [attribute("value", .string)]),
+            EntityDescription(name: "_PRIMARYKEY", attributes: [attribute("_STRATA_TEMP", .string)]),
+            EntityDescription(name: "_STRATA_MIGRATING_1", attributes: [attribute("_strata_migrating_1", .string)], relationships: [
+                RelationshipDescription(name: "owner", destination: "_PRIMARYKEY"),
+            ]),
+            EntityDescription(name: "STRATA", relationships: [RelationshipDescription(name: "x", destination: "_METADATA", toMany: true)]),
+        ])
+        let schema = try SQLiteSchema(model: model)
+        let names = schema.tables.map(\.name) + schema.joinTables.map(\.name) + schema.indexes.map(\.name)
+        for name in names { #expect(!SQLiteSchema.isReserved(name), "\(name)") }
+        #expect(Set(names.map { $0.lowercased() }).count == names.count)
+        for table in schema.tables {
+            for column in table.columns { #expect(!column.name.lowercased().hasPrefix("z_strata_"), "\(table.name).\(column.name)") }
+        }
+        #expect(schema.table(for: "_METADATA")?.name == "Z_METADATA_2")
+        #expect(schema.table(for: "_metadata")?.name == "Z_METADATA_3")
+        #expect(schema.table(for: "_PRIMARYKEY")?.name == "Z_PRIMARYKEY_2")
+        #expect(schema.table(for: "_STRATA_MIGRATING_1")?.name == "Z__STRATA_MIGRATING_1")
+        #expect(schema.column(forAttribute: "_STRATA_TEMP", in: "_PRIMARYKEY") == "Z__STRATA_TEMP")
+        #expect(schema.joinTables.map(\.name) == ["Z__STRATA_X"])
+
+        // The DDL runs beside the store's own tables.
+        let db = try database()
+        try db.write { db in
+            try db.execute(sql: "CREATE TABLE \"Z_METADATA\" (\"Z_KEY\" TEXT PRIMARY KEY, \"Z_VALUE\" BLOB)")
+            try db.execute(sql: "CREATE TABLE \"Z_PRIMARYKEY\" (\"Z_NAME\" TEXT PRIMARY KEY, \"Z_MAX\" INTEGER NOT NULL)")
+            for statement in schema.createStatements() { try db.execute(sql: statement) }
         }
     }
 

@@ -8,9 +8,10 @@ import Testing
 @Suite struct SQLiteStoreTests {
     typealias Models = SQLiteTestModels
 
-    private func open(_ directory: SQLiteTestDirectory, model: ObjectModel = Models.library(), readOnly: Bool = false, migrates: Bool = true) async throws -> SQLiteStore {
+    private func open(_ directory: SQLiteTestDirectory, model: ObjectModel = Models.library(), configuration: String? = nil, readOnly: Bool = false, migrates: Bool = true, url: URL? = nil) async throws -> SQLiteStore {
         try await SQLiteStore(
-            description: StoreDescription(url: directory.storeURL, type: .sqlite, isReadOnly: readOnly, migratesAutomatically: migrates, busyTimeout: .seconds(2)),
+            description: StoreDescription(url: url ?? directory.storeURL, type: .sqlite, configuration: configuration, isReadOnly: readOnly,
+                                          migratesAutomatically: migrates, busyTimeout: .seconds(2)),
             model: model
         )
     }
@@ -496,11 +497,16 @@ import Testing
         )
         let refused = await expectError(.incompatibleVersionHash) { _ = try await open(directory, model: added, migrates: false) }
         #expect(refused?.details.contains("Book.subtitle: optional attribute added (String)") == true)
-        // Read-only: renumbering is needed, so it cannot open.
+        // Read-only: tables and columns must be added, so it cannot open.
         _ = await expectError(.incompatibleVersionHash) { _ = try await open(directory, model: added, readOnly: true) }
 
         let migrated = try await open(directory, model: added)
         #expect(migrated.identifier == identifier)
+        // The stored entities keep their numbers; the added ones follow them.
+        let before = Models.library().entities.map(\.name)
+        #expect(before.allSatisfy { migrated.schema.entityNumber(of: $0) == store.schema.entityNumber(of: $0) })
+        #expect(migrated.schema.entityNumber(of: "Aardvark") == Int64(before.count + 1))
+        #expect(migrated.schema.entityNumber(of: "Publisher") == Int64(before.count + 2))
         let books = try await migrated.fetch("Book")
         #expect(books.map(\.objectID) == [book])
         #expect(books.first?["title"] == .string("Dune"))
@@ -511,7 +517,7 @@ import Testing
         let publisher = try await migrated.insert("Publisher", ["name": .string("Ace")])
         let newBook = try await migrated.insert("Book", ["title": .string("New"), "subtitle": .string("s")])
         #expect((newBook.primaryKey ?? 0) > (book.primaryKey ?? 0))
-        // The uniqueness constraint still holds after the renumbering.
+        // The uniqueness constraint still holds after the migration.
         let clash = try await migrated.save(StoreChanges(inserts: [.init(temporaryID: .temporary(entityName: "Book"), values: ["isbn": .string("1")])]))
         if case .constraintConflicts(let conflicts) = clash {
             #expect(conflicts.first?.existingObjectID == book)
@@ -534,6 +540,296 @@ import Testing
         try queue.close()
         #expect(indexes == migrated.schema.indexes.map(\.name).sorted())
         #expect(indexes.contains { $0.contains("BYTITLE") })
+    }
+
+    @Test func entityNumbersStayWhenEntitiesAreAddedAnywhere() async throws {
+        let directory = try SQLiteTestDirectory()
+        defer { directory.remove() }
+        let store = try await open(directory, model: Models.configured(), configuration: "Main")
+        let numbers = store.schema.entityNumberMap
+        // A new store numbers its entities 1… in name order.
+        #expect(numbers == ["Author": 1, "Book": 2, "Item": 3, "Novel": 4, "Review": 5, "Shelf": 6, "Tag": 7])
+        let book = try await store.insert("Book", ["title": .string("Dune")])
+        let novel = try await store.insert("Novel", ["title": .string("Neuromancer"), "genre": .string("SF")])
+        let review = try await store.insert("Review", ["stars": .integer(5), "book": .object(novel)])
+        try await store.close()
+        let layout = try await SQLiteFile.metadata(directory.storeURL, key: "layout")
+        let pristine = directory.url.appendingPathComponent("pristine.sqlite")
+        try FileManager.default.copyItem(at: directory.storeURL, to: pristine)
+
+        func expectRows(_ store: SQLiteStore, sourceLocation: SourceLocation = #_sourceLocation) async throws {
+            let books = try await store.fetch("Book")
+            #expect(books.map(\.objectID) == [book, novel], sourceLocation: sourceLocation)
+            #expect(books.map(\.objectID.entityName) == ["Book", "Novel"], sourceLocation: sourceLocation)
+            #expect(books.last?["genre"] == .string("SF"), sourceLocation: sourceLocation)
+            #expect(try await store.fetch("Book", subentities: false).map(\.objectID) == [book], sourceLocation: sourceLocation)
+            #expect(try await store.fetch("Novel").map(\.objectID) == [novel], sourceLocation: sourceLocation)
+            #expect(try await store.fetch("Review").map { $0["book"] } == [.object(novel)], sourceLocation: sourceLocation)
+            #expect(try await store.destinations(of: "book", for: review) == [novel], sourceLocation: sourceLocation)
+            #expect(try await store.snapshots(for: [novel]).map(\.objectID.entityName) == ["Novel"], sourceLocation: sourceLocation)
+        }
+
+        // `AAA` (sorting first) added to another configuration: nothing changes,
+        // read-only or not.
+        let elsewhere = Models.configured(extra: [Models.aaa])
+        let before = try Data(contentsOf: directory.storeURL)
+        let readOnly = try await open(directory, model: elsewhere, configuration: "Main", readOnly: true)
+        #expect(readOnly.schema.entityNumberMap == numbers)
+        try await expectRows(readOnly)
+        try await readOnly.close()
+        #expect(try Data(contentsOf: directory.storeURL) == before)
+        let writable = try await open(directory, model: elsewhere, configuration: "Main")
+        #expect(writable.schema.entityNumberMap == numbers)
+        try await expectRows(writable)
+        try await writable.close()
+        #expect(try await SQLiteFile.metadata(directory.storeURL, key: "layout") == layout, "no migration")
+        // The other configuration's own new store numbers its entity 1.
+        let other = try await open(directory, model: elsewhere, configuration: "Other", url: directory.url.appendingPathComponent("other.sqlite"))
+        #expect(other.schema.entityNumberMap == ["AAA": 1])
+        try await other.close()
+
+        // `AAA` added to this configuration: a lightweight migration adding
+        // its table; the stored rows keep their numbers.
+        let here = Models.configured(extra: [Models.aaa], extraInMain: true)
+        let refused = await expectError(.incompatibleVersionHash) {
+            _ = try await open(directory, model: here, configuration: "Main", readOnly: true, url: pristine)
+        }
+        #expect(refused?.details == ["AAA: entity added"], "a new table is needed, no renumbering")
+        let migrated = try await open(directory, model: here, configuration: "Main")
+        var extended = numbers
+        extended["AAA"] = 8
+        #expect(migrated.schema.entityNumberMap == extended)
+        try await expectRows(migrated)
+        let aaa = try await migrated.insert("AAA", ["note": .string("first")])
+        let second = try await migrated.insert("Novel", ["title": .string("Hyperion")])
+        try await migrated.close()
+        #expect(try await SQLiteFile.entityNumbers(directory.storeURL, table: "ZBOOK") == [2, 4, 4])
+        #expect(try await SQLiteFile.entityNumbers(directory.storeURL, table: "ZAAA") == [8])
+
+        // Reopened read-only with the extended model: a plain open.
+        let reopened = try await open(directory, model: here, configuration: "Main", readOnly: true)
+        #expect(reopened.schema.entityNumberMap == extended)
+        #expect(try await reopened.fetch("Novel").map(\.objectID) == [novel, second])
+        #expect(try await reopened.fetch("AAA").map(\.objectID) == [aaa])
+        #expect(try await reopened.fetch("Review").map { $0["book"] } == [.object(novel)])
+        try await reopened.close()
+        // The untouched copy still opens read-only with the model it was written with.
+        let original = try await open(directory, model: Models.configured(), configuration: "Main", readOnly: true, url: pristine)
+        try await expectRows(original)
+        try await original.close()
+    }
+
+    @Test func removingAnEntityWithRowsIsStill134100() async throws {
+        let directory = try SQLiteTestDirectory()
+        defer { directory.remove() }
+        let store = try await open(directory, model: Models.configured(), configuration: "Main")
+        _ = try await store.insert("Review", ["stars": .integer(1)])
+        try await store.close()
+        let error = await expectError(.incompatibleVersionHash) {
+            _ = try await open(directory, model: Models.configured(removing: ["Review"]), configuration: "Main")
+        }
+        #expect(error?.details.contains("Review: entity removed from the model") == true)
+        let again = try await open(directory, model: Models.configured(), configuration: "Main")
+        #expect(try await again.count(again.resolved("Review")) == 1)
+        try await again.close()
+    }
+
+    @Test func entityNamesThatSpellReservedTablesGetOtherNames() async throws {
+        let directory = try SQLiteTestDirectory()
+        defer { directory.remove() }
+        let model = Models.reservedNames
+        let store = try await open(directory, model: model)
+        let schema = store.schema
+        for name in schema.tables.map(\.name) + schema.joinTables.map(\.name) + schema.indexes.map(\.name) {
+            #expect(!SQLiteSchema.isReserved(name), "\(name)")
+        }
+        #expect(schema.table(for: "_METADATA")?.name == "Z_METADATA_2")
+        #expect(schema.table(for: "_PRIMARYKEY")?.name == "Z_PRIMARYKEY_2")
+        #expect(schema.table(for: "_STRATA_MIGRATING_1")?.name == "Z__STRATA_MIGRATING_1")
+        #expect(schema.column(forAttribute: "_STRATA_MIGRATING_1", in: "_STRATA_MIGRATING_1") == "Z__STRATA_MIGRATING_1")
+        #expect(schema.joinTables.map(\.name).sorted() == ["Z__PRIMARYKEY_ITEMS", "Z__STRATA_X"])
+
+        let item = ObjectID.temporary(entityName: "_STRATA_MIGRATING_1")
+        let meta = ObjectID.temporary(entityName: "_METADATA")
+        let commit = try await store.commit(StoreChanges(inserts: [
+            .init(temporaryID: item, values: ["_STRATA_MIGRATING_1": .string("i")]),
+            .init(temporaryID: meta, values: ["value": .string("m")]),
+            .init(temporaryID: .temporary(entityName: "_PRIMARYKEY"), values: ["value": .integer(7)], toMany: ["items": [item]]),
+            .init(temporaryID: .temporary(entityName: "STRATA"), values: [:], toMany: ["x": [meta]]),
+        ]))
+        #expect(commit.permanentIDs.count == 4)
+        let identifier = store.identifier
+        try await store.close()
+
+        // The store's own tables are intact beside the entities' ones.
+        let tables = try await SQLiteFile.tables(directory.storeURL)
+        #expect(tables == ["ZSTRATA", "Z_METADATA", "Z_METADATA_2", "Z_PRIMARYKEY", "Z_PRIMARYKEY_2", "Z__PRIMARYKEY_ITEMS", "Z__STRATA_MIGRATING_1", "Z__STRATA_X"])
+        #expect(try await SQLiteFile.metadata(directory.storeURL, key: "identifier") == identifier)
+
+        // Reopening, and a lightweight migration, work on them.
+        let extended = ObjectModel(name: "Reserved", entities: model.entities.map { entity in
+            guard entity.name == "_METADATA" else { return entity }
+            var copy = entity
+            copy.attributes.append(Models.optional("extra", .string))
+            return copy
+        })
+        let reopened = try await open(directory, model: extended)
+        #expect(reopened.identifier == identifier)
+        #expect(try await reopened.fetch("_METADATA").map { $0["value"] } == [.string("m")])
+        #expect(try await reopened.fetch("_STRATA_MIGRATING_1").map { $0["_STRATA_MIGRATING_1"] } == [.string("i")])
+        let owner = try #require(try await reopened.fetch("_PRIMARYKEY").first)
+        #expect(try await reopened.destinations(of: "items", for: owner.objectID).count == 1)
+        let strata = try #require(try await reopened.fetch("STRATA").first)
+        #expect(try await reopened.destinations(of: "x", for: strata.objectID).count == 1)
+        try await reopened.close()
+    }
+
+    // MARK: - References to missing objects
+
+    /// The same contract on every store kind: a to-one value or to-many
+    /// destination naming a saved object that does not exist fails the
+    /// whole save with 133000 and writes nothing.
+    @Test(arguments: StoreKind.allCases)
+    func referencesToMissingObjectsFailTheWholeSave(_ kind: StoreKind) async throws {
+        typealias F = StoreFixture
+        try await TestDirectory.with { directory in
+            let store = try await F.open(kind, in: directory)
+            let t = (a: ObjectID.temporary(entityName: "Author"), gone: ObjectID.temporary(entityName: "Author"),
+                     b0: ObjectID.temporary(entityName: "Book"), b1: ObjectID.temporary(entityName: "Book"),
+                     e: ObjectID.temporary(entityName: "EBook"), tag: ObjectID.temporary(entityName: "Tag"))
+            let saved = try await F.commit(store, StoreChanges(inserts: [
+                .init(temporaryID: t.a, values: ["name": .string("A")]),
+                .init(temporaryID: t.gone, values: ["name": .string("G")], toMany: ["books": [t.b1]]),
+                .init(temporaryID: t.b0, values: ["isbn": .string("0"), "author": .object(t.a)]),
+                .init(temporaryID: t.b1, values: ["isbn": .string("1")]),
+                .init(temporaryID: t.e, values: ["isbn": .string("e")]),
+                .init(temporaryID: t.tag, values: ["name": .string("t")], toMany: ["books": [t.b0]]),
+            ]))
+            func p(_ id: ObjectID) throws -> ObjectID {
+                guard let permanent = saved.permanentIDs[id] else { throw F.FixtureError.notCommitted }
+                return permanent
+            }
+            let (a, gone, b0, b1, ebook, tag) = (try p(t.a), try p(t.gone), try p(t.b0), try p(t.b1), try p(t.e), try p(t.tag))
+            #expect(try await store.destinations(of: "books", for: gone) == [b1])
+            try await F.commit(store, StoreChanges(deletes: [.init(objectID: gone, expectedVersion: 1)]))
+            let madeUp = ObjectID(storeIdentifier: store.identifier, entityName: "Author", key: .permanent(9999))
+            let madeUpBook = ObjectID(storeIdentifier: store.identifier, entityName: "Book", key: .permanent(9999))
+            let bookAsEBook = ObjectID(storeIdentifier: store.identifier, entityName: "EBook", key: b0.key)
+
+            // Objects gone (or never there) have no destinations.
+            #expect(try await store.destinations(of: "books", for: gone) == [])
+            #expect(try await store.destinations(of: "mentor", for: gone) == [])
+            #expect(try await store.destinations(of: "books", for: madeUp) == [])
+            #expect(try await store.destinations(of: "author", for: b0) == [a])
+
+            let counts = { () async throws -> [Int] in
+                var result: [Int] = []
+                for entity in ["Author", "Book", "Tag", "Chapter", "Shelf"] { result.append(try await store.count(F.all(entity))) }
+                return result
+            }
+            let countsBefore = try await counts()
+            let snapshotsBefore = try await store.snapshots(for: [a, b0, b1, ebook, tag])
+            let linksBefore = [try await store.destinations(of: "books", for: tag), try await store.destinations(of: "books", for: a)]
+            let fresh = ObjectID.temporary(entityName: "Book")
+            let cases: [(String, StoreChanges, String)] = [
+                ("insert, to-one to a deleted object",
+                 StoreChanges(inserts: [.init(temporaryID: .temporary(entityName: "Tag"), values: ["name": .string("ok")]),
+                                        .init(temporaryID: fresh, values: ["author": .object(gone)])]),
+                 "Book.author of \(fresh) points to \(gone), which no longer exists"),
+                ("insert, to-one to a made-up key",
+                 StoreChanges(inserts: [.init(temporaryID: .temporary(entityName: "Author"), values: ["mentor": .object(madeUp)])]),
+                 "points to \(madeUp)"),
+                ("update, to-one",
+                 StoreChanges(updates: [.init(objectID: b1, expectedVersion: 1, values: ["title": .string("x"), "author": .object(gone)])]),
+                 "Book.author of \(b1) points to \(gone), which no longer exists"),
+                ("insert, to-many read through an inverse foreign key",
+                 StoreChanges(inserts: [.init(temporaryID: .temporary(entityName: "Author"), values: [:], toMany: ["books": [b1, madeUpBook]])]),
+                 "points to \(madeUpBook)"),
+                ("update, many-to-many",
+                 StoreChanges(updates: [.init(objectID: tag, expectedVersion: 1, values: [:], toMany: ["books": [b1, madeUpBook]])]),
+                 "Tag.books of \(tag) points to \(madeUpBook), which no longer exists"),
+                ("insert, ordered to-many without inverse",
+                 StoreChanges(inserts: [.init(temporaryID: .temporary(entityName: "Shelf"), values: [:], toMany: ["books": [ebook, madeUpBook]])]),
+                 "points to \(madeUpBook)"),
+                ("an object this save deletes",
+                 StoreChanges(updates: [.init(objectID: a, expectedVersion: 1, values: [:], toMany: ["favourites": [b1]])],
+                              deletes: [.init(objectID: b1, expectedVersion: 1)]),
+                 "Author.favourites of \(a) points to \(b1), which no longer exists"),
+                ("an ID naming a subentity the row is not",
+                 StoreChanges(inserts: [.init(temporaryID: .temporary(entityName: "Chapter"), values: ["book": .object(bookAsEBook)])]),
+                 "points to \(bookAsEBook)"),
+                ("one bad reference among many good ones",
+                 StoreChanges(inserts: (0..<200).map { i in
+                     .init(temporaryID: .temporary(entityName: "Chapter"), values: ["number": .integer(Int64(i)), "book": .object(i == 150 ? madeUpBook : b0)])
+                 }),
+                 "points to \(madeUpBook)"),
+            ]
+            for (label, changes, text) in cases {
+                do {
+                    let result = try await store.save(changes)
+                    Issue.record("\(label): saved \(result)")
+                } catch let error as StrataError {
+                    #expect(error.code == .objectNotFound, "\(label): \(error)")
+                    if kind == .sqlite {
+                        #expect(error.message.contains(text), "\(label): \(error.message)")
+                        #expect(error.message.hasSuffix("which no longer exists"), "\(label): \(error.message)")
+                    } else {
+                        #expect(error.message.contains(text.components(separatedBy: "points to ").last?.components(separatedBy: ",").first ?? ""), "\(label): \(error.message)")
+                    }
+                }
+                #expect(try await counts() == countsBefore, "\(label): nothing was written")
+                #expect(try await store.snapshots(for: [a, b0, b1, ebook, tag]) == snapshotsBefore, "\(label): nothing was written")
+                #expect([try await store.destinations(of: "books", for: tag), try await store.destinations(of: "books", for: a)] == linksBefore, "\(label)")
+            }
+
+            // Still fine: an ancestor's name for a subentity's row (stored as
+            // the row's entity), and an update of an object gone meanwhile
+            // without version checks (it does nothing).
+            let chapter = ObjectID.temporary(entityName: "Chapter")
+            let asBook = ObjectID(storeIdentifier: store.identifier, entityName: "Book", key: ebook.key)
+            let commit = try await F.commit(store, StoreChanges(inserts: [.init(temporaryID: chapter, values: ["book": .object(asBook)])]))
+            #expect(try await F.snapshot(store, try #require(commit.permanentIDs[chapter]))["book"] == .object(ebook))
+            let ghost = try await F.commit(store, StoreChanges(
+                updates: [.init(objectID: gone, expectedVersion: 1, values: ["mentor": .object(madeUp)])], checksVersions: false
+            ))
+            #expect(ghost.versions.isEmpty)
+            // With version checks, the gone object is a conflict first.
+            let conflict = try await store.save(StoreChanges(updates: [.init(objectID: gone, expectedVersion: 1, values: ["mentor": .object(madeUp)])]))
+            #expect(conflict == .conflicts([StoreConflict(objectID: gone, expectedVersion: 1, currentVersion: 0, currentSnapshot: nil)]))
+            try await store.close()
+        }
+    }
+
+    @Test(arguments: StoreKind.allCases)
+    func entitiesTheStoreDoesNotHoldAreInvalidValues(_ kind: StoreKind) async throws {
+        typealias F = StoreFixture
+        let model = ObjectModel(name: "StoreFixture", entities: F.model.entities, configurations: [
+            ConfigurationDescription(name: "Books", entities: ["Book", "Tag", "Chapter"]),
+            ConfigurationDescription(name: "People", entities: ["Author", "Shelf", "Sample"]),
+        ])
+        try await TestDirectory.with { directory in
+            let books = try await StoreFactory.open(
+                StoreDescription(url: kind.url(in: directory), type: kind.storeType, configuration: "Books"), model: model
+            )
+            let author = ObjectID(storeIdentifier: books.identifier, entityName: "Author", key: .permanent(1))
+            let attempts: [(String, () async throws -> Void)] = [
+                ("fetch", { _ = try await books.fetchSnapshots(F.all("Author")) }),
+                ("fetch IDs", { _ = try await books.fetchObjectIDs(F.all("Author")) }),
+                ("count", { _ = try await books.count(F.all("Author")) }),
+                ("insert", { _ = try await books.save(StoreChanges(inserts: [.init(temporaryID: .temporary(entityName: "Author"), values: [:])])) }),
+                ("destinations", { _ = try await books.destinations(of: "books", for: author) }),
+            ]
+            for (label, attempt) in attempts {
+                do {
+                    try await attempt()
+                    Issue.record("\(label) of an entity the store does not hold succeeded")
+                } catch let error as StrataError {
+                    #expect(error.code == .invalidValue, "\(label): \(error)")
+                    #expect(error.message.contains("Author"), "\(label): \(error.message)")
+                }
+            }
+            try await books.close()
+        }
     }
 
     // MARK: - Concurrency

@@ -1,4 +1,5 @@
 import Foundation
+import GRDB
 import StrataModel
 import StrataQuery
 @testable import StrataStore
@@ -72,6 +73,73 @@ enum SQLiteTestModels {
                 RelationshipDescription(name: "book", destination: "Book"),
             ]),
         ] + extraEntities)
+    }
+}
+
+extension SQLiteTestModels {
+    /// An entity whose name sorts before every library entity.
+    static let aaa = EntityDescription(name: "AAA", attributes: [optional("note", .string)])
+
+    /// The library's entities (without `removing`) plus `extra`, in two
+    /// configurations: `Main` holds the library's, and `extra` when
+    /// `extraInMain`; `Other` holds `extra` otherwise.
+    static func configured(extra: [EntityDescription] = [], extraInMain: Bool = false, removing: Set<String> = []) -> ObjectModel {
+        let library = library().entities.filter { !removing.contains($0.name) }
+        let main = library.map(\.name) + (extraInMain ? extra.map(\.name) : [])
+        return ObjectModel(
+            name: "Library",
+            entities: library + extra,
+            configurations: [
+                ConfigurationDescription(name: "Main", entities: main),
+                ConfigurationDescription(name: "Other", entities: extraInMain ? [] : extra.map(\.name)),
+            ]
+        )
+    }
+
+    /// Entities whose tables and columns would take the store's own names
+    /// (`Z_METADATA`, `Z_PRIMARYKEY`, `Z_STRATA_…`) if the layout did not
+    /// skip them.
+    static var reservedNames: ObjectModel {
+        ObjectModel(name: "Reserved", entities: [
+            EntityDescription(name: "_METADATA", attributes: [optional("value", .string)]),
+            EntityDescription(name: "_PRIMARYKEY", attributes: [optional("value", .integer64)], relationships: [
+                RelationshipDescription(name: "items", destination: "_STRATA_MIGRATING_1", toMany: true),
+            ]),
+            EntityDescription(name: "_STRATA_MIGRATING_1", attributes: [optional("_STRATA_MIGRATING_1", .string)]),
+            EntityDescription(name: "STRATA", relationships: [
+                RelationshipDescription(name: "x", destination: "_METADATA", toMany: true),
+            ]),
+        ])
+    }
+}
+
+/// Raw reads of a store file, bypassing the store.
+enum SQLiteFile {
+    /// The `Z_ENT` of every row of `table`, by primary key.
+    static func entityNumbers(_ url: URL, table: String) async throws -> [Int64] {
+        let queue = try DatabaseQueue(path: url.path)
+        defer { try? queue.close() }
+        return try await queue.read { db in
+            try Int64.fetchAll(db, sql: "SELECT \"Z_ENT\" FROM \(SQLiteSchema.quote(table)) ORDER BY \"Z_PK\"")
+        }
+    }
+
+    /// The value of a `Z_METADATA` key, as text.
+    static func metadata(_ url: URL, key: String) async throws -> String? {
+        let queue = try DatabaseQueue(path: url.path)
+        defer { try? queue.close() }
+        return try await queue.read { db in
+            try String.fetchOne(db, sql: "SELECT CAST(\"Z_VALUE\" AS TEXT) FROM \"Z_METADATA\" WHERE \"Z_KEY\" = ?", arguments: [key])
+        }
+    }
+
+    /// The names of the tables of the file (SQLite's own excluded), sorted.
+    static func tables(_ url: URL) async throws -> [String] {
+        let queue = try DatabaseQueue(path: url.path)
+        defer { try? queue.close() }
+        return try await queue.read { db in
+            try String.fetchAll(db, sql: "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite\\_%' ESCAPE '\\' ORDER BY name")
+        }
     }
 }
 

@@ -8,7 +8,8 @@ import StrataModel
 /// Layout:
 /// - one table per inheritance *root* (`Z<ROOT>`), holding the rows of every
 ///   held entity of the hierarchy, with `Z_PK INTEGER PRIMARY KEY`,
-///   `Z_ENT INTEGER NOT NULL` (the row's ``entityNumber(of:)``) and
+///   `Z_ENT INTEGER NOT NULL` (the row's ``entityNumber(of:)``, assigned
+///   once per store and then kept: see ``init(model:entityNames:entityNumbers:)``) and
 ///   `Z_OPT INTEGER NOT NULL` (the optimistic-locking version);
 /// - one nullable column per persisted attribute, per *declaring* entity (a
 ///   subentity's inherited attribute shares its ancestor's column; sibling
@@ -20,7 +21,11 @@ import StrataModel
 ///   inverse's foreign key (an ordered one adds an order column `Z_FOK_…`
 ///   to the destination table); every other persisted to-many uses a join
 ///   table (``JoinTable``) — one shared table per many-to-many pair;
-/// - transient attributes and relationships get nothing.
+/// - transient attributes and relationships get nothing;
+/// - table and index names are never one the store reserves for itself
+///   (``isReserved(_:)``): a colliding name gets a suffix like any other
+///   collision, and a name in the reserved `Z_STRATA_` namespace is moved out
+///   of it (`Z__STRATA_…`).
 ///
 /// Column types: integers and Booleans `INTEGER`; Double, Float and Date
 /// (seconds since 2001) `REAL`; Decimal `TEXT` holding a ``DecimalKey``;
@@ -182,11 +187,21 @@ public struct SQLiteSchema: Sendable {
     let attributeColumns: [String: [String: String]]
     let relationshipStorages: [String: [String: RelationshipStorage]]
 
-    /// Lays out `entityNames` of `model` (every entity when nil). Throws
-    /// ``StrataError/Code/modelInvalid`` for an unknown entity, or a fetch
-    /// index or uniqueness constraint naming a property that has no column.
-    public init(model: ObjectModel, entityNames: [String]? = nil) throws(StrataError) {
-        var layout = SchemaLayout(model: model)
+    /// Lays out `entityNames` of `model` (every entity when nil).
+    ///
+    /// `entityNumbers` are the `Z_ENT` numbers a store already gave its
+    /// entities (from its metadata; nil for a new store). Held entities
+    /// that have one keep it; the others get the next numbers above the
+    /// highest existing one, in name order, so adding an entity never
+    /// renumbers the rows already stored. Without existing numbers the held
+    /// entities are numbered 1… in name order (UTF-8 bytes).
+    ///
+    /// Throws ``StrataError/Code/modelInvalid`` for an unknown entity, or a
+    /// fetch index or uniqueness constraint naming a property that has no
+    /// column; ``StrataError/Code/invalidValue`` when `entityNumbers` holds
+    /// a number that is not positive or that two entities share.
+    public init(model: ObjectModel, entityNames: [String]? = nil, entityNumbers existingNumbers: [String: Int64]? = nil) throws(StrataError) {
+        var layout = SchemaLayout(model: model, existingNumbers: existingNumbers)
         try layout.build(entityNames: entityNames ?? model.entities.map(\.name))
         self.model = model
         self.entityNames = layout.held
@@ -202,11 +217,19 @@ public struct SQLiteSchema: Sendable {
 
     // MARK: - Lookups
 
-    /// The entity's number in `Z_ENT`: its 1-based position among all the
-    /// model's entities sorted by name (stable whatever the declaration
-    /// order or the store's configuration).
+    /// The held entity's number in `Z_ENT` (nil for an entity this layout
+    /// does not hold): the number given by the `entityNumbers` the layout
+    /// was made with, or a new one above them (see
+    /// ``init(model:entityNames:entityNumbers:)``). It does not depend on
+    /// the declaration order, nor on entities outside the held ones.
     public func entityNumber(of entityName: String) -> Int64? {
         entityNumbers[entityName]
+    }
+
+    /// Every held entity's `Z_ENT` number, by entity name: what a store
+    /// records so that a later layout keeps the numbers.
+    public var entityNumberMap: [String: Int64] {
+        entityNumbers
     }
 
     /// The entity with this `Z_ENT` number.
@@ -241,6 +264,26 @@ public struct SQLiteSchema: Sendable {
     public func entities(covering entityName: String, includingSubentities: Bool) -> [String] {
         let candidates = includingSubentities ? model.hierarchy(of: entityName) : [entityName]
         return candidates.filter { holds($0) }
+    }
+
+    // MARK: - Reserved names
+
+    /// Tables of the store itself (`Z_METADATA`, `Z_PRIMARYKEY`), which no
+    /// layout ever names a table or index after (compared case-insensitively,
+    /// as SQLite does).
+    public static let reservedTableNames: [String] = ["Z_METADATA", "Z_PRIMARYKEY"]
+
+    /// The namespace the store keeps for its own temporary names (for
+    /// instance a migration renaming tables and columns): no table, index or
+    /// column name of a layout starts with it (case-insensitively).
+    public static let reservedPrefix = "Z_STRATA_"
+
+    /// Whether `name` is a table or index name the store reserves for
+    /// itself: one of ``reservedTableNames`` or a name starting with
+    /// ``reservedPrefix``, in any case.
+    public static func isReserved(_ name: String) -> Bool {
+        let lower = name.lowercased()
+        return lower.hasPrefix(reservedPrefix.lowercased()) || reservedTableNames.contains { $0.lowercased() == lower }
     }
 
     // MARK: - SQL text

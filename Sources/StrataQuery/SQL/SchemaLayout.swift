@@ -1,9 +1,12 @@
 import Foundation
 import StrataModel
 
-/// Builds an ``SQLiteSchema``: allocates tables, columns, join tables and
+/// Builds an ``SQLiteSchema``: numbers the entities (keeping the numbers a
+/// store already gave them), then allocates tables, columns, join tables and
 /// indexes in a fixed order (names sorted by UTF-8 bytes), so the same
-/// model and entity list always give the same layout.
+/// model, entity list and existing numbers always give the same layout.
+/// Table and index names never fall into the store's reserved names
+/// (``SQLiteSchema/isReserved(_:)``).
 struct SchemaLayout {
     typealias Column = SQLiteSchema.Column
     typealias Storage = SQLiteSchema.RelationshipStorage
@@ -15,6 +18,8 @@ struct SchemaLayout {
     }
 
     let model: ObjectModel
+    /// The numbers a store already gave its entities (none for a new store).
+    let existingNumbers: [String: Int64]
     var held: [String] = []
     var tables: [SQLiteSchema.Table] = []
     var joinTables: [SQLiteSchema.JoinTable] = []
@@ -32,8 +37,9 @@ struct SchemaLayout {
     private var orderColumns: [Slot: (table: Int, column: String)] = [:]
     private var joinTableBySlot: [Slot: Int] = [:]
 
-    init(model: ObjectModel) {
+    init(model: ObjectModel, existingNumbers: [String: Int64]? = nil) {
         self.model = model
+        self.existingNumbers = existingNumbers ?? [:]
     }
 
     static func byBytes(_ a: String, _ b: String) -> Bool {
@@ -41,11 +47,6 @@ struct SchemaLayout {
     }
 
     mutating func build(entityNames: [String]) throws(StrataError) {
-        var allNames: [String] = []
-        for entity in model.entities where !allNames.contains(entity.name) { allNames.append(entity.name) }
-        allNames.sort(by: Self.byBytes)
-        for (i, name) in allNames.enumerated() { entityNumbers[name] = Int64(i + 1) }
-
         var heldSet: Set<String> = []
         for name in entityNames {
             guard model.entity(named: name) != nil else {
@@ -54,6 +55,7 @@ struct SchemaLayout {
             heldSet.insert(name)
         }
         held = heldSet.sorted(by: Self.byBytes)
+        try numberEntities()
 
         let roots = Set(held.map { model.rootEntityName(of: $0) }).sorted(by: Self.byBytes)
         for root in roots { buildTable(root: root) }
@@ -61,12 +63,55 @@ struct SchemaLayout {
         try buildIndexes()
     }
 
+    // MARK: - Entity numbers
+
+    /// Held entities keep their existing numbers; the others get the next
+    /// numbers above every existing one (a number is never given twice,
+    /// even one of an entity no longer held), in name order. Throws
+    /// ``StrataError/Code/invalidValue`` for existing numbers that are not
+    /// positive or not distinct.
+    private mutating func numberEntities() throws(StrataError) {
+        var owners: [Int64: String] = [:]
+        for name in existingNumbers.keys.sorted(by: Self.byBytes) {
+            guard let number = existingNumbers[name] else { continue }
+            guard number > 0 else {
+                throw StrataError(.invalidValue, "entity '\(name)' has entity number \(number); entity numbers are positive")
+            }
+            if let other = owners.updateValue(name, forKey: number) {
+                throw StrataError(.invalidValue, "entities '\(other)' and '\(name)' both have entity number \(number)")
+            }
+        }
+        var last = existingNumbers.values.max() ?? 0
+        for name in held {
+            if let number = existingNumbers[name] {
+                entityNumbers[name] = number
+                continue
+            }
+            guard last < Int64.max else {
+                throw StrataError(.invalidValue, "no entity number is left for entity '\(name)'")
+            }
+            last += 1
+            entityNumbers[name] = last
+        }
+    }
+
     // MARK: - Names
 
+    /// `name` moved out of the reserved `Z_STRATA_` namespace when it falls
+    /// in it (`Z_STRATA_X` becomes `Z__STRATA_X`): no suffix could.
+    private static func outsideReservedNamespace(_ name: String) -> String {
+        guard name.lowercased().hasPrefix(SQLiteSchema.reservedPrefix.lowercased()) else { return name }
+        let prefixLength = "Z_".count
+        return String(name.prefix(prefixLength)) + "_" + String(name.dropFirst(prefixLength))
+    }
+
+    /// A table or index name: `base`, or `base_2`, `base_3`… when taken
+    /// (case-insensitively) or reserved by the store.
     private mutating func allocateSchemaName(_ base: String) -> String {
+        let base = Self.outsideReservedNamespace(base)
         var candidate = base
         var n = 2
-        while schemaNames.contains(candidate.lowercased()) {
+        while schemaNames.contains(candidate.lowercased()) || SQLiteSchema.isReserved(candidate) {
             candidate = base + "_" + String(n)
             n += 1
         }
@@ -74,7 +119,11 @@ struct SchemaLayout {
         return candidate
     }
 
+    /// A column name of `table`: `base`, or `base_2`, `base_3`… when taken
+    /// (case-insensitively); never in the reserved `Z_STRATA_` namespace
+    /// (a migration renames columns through such names).
     private mutating func allocateColumn(_ base: String, in table: Int) -> String {
+        let base = Self.outsideReservedNamespace(base)
         var taken = columnNames[table] ?? []
         var candidate = base
         var n = 2

@@ -15,16 +15,21 @@ import StrataQuery
 /// - a mandatory attribute becoming optional, or a relationship only
 ///   becoming optional (no DDL);
 /// - added, removed or changed indexes and uniqueness constraints;
-/// - `Z_ENT` renumbering (entity numbers are positions in the whole
-///   model's sorted entity list, so adding any entity to the model shifts
-///   them) and table, column or index renames when the deterministic naming
-///   moves a name.
+/// - table, column or index renames when the deterministic naming moves a
+///   name.
+///
+/// Entity numbers (`Z_ENT`) never change: the target layout is made with the
+/// numbers the store recorded, an added entity taking the next free one, so
+/// an entity added to another configuration changes nothing here and one
+/// added to this configuration only adds its table or columns. A target
+/// that would renumber a stored entity is refused (it cannot happen short of
+/// a bug).
 ///
 /// Everything else is error 134100 listing every entity and property that
 /// differs (error 134020 when the only problem is that the store holds
 /// entities the configuration does not). With
 /// ``StoreDescription/migratesAutomatically`` off, any model-level
-/// difference is 134100; renumbering and index changes (not part of the
+/// difference is 134100; renames and index changes (not part of the
 /// version hashes) are still applied.
 struct SQLiteMigrationPlanner {
     /// One statement of a migration.
@@ -220,7 +225,8 @@ struct SQLiteMigrationPlanner {
         var temporaryCount = 0
         func temporaryName() -> String {
             temporaryCount += 1
-            return "Z_STRATA_MIGRATING_\(temporaryCount)"
+            // In the namespace no layout uses (``SQLiteSchema/reservedPrefix``).
+            return SQLiteSchema.reservedPrefix + "MIGRATING_\(temporaryCount)"
         }
 
         // 1. Indexes that are gone or changed.
@@ -248,7 +254,19 @@ struct SQLiteMigrationPlanner {
         var createdJoins: [SQLiteStoreMetadata.JoinTable] = []
         var columnRenames: [(table: String, from: String, to: String)] = []
         var addedColumns: [(table: SQLiteStoreMetadata.Table, column: SQLiteStoreMetadata.Column)] = []
-        var renumberings: [(table: String, pairs: [(Int64, Int64)])] = []
+
+        // Stored rows keep their entity numbers.
+        for (entity, number) in old.entityNumbers.sorted(by: { $0.key < $1.key }) {
+            if let renumbered = new.entityNumbers[entity], renumbered != number {
+                problems.append("\(entity): entity number would change from \(number) to \(renumbered)")
+            }
+        }
+        let storedNumbers = Dictionary(old.entityNumbers.map { ($0.value, $0.key) }, uniquingKeysWith: { a, _ in a })
+        for (entity, number) in new.entityNumbers.sorted(by: { $0.key < $1.key }) where old.entityNumbers[entity] == nil {
+            if let holder = storedNumbers[number] {
+                problems.append("\(entity): entity number \(number) is already \(holder)'s")
+            }
+        }
 
         for table in new.tables {
             guard let before = oldTables[table.rootEntity] else {
@@ -271,11 +289,6 @@ struct SQLiteMigrationPlanner {
                 }
                 if existing.name != column.name { columnRenames.append((table.name, existing.name, column.name)) }
             }
-            var pairs: [(Int64, Int64)] = []
-            for entity in before.entities {
-                if let from = old.entityNumbers[entity], let to = new.entityNumbers[entity], from != to { pairs.append((from, to)) }
-            }
-            if !pairs.isEmpty { renumberings.append((table.name, pairs)) }
         }
         for join in new.joinTables {
             guard let before = oldJoins[joinKey(join)] else {
@@ -326,20 +339,7 @@ struct SQLiteMigrationPlanner {
             steps.append(Step(sql: "ALTER TABLE \(Self.q(table.name)) ADD COLUMN \(Self.q(column.name)) \(column.type)", changesData: true))
         }
 
-        // 6. Entity renumbering, all pairs of a table at once.
-        for (table, pairs) in renumberings {
-            var sql = "UPDATE \(Self.q(table)) SET \(Self.q("Z_ENT")) = CASE \(Self.q("Z_ENT"))"
-            var arguments: [DatabaseValue] = []
-            for (from, to) in pairs {
-                sql += " WHEN ? THEN ?"
-                arguments += [from.databaseValue, to.databaseValue]
-            }
-            sql += " ELSE \(Self.q("Z_ENT")) END WHERE \(Self.q("Z_ENT")) IN (" + pairs.map { _ in "?" }.joined(separator: ", ") + ")"
-            arguments += pairs.map { $0.0.databaseValue }
-            steps.append(Step(sql: sql, arguments: arguments, changesData: true))
-        }
-
-        // 7. Defaults of added attributes, for the rows that have them.
+        // 6. Defaults of added attributes, for the rows that have them.
         for (table, column) in addedColumns where column.role.kind == "attribute" {
             guard let declaring = column.role.entity, let name = column.role.name,
                   let attribute = model.attribute(named: name, in: declaring), !attribute.defaultValue.isNull else { continue }
@@ -354,7 +354,7 @@ struct SQLiteMigrationPlanner {
             ))
         }
 
-        // 8. Indexes that are new or changed.
+        // 7. Indexes that are new or changed.
         for index in new.indexes where !oldIndexes.contains(index.name + "\u{0}" + index.sql) {
             steps.append(Step(sql: index.sql, changesData: false))
         }

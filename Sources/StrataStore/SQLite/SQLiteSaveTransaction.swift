@@ -15,6 +15,14 @@ import StrataQuery
 ///    replaced by permanent ones everywhere;
 /// 3. deletes (rows and the join-table rows naming them);
 /// 4. updates (`UPDATE … SET changed columns, Z_OPT = Z_OPT + 1 … RETURNING Z_OPT`);
+///    then, when some value or to-many of the save points to a saved object,
+///    those objects are looked up (one `SELECT Z_PK … WHERE Z_PK IN (…)` per
+///    referenced table, in chunks; `Z_ENT` too when an ID names a
+///    subentity): one that does not exist (deleted meanwhile or by this
+///    save, a made-up key, a row of another entity) fails the whole save
+///    with 133000 (``StrataError/Code/objectNotFound``), nothing written.
+///    References of an update whose own row is gone (without version
+///    checks, such an update does nothing) are not looked up;
 /// 5. to-manys stored through an inverse foreign key: the updated sources'
 ///    destinations are released (foreign key and order column set to NULL);
 /// 6. inserts (`Z_OPT = 1`), whose foreign keys and order columns already
@@ -60,7 +68,37 @@ struct SQLiteSaveTransaction {
         var columns: [String]
         var cells: [DatabaseValue]
         var references: [Reference]
+        /// Saved objects its to-one values and to-manys point to.
+        var savedTargets: [SavedTarget]
         var sql: String
+    }
+
+    /// A saved object a value or to-many points to.
+    private struct SavedTarget {
+        var target: ObjectID
+        var key: Int64
+        var table: SQLiteStoreMapping.DestinationTable
+    }
+
+    /// The saved objects a save points to in one hierarchy table, which
+    /// must exist when it is written.
+    private struct SavedTargets {
+        /// Their primary keys.
+        var keys: Set<Int64> = []
+        /// Keys named by an ID of an entity below the table's root, with
+        /// those entities: the row must be of that entity or below.
+        var kinds: [Int64: Set<String>] = [:]
+
+        mutating func add(_ target: ObjectID, key: Int64, rootEntity: String) {
+            keys.insert(key)
+            if target.entityName != rootEntity { kinds[key, default: []].insert(target.entityName) }
+        }
+    }
+
+    /// A row of a hierarchy table.
+    private struct RowKey: Hashable {
+        var table: String
+        var key: Int64
     }
 
     private struct Delete {
@@ -85,6 +123,8 @@ struct SQLiteSaveTransaction {
     private let path: String
     private let checksVersions: Bool
     private let decoder: SQLiteRowDecoder
+    /// The change set, to name the references to missing objects.
+    private let changes: StoreChanges
 
     private var inserts: [Insert] = []
     /// The values of every insert's row, one after the other (one buffer
@@ -98,6 +138,11 @@ struct SQLiteSaveTransaction {
     private var insertIndex: [ObjectID: Int] = [:]
     /// Temporary IDs used as references, with the entity and property using them.
     private var temporaryReferences: [(target: ObjectID, entity: String, property: String)] = []
+    /// Saved objects the inserts point to, by table.
+    private var insertTargets: [String: SavedTargets] = [:]
+    /// The last saved object added to ``insertTargets`` (inserts often
+    /// point to the same one, which is then not hashed again).
+    private var lastInsertTarget: (target: ObjectID, table: String)?
     /// (table, primary key) of an insert → its temporary ID, for constraint
     /// conflicts (built at the first one).
     private var temporaryByKey: [String: [Int64: ObjectID]]?
@@ -108,10 +153,11 @@ struct SQLiteSaveTransaction {
     // MARK: - Preparation (no database access)
 
     /// Checks and encodes `changes`. Throws ``StrataError`` for an entity
-    /// the store does not hold (134030), a value that does not fit its
-    /// attribute (``StrataError/Code/invalidValue``), a reference to an
-    /// object of another store (133010) or to an unsaved object the save
-    /// does not insert.
+    /// the store does not hold or a value that does not fit its attribute
+    /// (``StrataError/Code/invalidValue``), a reference to an object of
+    /// another store (133010) or to an unsaved object the save does not
+    /// insert. References to saved objects are only noted here: whether
+    /// they exist is checked in the transaction.
     init(changes: StoreChanges, mapping: SQLiteStoreMapping, storeIdentifier: String, path: String) throws(StrataError) {
         self.mapping = mapping
         self.model = mapping.schema.model
@@ -119,6 +165,7 @@ struct SQLiteSaveTransaction {
         self.path = path
         self.checksVersions = changes.checksVersions
         self.decoder = SQLiteRowDecoder(mapping: mapping, storeIdentifier: storeIdentifier, path: path)
+        self.changes = changes
 
         inserts.reserveCapacity(changes.inserts.count)
         // Entities of the inserts (consecutive inserts usually share one),
@@ -155,11 +202,14 @@ struct SQLiteSaveTransaction {
                 case .attribute(let field, let position)?:
                     insertCells[offset + position] = try SQLiteAttributeEncoder.encode(value, type: entity.attributes[field].type, entity: entity.name, attribute: name)
                 case .toOne(let field, let position)?:
-                    let (stored, pending) = try toOne(value, field: entity.toOnes[field], entity: entity)
+                    let toOneField = entity.toOnes[field]
+                    let (stored, pending) = try toOne(value, field: toOneField, entity: entity)
                     insertCells[offset + position] = stored
                     if let pending {
                         references.append(Reference(position: position, target: pending))
                         temporaryReferences.append((pending, entity.name, name))
+                    } else if case .object(let target) = value, case .permanent(let key) = target.key, let table = toOneField.destinationTable {
+                        noteInsertTarget(target, key: key, table: table)
                     }
                 case nil:
                     _ = try encode(name, value, of: entity, object: id)
@@ -170,7 +220,13 @@ struct SQLiteSaveTransaction {
             if !insert.toMany.isEmpty {
                 for (name, destinations) in insert.toMany.sorted(by: { $0.key < $1.key }) {
                     let field = try toManyField(name, of: entity)
-                    toManys.append(ToMany(insert: i, sourceKey: 0, entity: entity, field: field, destinations: try checkedDestinations(destinations, field: field, entity: entity)))
+                    let checked = try checkedDestinations(destinations, field: field, entity: entity)
+                    if let table = field.destinationTable {
+                        for target in checked {
+                            if case .permanent(let key) = target.key { noteInsertTarget(target, key: key, table: table) }
+                        }
+                    }
+                    toManys.append(ToMany(insert: i, sourceKey: 0, entity: entity, field: field, destinations: checked))
                 }
             }
         }
@@ -178,9 +234,14 @@ struct SQLiteSaveTransaction {
         for update in changes.updates {
             let (entity, key) = try savedObject(update.objectID, operation: "update")
             var assignments: [(column: String, value: DatabaseValue, reference: ObjectID?)] = []
+            var savedTargets: [SavedTarget] = []
             for (name, value) in update.values {
                 guard let (column, stored, reference) = try encode(name, value, of: entity, object: update.objectID) else { continue }
                 assignments.append((column, stored, reference))
+                if let i = entity.toOneIndex[name], let table = entity.toOnes[i].destinationTable,
+                   case .object(let target) = value, case .permanent(let key) = target.key {
+                    savedTargets.append(SavedTarget(target: target, key: key, table: table))
+                }
             }
             assignments.sort { $0.column < $1.column }
             var sql = "UPDATE \(Self.q(entity.table)) SET "
@@ -193,14 +254,21 @@ struct SQLiteSaveTransaction {
             for (name, value) in update.values {
                 if case .object(let target) = value, target.isTemporary { temporaryReferences.append((target, entity.name, name)) }
             }
-            updates.append(Update(
-                objectID: update.objectID, key: key, entity: entity, expectedVersion: update.expectedVersion,
-                columns: assignments.map(\.column), cells: assignments.map(\.value), references: references, sql: sql
-            ))
             for (name, destinations) in update.toMany.sorted(by: { $0.key < $1.key }) {
                 let field = try toManyField(name, of: entity)
-                toManys.append(ToMany(insert: nil, sourceKey: key, entity: entity, field: field, destinations: try checkedDestinations(destinations, field: field, entity: entity)))
+                let checked = try checkedDestinations(destinations, field: field, entity: entity)
+                if let table = field.destinationTable {
+                    for target in checked {
+                        if case .permanent(let key) = target.key { savedTargets.append(SavedTarget(target: target, key: key, table: table)) }
+                    }
+                }
+                toManys.append(ToMany(insert: nil, sourceKey: key, entity: entity, field: field, destinations: checked))
             }
+            updates.append(Update(
+                objectID: update.objectID, key: key, entity: entity, expectedVersion: update.expectedVersion,
+                columns: assignments.map(\.column), cells: assignments.map(\.value), references: references,
+                savedTargets: savedTargets, sql: sql
+            ))
         }
 
         for delete in changes.deletes {
@@ -230,11 +298,18 @@ struct SQLiteSaveTransaction {
     private func heldEntity(_ id: ObjectID) throws(StrataError) -> Entity {
         guard let entity = mapping.entities[id.entityName] else {
             if model.entity(named: id.entityName) == nil {
-                throw StrataError(.storeSave, "store \(path): \(id) names unknown entity '\(id.entityName)'")
+                throw StrataError(.invalidValue, "store \(path): \(id) names unknown entity '\(id.entityName)'")
             }
-            throw StrataError(.storeSave, "store \(path) does not hold entity '\(id.entityName)' (\(id))")
+            throw StrataError(.invalidValue, "store \(path) does not hold entity '\(id.entityName)' (\(id))")
         }
         return entity
+    }
+
+    /// Records that an insert points to a saved object.
+    private mutating func noteInsertTarget(_ target: ObjectID, key: Int64, table: SQLiteStoreMapping.DestinationTable) {
+        if let last = lastInsertTarget, last.target == target, last.table == table.name { return }
+        lastInsertTarget = (target, table.name)
+        insertTargets[table.name, default: SavedTargets()].add(target, key: key, rootEntity: table.rootEntity)
     }
 
     private func savedObject(_ id: ObjectID, operation: String) throws(StrataError) -> (Entity, Int64) {
@@ -390,8 +465,10 @@ struct SQLiteSaveTransaction {
             }
         }
 
-        // 4. Updates.
-        for update in updates {
+        // 4. Updates (noting those whose row was already gone), then the
+        //    saved objects the save points to must exist.
+        var missingUpdates: Set<Int> = []
+        for (index, update) in updates.enumerated() {
             var values = update.cells
             for reference in update.references { values[reference.position] = try key(of: reference.target).databaseValue }
             values.append(update.key.databaseValue)
@@ -399,12 +476,15 @@ struct SQLiteSaveTransaction {
                 let statement = try db.cachedStatement(sql: update.sql)
                 if let version = try Int64.fetchOne(statement, arguments: StatementArguments(values)) {
                     commit.versions[update.objectID] = version
+                } else {
+                    missingUpdates.insert(index)
                 }
             } catch let error as DatabaseError where error.extendedResultCode == .SQLITE_CONSTRAINT_UNIQUE {
                 try recordConstraintConflict(db, entity: update.entity, objectID: update.objectID, key: update.key,
                                              written: Dictionary(zip(update.columns, values), uniquingKeysWith: { a, _ in a }), error: error)
             }
         }
+        try checkSavedTargets(db, missingUpdates: missingUpdates)
 
         // 5. Destinations released by updated to-manys.
         for release in releases {
@@ -506,6 +586,110 @@ struct SQLiteSaveTransaction {
     }
 
     // MARK: - Steps
+
+    /// The updates whose references are not checked: those whose row did
+    /// not exist before the save (`missing` holds the updates that hit no
+    /// row; those whose row this save deleted did exist).
+    private func goneUpdates(_ missing: Set<Int>) -> Set<Int> {
+        guard !missing.isEmpty else { return [] }
+        let candidates = missing.filter { !updates[$0].savedTargets.isEmpty }
+        guard !candidates.isEmpty else { return [] }
+        let deleted = Set(deletes.map { RowKey(table: $0.entity.table, key: $0.key) })
+        return candidates.filter { !deleted.contains(RowKey(table: updates[$0].entity.table, key: updates[$0].key)) }
+    }
+
+    /// Throws 133000 when a saved object the inserts and (still existing)
+    /// updates point to does not exist, naming every such reference; does
+    /// nothing (no query) when they point to none. One query per
+    /// referenced table, in chunks below SQLite's parameter limit.
+    private func checkSavedTargets(_ db: Database, missingUpdates: Set<Int>) throws {
+        let gone = goneUpdates(missingUpdates)
+        var targets = insertTargets
+        for (index, update) in updates.enumerated() where !update.savedTargets.isEmpty && !gone.contains(index) {
+            for item in update.savedTargets {
+                targets[item.table.name, default: SavedTargets()].add(item.target, key: item.key, rootEntity: item.table.rootEntity)
+            }
+        }
+        guard !targets.isEmpty else { return }
+
+        // Table → primary key → Z_ENT (0 when not read) of the rows found.
+        var found: [String: [Int64: Int64]] = [:]
+        var complete = true
+        for table in targets.keys.sorted() {
+            guard let wanted = targets[table] else { continue }
+            let readsEntities = !wanted.kinds.isEmpty
+            var rows: [Int64: Int64] = [:]
+            rows.reserveCapacity(wanted.keys.count)
+            let columns = Self.q("Z_PK") + (readsEntities ? ", " + Self.q("Z_ENT") : "")
+            for chunk in SQLiteRowDecoder.chunks(of: Array(wanted.keys)) {
+                let sql = "SELECT \(columns) FROM \(Self.q(table)) WHERE \(Self.q("Z_PK")) IN (" + SQLiteRowDecoder.placeholders(chunk.count) + ")"
+                let cursor = try Row.fetchCursor(db.makeStatement(sql: sql), arguments: StatementArguments(chunk))
+                try cursor.forEach { row in
+                    rows[try row.decode(Int64.self, atIndex: 0)] = readsEntities ? try row.decode(Int64.self, atIndex: 1) : 0
+                }
+            }
+            if rows.count != wanted.keys.count {
+                complete = false
+            } else {
+                for (key, entities) in wanted.kinds {
+                    guard let number = rows[key], let actual = mapping.entitiesByNumber[number]?.name,
+                          entities.allSatisfy({ model.isEntity(actual, kindOf: $0) }) else {
+                        complete = false
+                        break
+                    }
+                }
+            }
+            found[table] = rows
+        }
+        guard !complete else { return }
+
+        let dangling = danglingReferences(found: found, gone: gone)
+        let first = dangling.first ?? "a relationship points to an object that no longer exists"
+        var message = "store \(path): \(first)"
+        if dangling.count > 1 { message += " (and \(dangling.count - 1) more reference(s) to objects that no longer exist)" }
+        throw StrataError(.objectNotFound, message, details: Array(dangling.prefix(100)))
+    }
+
+    /// Every to-one value and to-many destination of the save pointing to
+    /// a saved object that `found` does not have (or has as a row of another
+    /// entity), described, in change-set order (inserts, then updates; by
+    /// property name within an object).
+    private func danglingReferences(found: [String: [Int64: Int64]], gone: Set<Int>) -> [String] {
+        func exists(_ target: ObjectID, key: Int64, table: SQLiteStoreMapping.DestinationTable) -> Bool {
+            guard let rows = found[table.name] else { return true }
+            guard let number = rows[key] else { return false }
+            guard target.entityName != table.rootEntity else { return true }
+            guard let actual = mapping.entitiesByNumber[number]?.name else { return false }
+            return model.isEntity(actual, kindOf: target.entityName)
+        }
+        var result: [String] = []
+        func scan(_ id: ObjectID, entity: Entity, values: [String: PropertyValue], toMany: [String: [ObjectID]]) {
+            for name in values.keys.sorted() {
+                guard let i = entity.toOneIndex[name], let table = entity.toOnes[i].destinationTable,
+                      case .object(let target)? = values[name], case .permanent(let key) = target.key,
+                      !exists(target, key: key, table: table) else { continue }
+                result.append("\(entity.name).\(name) of \(id) points to \(target), which no longer exists")
+            }
+            for name in toMany.keys.sorted() {
+                guard let field = entity.toManys[name], let table = field.destinationTable else { continue }
+                switch field.storage {
+                case .transient, .external: continue
+                default: break
+                }
+                for target in toMany[name] ?? [] {
+                    guard case .permanent(let key) = target.key, !exists(target, key: key, table: table) else { continue }
+                    result.append("\(entity.name).\(name) of \(id) points to \(target), which no longer exists")
+                }
+            }
+        }
+        for (insert, change) in zip(inserts, changes.inserts) {
+            scan(change.temporaryID, entity: insert.entity, values: change.values, toMany: change.toMany)
+        }
+        for (index, (update, change)) in zip(updates, changes.updates).enumerated() where !update.savedTargets.isEmpty && !gone.contains(index) {
+            scan(update.objectID, entity: update.entity, values: change.values, toMany: change.toMany)
+        }
+        return result
+    }
 
     /// Inserts these rows (of one entity) one at a time, recording the
     /// uniqueness conflicts.

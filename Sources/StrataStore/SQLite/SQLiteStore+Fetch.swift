@@ -5,13 +5,12 @@ import StrataQuery
 extension SQLiteStore {
     /// Snapshots of the objects a fetch selects, in order: the compiled
     /// ``SQLiteQueryCompiler/rowQuery(_:)`` run in one read transaction on a
-    /// reader connection, each row decoded by column index.
+    /// reader connection, each row decoded by column index. A fetch of an
+    /// entity the store does not hold is ``StrataError/Code/invalidValue``.
     public func fetchSnapshots(_ fetch: ResolvedFetch) async throws -> [Snapshot] {
         let database = try openDatabase()
+        let table = try heldTable(of: fetch)
         let query = try mapping.compiler.rowQuery(fetch)
-        guard let table = mapping.schema.table(for: fetch.entityName)?.name else {
-            throw StrataError(.unsupported, "store \(path) does not hold entity '\(fetch.entityName)'")
-        }
         let decoder = self.decoder
         do {
             return try await database.read { db in
@@ -23,9 +22,11 @@ extension SQLiteStore {
     }
 
     /// IDs of the objects a fetch selects, in order
-    /// (``SQLiteQueryCompiler/primaryKeyQuery(_:)``).
+    /// (``SQLiteQueryCompiler/primaryKeyQuery(_:)``). A fetch of an entity
+    /// the store does not hold is ``StrataError/Code/invalidValue``.
     public func fetchObjectIDs(_ fetch: ResolvedFetch) async throws -> [ObjectID] {
         let database = try openDatabase()
+        _ = try heldTable(of: fetch)
         let query = try mapping.compiler.primaryKeyQuery(fetch)
         let decoder = self.decoder
         let entity = fetch.entityName
@@ -39,9 +40,11 @@ extension SQLiteStore {
     }
 
     /// How many objects a fetch selects, limit and offset applied
-    /// (``SQLiteQueryCompiler/countQuery(_:)``).
+    /// (``SQLiteQueryCompiler/countQuery(_:)``). A fetch of an entity the
+    /// store does not hold is ``StrataError/Code/invalidValue``.
     public func count(_ fetch: ResolvedFetch) async throws -> Int {
         let database = try openDatabase()
+        _ = try heldTable(of: fetch)
         let query = try mapping.compiler.countQuery(fetch)
         do {
             return try await database.read { db in
@@ -50,6 +53,15 @@ extension SQLiteStore {
         } catch {
             throw strataError(error, failure: .storeOpen, operation: "count of \(fetch.entityName)")
         }
+    }
+
+    /// The table of the fetched entity, or ``StrataError/Code/invalidValue``
+    /// when the store does not hold it (as the in-memory store answers).
+    private func heldTable(of fetch: ResolvedFetch) throws(StrataError) -> String {
+        guard let table = mapping.schema.table(for: fetch.entityName)?.name else {
+            throw StrataError(.invalidValue, "store \(path) does not hold entity '\(fetch.entityName)'")
+        }
+        return table
     }
 
     /// The current snapshots of these objects, in the order asked, each
@@ -95,14 +107,17 @@ extension SQLiteStore {
 
     /// The destinations of a relationship of one object: for a to-many in
     /// order (ordered ones by their order column, others by primary key);
-    /// for a to-one, its destination if any. An unsaved object, or a
-    /// relationship whose destination is in another store, has none.
+    /// for a to-one, its destination if any. An unsaved object, an object
+    /// that no longer exists (or whose row is not of the ID's entity), or a
+    /// relationship whose destination is in another store, has none: the
+    /// object's row is looked up in the same read transaction as its
+    /// destinations. An entity the store does not hold, or a relationship
+    /// the entity does not have, is ``StrataError/Code/invalidValue``.
     public func destinations(of relationship: String, for objectID: ObjectID) async throws -> [ObjectID] {
         let database = try openDatabase()
         guard let entity = mapping.entities[objectID.entityName] else {
             throw StrataError(.invalidValue, "store \(path) does not hold entity '\(objectID.entityName)' (\(objectID))")
         }
-        guard objectID.storeIdentifier == identifier, let key = objectID.primaryKey else { return [] }
         let q = SQLiteSchema.quote
         let sql: String
         var fallback: String
@@ -129,11 +144,19 @@ extension SQLiteStore {
         } else {
             throw StrataError(.invalidValue, "store \(path): entity '\(entity.name)' has no relationship '\(relationship)'")
         }
+        guard objectID.storeIdentifier == identifier, let key = objectID.primaryKey else { return [] }
         let decoder = self.decoder
         let entityName = fallback
+        let mapping = self.mapping
+        let model = self.model
+        let sourceSQL = "SELECT \(q("Z_ENT")) FROM \(q(entity.table)) WHERE \(q("Z_PK")) = ?"
+        let sourceEntity = entity.name
         do {
             return try await database.read { db in
-                try decoder.objectIDs(statement: db.cachedStatement(sql: sql), arguments: [key], fallbackEntity: entityName)
+                guard let number = try Int64.fetchOne(db.cachedStatement(sql: sourceSQL), arguments: [key]),
+                      let actual = mapping.entitiesByNumber[number]?.name,
+                      model.isEntity(actual, kindOf: sourceEntity) else { return [] }
+                return try decoder.objectIDs(statement: db.cachedStatement(sql: sql), arguments: [key], fallbackEntity: entityName)
             }
         } catch {
             throw strataError(error, failure: .storeOpen, operation: "read of \(entity.name).\(relationship)")

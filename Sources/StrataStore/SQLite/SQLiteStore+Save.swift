@@ -10,8 +10,16 @@ extension SQLiteStore {
     ///   one 134080.
     /// - Values are checked against their attributes before the transaction
     ///   starts (``StrataError/Code/invalidValue``: an integer that does
-    ///   not fit its width, a value of the wrong kind, NaN); references to
-    ///   other stores' objects are 133010.
+    ///   not fit its width, a value of the wrong kind, NaN, an entity the
+    ///   store does not hold); references to other stores' objects are
+    ///   133010.
+    /// - A to-one value or to-many destination naming an object of this
+    ///   store that does not exist (deleted meanwhile or by this save, a
+    ///   made-up primary key) throws 133000
+    ///   (``StrataError/Code/objectNotFound``: "`Entity.relationship` of
+    ///   `id` points to `missing id`, which no longer exists") and writes
+    ///   nothing. The check is one batched query per referenced table, made
+    ///   only when the save points to saved objects.
     /// - With ``StoreChanges/checksVersions``, any update or delete whose row
     ///   is at another version, or gone (current version 0), answers
     ///   `.conflicts` with the current snapshots and writes nothing. Without

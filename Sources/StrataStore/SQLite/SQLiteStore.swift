@@ -17,6 +17,12 @@ import StrataQuery
 ///   layout, and `Z_PRIMARYKEY` hands out primary keys inside the write
 ///   transaction, as Core Data does (safe across processes; keys are never
 ///   reused).
+/// - Entity numbers (`Z_ENT`) are given when an entity joins the store (1…
+///   in name order at creation, the next free numbers for entities a
+///   migration adds), recorded in the metadata and handed back to the
+///   layout on every open: adding an entity anywhere in the model never
+///   renumbers stored rows (it changes nothing when another configuration
+///   gets it, and is a lightweight migration when this one does).
 /// - Opening an existing store compares what it recorded with the model:
 ///   identical opens, lightweight differences migrate in place in one
 ///   transaction (see ``SQLiteMigrationPlanner``), anything else fails with
@@ -64,16 +70,14 @@ public actor SQLiteStore: PersistentStore {
         try StoreOpening.checkConfiguration(description, model: model)
         let path = url.path
         let names = StoreOpening.entityNames(configuration: description.configuration, model: model)
-        let schema = try SQLiteSchema(model: model, entityNames: names.sorted())
-        let mapping = try SQLiteStoreMapping(schema: schema)
-        let target = try SQLiteStoreMetadata(identifier: "", model: model, schema: schema)
-        let opened = try await Self.open(description: description, path: path, target: target, model: model, schema: schema)
+        let opened = try await Self.open(description: description, path: path, entityNames: names.sorted(), model: model)
+        let mapping = SQLiteStoreMapping(schema: opened.layout.schema)
 
         self.identifier = opened.identifier
         self.storeDescription = description
         self.model = model
         self.entityNames = names
-        self.schema = schema
+        self.schema = opened.layout.schema
         self.mapping = mapping
         self.path = path
         self.decoder = SQLiteRowDecoder(mapping: mapping, storeIdentifier: opened.identifier, path: path)
@@ -85,6 +89,30 @@ public actor SQLiteStore: PersistentStore {
     private struct Opened: Sendable {
         var database: any DatabaseWriter
         var identifier: String
+        var layout: Layout
+    }
+
+    /// The layout the store serves and the metadata describing it.
+    private struct Layout: Sendable {
+        /// The entity numbers the layout was made with (nil: a new store's).
+        var existingNumbers: [String: Int64]?
+        var schema: SQLiteSchema
+        var target: SQLiteStoreMetadata
+
+        /// The layout of `entityNames` keeping `existingNumbers` (those of
+        /// the store's metadata; nil for a new store).
+        init(model: ObjectModel, entityNames: [String], existingNumbers: [String: Int64]?) throws(StrataError) {
+            self.existingNumbers = existingNumbers
+            self.schema = try SQLiteSchema(model: model, entityNames: entityNames, entityNumbers: existingNumbers)
+            self.target = try SQLiteStoreMetadata(identifier: "", model: model, schema: schema)
+        }
+
+        /// This layout when `existingNumbers` are still the store's, else
+        /// the layout made with the store's current numbers.
+        func matching(_ existingNumbers: [String: Int64]?, model: ObjectModel) throws(StrataError) -> Layout {
+            guard existingNumbers != self.existingNumbers else { return self }
+            return try Layout(model: model, entityNames: schema.entityNames, existingNumbers: existingNumbers)
+        }
     }
 
     private static func configuration(for description: StoreDescription) -> Configuration {
@@ -102,7 +130,7 @@ public actor SQLiteStore: PersistentStore {
         return configuration
     }
 
-    private static func open(description: StoreDescription, path: String, target: SQLiteStoreMetadata, model: ObjectModel, schema: SQLiteSchema) async throws -> Opened {
+    private static func open(description: StoreDescription, path: String, entityNames: [String], model: ObjectModel) async throws -> Opened {
         let fileManager = FileManager.default
         let configuration = configuration(for: description)
         let database: any DatabaseWriter
@@ -138,35 +166,40 @@ public actor SQLiteStore: PersistentStore {
             let probe = description.isReadOnly
                 ? try await database.read { db in try SQLiteStoreMetadata.probe(db, path: path) }
                 : try await database.writeWithoutTransaction { db in try SQLiteStoreMetadata.probe(db, path: path) }
+            let layout: Layout
             switch probe {
             case .foreign(let tables):
                 throw StrataError(.storeOpen, "store \(path) is a SQLite database but not a Strata store (no \(SQLiteStoreMetadata.tableName) table; it has \(tables.prefix(5).joined(separator: ", "))\(tables.count > 5 ? ", …" : ""))")
             case .empty where description.isReadOnly:
                 throw StrataError(.storeOpen, "store \(path) is empty and opened read-only: there is no store to read")
             case .found(let stored):
-                let plan = try SQLiteMigrationPlanner(stored: stored, target: target, model: model, schema: schema, description: description).plan()
+                layout = try Layout(model: model, entityNames: entityNames, existingNumbers: stored.layout.entityNumbers)
+                let plan = try SQLiteMigrationPlanner(stored: stored, target: layout.target, model: model, schema: layout.schema, description: description).plan()
                 if !plan.rewritesMetadata {
-                    return Opened(database: database, identifier: stored.identifier)
+                    return Opened(database: database, identifier: stored.identifier, layout: layout)
                 }
                 if description.isReadOnly {
                     guard !plan.changesData else {
-                        let what = plan.changes.isEmpty ? "its tables must be renumbered or renamed for this model" : plan.changes.joined(separator: "; ")
+                        let what = plan.changes.isEmpty ? "its tables must be renamed for this model" : plan.changes.joined(separator: "; ")
                         throw StrataError(.incompatibleVersionHash, "store \(path) needs a migration but is opened read-only: \(what)", details: plan.changes)
                     }
-                    return Opened(database: database, identifier: stored.identifier)
+                    return Opened(database: database, identifier: stored.identifier, layout: layout)
                 }
             case .empty:
-                break
+                layout = try Layout(model: model, entityNames: entityNames, existingNumbers: nil)
             }
-            let identifier = try await database.writeWithoutTransaction { db in
-                var identifier = ""
+            let (identifier, final) = try await database.writeWithoutTransaction { db in
+                var result: (String, Layout)?
                 try db.inTransaction(.immediate) {
-                    identifier = try Self.createOrMigrate(db, path: path, target: target, model: model, schema: schema, description: description)
+                    result = try Self.createOrMigrate(db, path: path, layout: layout, model: model, description: description)
                     return .commit
                 }
-                return identifier
+                guard let result else {
+                    throw StrataError(.storeOpen, "store \(path): the opening transaction ended without a result")
+                }
+                return result
             }
-            return Opened(database: database, identifier: identifier)
+            return Opened(database: database, identifier: identifier, layout: final)
         } catch {
             try? database.close()
             if let error = error as? StrataError { throw error }
@@ -175,33 +208,38 @@ public actor SQLiteStore: PersistentStore {
     }
 
     /// Inside the opening write transaction: creates the schema of an empty
-    /// file, or migrates the store (whatever another process did meanwhile).
-    private static func createOrMigrate(_ db: Database, path: String, target: SQLiteStoreMetadata, model: ObjectModel, schema: SQLiteSchema, description: StoreDescription) throws -> String {
+    /// file, or migrates the store (whatever another process did meanwhile:
+    /// the layout is remade when the store's entity numbers are no longer
+    /// those it was made with). Writes the metadata, entity numbers
+    /// included, and answers the store's identifier and final layout.
+    private static func createOrMigrate(_ db: Database, path: String, layout: Layout, model: ObjectModel, description: StoreDescription) throws -> (String, Layout) {
         switch try SQLiteStoreMetadata.probe(db, path: path) {
         case .foreign(let tables):
             throw StrataError(.storeOpen, "store \(path) is a SQLite database but not a Strata store (it has \(tables.prefix(5).joined(separator: ", ")))")
         case .empty:
-            for statement in SQLiteStoreMetadata.bookkeepingStatements + schema.createStatements() {
+            let layout = try layout.matching(nil, model: model)
+            for statement in SQLiteStoreMetadata.bookkeepingStatements + layout.schema.createStatements() {
                 try db.execute(sql: statement)
             }
             let insertKey = "INSERT INTO \(SQLiteSchema.quote(SQLiteStoreMetadata.primaryKeyTableName)) (\(SQLiteSchema.quote("Z_NAME")), \(SQLiteSchema.quote("Z_MAX"))) VALUES (?, 0)"
-            for table in schema.tables {
+            for table in layout.schema.tables {
                 try db.execute(sql: insertKey, arguments: [table.rootEntity])
             }
-            var metadata = target
+            var metadata = layout.target
             metadata.identifier = UUID().uuidString
             try metadata.write(db)
-            return metadata.identifier
+            return (metadata.identifier, layout)
         case .found(let stored):
-            let plan = try SQLiteMigrationPlanner(stored: stored, target: target, model: model, schema: schema, description: description).plan()
-            guard plan.rewritesMetadata else { return stored.identifier }
+            let layout = try layout.matching(stored.layout.entityNumbers, model: model)
+            let plan = try SQLiteMigrationPlanner(stored: stored, target: layout.target, model: model, schema: layout.schema, description: description).plan()
+            guard plan.rewritesMetadata else { return (stored.identifier, layout) }
             for step in plan.steps {
                 try db.execute(sql: step.sql, arguments: StatementArguments(step.arguments))
             }
-            var metadata = target
+            var metadata = layout.target
             metadata.identifier = stored.identifier
             try metadata.write(db)
-            return stored.identifier
+            return (stored.identifier, layout)
         }
     }
 

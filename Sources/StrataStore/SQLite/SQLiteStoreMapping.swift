@@ -24,12 +24,24 @@ struct SQLiteStoreMapping: Sendable {
         case external(String)
     }
 
+    /// A hierarchy table holding the destinations of a relationship.
+    struct DestinationTable: Sendable {
+        /// The table's name.
+        var name: String
+        /// Its hierarchy's root entity: an ID naming it may be a row of any
+        /// entity of the table; one naming a subentity must be a row of that
+        /// subentity (or below).
+        var rootEntity: String
+    }
+
     /// A persisted to-one relationship and its foreign-key column.
     struct ToOneField: Sendable {
         var name: String
         var column: String
         var destination: String
         var resolution: DestinationResolution
+        /// The destinations' table; nil when this store does not hold them.
+        var destinationTable: DestinationTable?
     }
 
     /// A persisted to-many relationship and its storage.
@@ -37,6 +49,8 @@ struct SQLiteStoreMapping: Sendable {
         var name: String
         var destination: String
         var storage: SQLiteSchema.RelationshipStorage
+        /// The destinations' table; nil when this store does not hold them.
+        var destinationTable: DestinationTable?
     }
 
     /// Where a property's value goes in an INSERT row.
@@ -148,14 +162,13 @@ struct SQLiteStoreMapping: Sendable {
     /// Hierarchy tables by name.
     let tables: [String: SQLiteSchema.Table]
 
-    init(schema: SQLiteSchema) throws(StrataError) {
+    /// The mapping of `schema`. Its tables never use the store's own names
+    /// (``SQLiteSchema/isReserved(_:)``): the layout skips them.
+    init(schema: SQLiteSchema) {
         let model = schema.model
         let q = SQLiteSchema.quote
-        for table in schema.tables + schema.joinTables.map({ SQLiteSchema.Table(name: $0.name, rootEntity: $0.entity, entities: [], columns: []) }) {
-            let lower = table.name.lowercased()
-            if lower == SQLiteStoreMetadata.tableName.lowercased() || lower == SQLiteStoreMetadata.primaryKeyTableName.lowercased() || lower.hasPrefix("z_strata_migrating_") {
-                throw StrataError(.storeOpen, "the table of '\(table.rootEntity)' would be named \(table.name), a name the SQLite store reserves for itself; rename the entity")
-            }
+        func destinationTable(_ entity: String) -> DestinationTable? {
+            schema.table(for: entity).map { DestinationTable(name: $0.name, rootEntity: $0.rootEntity) }
         }
         var entities: [String: Entity] = [:]
         var byNumber: [Int64: Entity] = [:]
@@ -180,12 +193,14 @@ struct SQLiteStoreMapping: Sendable {
                     transient.insert(relationship.name)
                 case .foreignKey(_, let column):
                     toOnes.append(ToOneField(name: relationship.name, column: column, destination: destination,
-                                             resolution: Self.resolution(of: destination, schema: schema)))
+                                             resolution: Self.resolution(of: destination, schema: schema),
+                                             destinationTable: destinationTable(destination)))
                 case .external where !relationship.isToMany:
                     // A to-one always has a column; this branch is defensive.
                     transient.insert(relationship.name)
                 default:
-                    toManys[relationship.name] = ToManyField(name: relationship.name, destination: destination, storage: storage)
+                    toManys[relationship.name] = ToManyField(name: relationship.name, destination: destination, storage: storage,
+                                                             destinationTable: destinationTable(destination))
                 }
             }
             var insertColumns = ["Z_PK", "Z_ENT"] + attributes.map(\.column) + toOnes.map(\.column)

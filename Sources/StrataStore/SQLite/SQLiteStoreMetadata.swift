@@ -18,7 +18,11 @@ import StrataQuery
 ///
 /// The shapes let a later open say exactly which property changed and how;
 /// the layout lets it compute the DDL of a lightweight migration without
-/// the old model.
+/// the old model, and its entity numbers are handed back to
+/// ``SQLiteSchema/init(model:entityNames:entityNumbers:)`` on every open, so
+/// a row's `Z_ENT` keeps its meaning for the store's whole life (written at
+/// creation, rewritten after each migration with the numbers of the added
+/// entities).
 struct SQLiteStoreMetadata: Sendable, Codable, Equatable {
     /// The metadata table.
     static let tableName = "Z_METADATA"
@@ -123,7 +127,8 @@ struct SQLiteStoreMetadata: Sendable, Codable, Equatable {
 
     /// The physical layout of the store's schema.
     struct Layout: Sendable, Codable, Equatable {
-        /// `Z_ENT` numbers of the held entities.
+        /// `Z_ENT` numbers of the held entities, as assigned when each entity
+        /// first joined the store.
         var entityNumbers: [String: Int64]
         var tables: [Table]
         var joinTables: [JoinTable]
@@ -177,10 +182,7 @@ struct SQLiteStoreMetadata: Sendable, Codable, Equatable {
     }
 
     static func layout(of schema: SQLiteSchema) throws(StrataError) -> Layout {
-        var numbers: [String: Int64] = [:]
-        for name in schema.entityNames {
-            if let number = schema.entityNumber(of: name) { numbers[name] = number }
-        }
+        let numbers = schema.entityNumberMap
         let statements = schema.createStatements()
         let expected = schema.tables.count + schema.joinTables.count + schema.indexes.count
         guard statements.count == expected else {
@@ -287,6 +289,15 @@ struct SQLiteStoreMetadata: Sendable, Codable, Equatable {
         )
         guard !metadata.identifier.isEmpty else {
             throw StrataError(.storeOpen, "store \(path): metadata has an empty identifier")
+        }
+        var owners: [Int64: String] = [:]
+        for (name, number) in metadata.layout.entityNumbers.sorted(by: { $0.key < $1.key }) {
+            guard number > 0 else {
+                throw StrataError(.storeOpen, "store \(path): metadata gives entity '\(name)' the entity number \(number), which is not positive")
+            }
+            if let other = owners.updateValue(name, forKey: number) {
+                throw StrataError(.storeOpen, "store \(path): metadata gives entities '\(other)' and '\(name)' the same entity number \(number)")
+            }
         }
         return .found(metadata)
     }
