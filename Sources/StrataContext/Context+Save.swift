@@ -89,28 +89,34 @@ extension Context {
     }
 
     func recomputeDerivedAttributes() async throws {
-        let objects = graph.changedObjects.filter { !$0.isDeleted }
-        for object in objects {
-            for attribute in model.attributes(of: object.entityName) where attribute.isDerived && attribute.derivationExpression != nil {
-                let key = "\(object.entityName).\(attribute.name)"
+        var byEntity: [String: [ManagedObject]] = [:]
+        for object in graph.changedObjects where !object.isDeleted {
+            byEntity[object.entityName, default: []].append(object)
+        }
+        let model = self.model
+        for (entity, objects) in byEntity {
+            for attribute in model.attributes(of: entity) where attribute.isDerived && attribute.derivationExpression != nil {
+                let key = "\(entity).\(attribute.name)"
                 let operand: QueryOperand
                 if let cached = derivationCache[key] {
                     operand = cached
                 } else {
-                    operand = try coordinator.resolver.resolveDerivation(of: attribute, in: object.entityName)
+                    operand = try coordinator.resolver.resolveDerivation(of: attribute, in: entity)
                     derivationCache[key] = operand
                 }
-                let model = self.model
-                let entity = object.entityName
-                var value = try await evaluateLoading { accessor in
-                    try OperandEvaluator(operand, entity: entity, model: model, accessor: accessor).value(of: object)
+                // One compiled evaluator for all the entity's objects; what
+                // it could not read is loaded and the batch evaluated again.
+                let values = try await evaluateLoading { accessor in
+                    let evaluator = try OperandEvaluator(operand, entity: entity, model: model, accessor: accessor)
+                    return try objects.map { try evaluator.value(of: $0) }
                 }
-                value = Self.converted(value, to: attribute)
-                let checked = try ObjectGraph.checked(value, for: attribute, entity: entity)
-                if attribute.isTransient {
-                    object.transients[attribute.name] = checked
-                } else if graph.currentValue(of: object, forKey: attribute.name) != checked {
-                    graph.setRaw(object, attribute.name, checked)
+                for (object, raw) in zip(objects, values) {
+                    let checked = try ObjectGraph.checked(Self.converted(raw, to: attribute), for: attribute, entity: entity)
+                    if attribute.isTransient {
+                        object.transients[attribute.name] = checked
+                    } else if graph.currentValue(of: object, forKey: attribute.name) != checked {
+                        graph.setRaw(object, attribute.name, checked)
+                    }
                 }
             }
         }
@@ -200,8 +206,11 @@ extension Context {
 
     /// Persisted attribute and to-one names of an entity.
     func persistedKeys(of entityName: String) -> [String] {
-        model.attributes(of: entityName).filter(\.isPersisted).map(\.name)
+        if let cached = persistedKeysCache[entityName] { return cached }
+        let keys = model.attributes(of: entityName).filter(\.isPersisted).map(\.name)
             + model.relationships(of: entityName).filter { !$0.isToMany && !$0.isTransient }.map(\.name)
+        persistedKeysCache[entityName] = keys
+        return keys
     }
 
     private func crossStoreProblems(_ object: ManagedObject, values: [String: PropertyValue], toMany: [String: [ObjectID]]) -> [String] {
@@ -396,6 +405,13 @@ extension Context {
     /// Rewrites every reference to old IDs (temporary ones after a save) in
     /// registered objects' values and lists.
     func replaceReferences(_ map: [ObjectID: ObjectID]) {
+        func needsFix(_ value: PropertyValue) -> Bool {
+            switch value {
+            case .object(let id): return map[id] != nil
+            case .objects(let ids): return ids.contains { map[$0] != nil }
+            default: return false
+            }
+        }
         func fix(_ value: PropertyValue) -> PropertyValue {
             switch value {
             case .object(let id): return .object(map[id] ?? id)
@@ -403,24 +419,32 @@ extension Context {
             default: return value
             }
         }
+        // Only touch what holds an old ID: rewriting every dictionary would
+        // copy them all.
         for object in graph.registered.values {
-            for (key, value) in object.changes { object.changes[key] = fix(value) }
-            if let committed = object.committed {
+            for (key, value) in object.changes where needsFix(value) { object.changes[key] = fix(value) }
+            if let committed = object.committed, committed.values.contains(where: needsFix) {
                 var fixed = committed
-                for (key, value) in committed { fixed[key] = fix(value) }
+                for (key, value) in committed where needsFix(value) { fixed[key] = fix(value) }
                 object.committed = fixed
             }
-            for (key, value) in object.transients { object.transients[key] = fix(value) }
-            for (key, list) in object.committedToMany { object.committedToMany[key] = list.map { map[$0] ?? $0 } }
+            for (key, value) in object.transients where needsFix(value) { object.transients[key] = fix(value) }
+            for (key, list) in object.committedToMany where list.contains(where: { map[$0] != nil }) {
+                object.committedToMany[key] = list.map { map[$0] ?? $0 }
+            }
             for (key, change) in object.toManyChanges {
                 switch change {
-                case .replaced(let list):
+                case .replaced(let list) where list.contains(where: { map[$0] != nil }):
                     object.toManyChanges[key] = .replaced(list.map { map[$0] ?? $0 })
-                case .delta(let added, let removed):
+                case .delta(let added, let removed) where added.contains(where: { map[$0] != nil }) || removed.contains(where: { map[$0] != nil }):
                     object.toManyChanges[key] = .delta(added: added.map { map[$0] ?? $0 }, removed: Set(removed.map { map[$0] ?? $0 }))
+                default:
+                    break
                 }
             }
-            for (key, ids) in object.fetchedCache { object.fetchedCache[key] = ids.map { map[$0] ?? $0 } }
+            for (key, ids) in object.fetchedCache where ids.contains(where: { map[$0] != nil }) {
+                object.fetchedCache[key] = ids.map { map[$0] ?? $0 }
+            }
         }
     }
 }

@@ -38,17 +38,18 @@ extension Context {
             } else {
                 value = graph.currentValue(of: object, forKey: attribute.name) ?? .null
             }
-            let name = "\(entity).\(attribute.name) of \(object.objectID)"
             if value.isNull {
                 if !attribute.isOptional && !attribute.isTransient {
-                    problems.append((.validationMissingMandatoryProperty, "\(name) is mandatory and nil"))
+                    problems.append((.validationMissingMandatoryProperty, "\(entity).\(attribute.name) of \(object.objectID) is mandatory and nil"))
                 }
                 continue
             }
-            problems += Self.boundsProblems(value, attribute, name)
+            // Most attributes have no bounds: skip building the message.
+            guard !attribute.minValue.isNull || !attribute.maxValue.isNull || attribute.regularExpression != nil else { continue }
+            problems += Self.boundsProblems(value, attribute, "\(entity).\(attribute.name) of \(object.objectID)")
         }
         for relationship in model.relationships(of: entity) where !relationship.isTransient {
-            let name = "\(entity).\(relationship.name) of \(object.objectID)"
+            var name: String { "\(entity).\(relationship.name) of \(object.objectID)" }
             if relationship.isToMany {
                 guard let list = graph.currentList(of: object, forKey: relationship.name) else { continue }
                 if list.isEmpty && !relationship.isOptional && relationship.minCount == 0 {

@@ -26,6 +26,7 @@ public actor Context {
     /// Objects found to no longer exist in their store.
     var vanished: Set<ObjectID> = []
     var derivationCache: [String: QueryOperand] = [:]
+    var persistedKeysCache: [String: [String]] = [:]
     var fetchedPredicateCache: [String: StrataQuery.Predicate] = [:]
     private var mergeTask: Task<Void, Never>?
 

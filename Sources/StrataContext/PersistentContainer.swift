@@ -25,18 +25,21 @@ public final class PersistentContainer: Sendable {
         var stores: [any PersistentStore] = []
         var failures: [String] = []
         var firstCode: StrataError.Code?
+        var failedStores = 0
         for description in storeDescriptions {
             do {
                 stores.append(try await StoreFactory.open(description, model: model, transformers: transformers))
             } catch {
                 let strata = error as? StrataError
+                failedStores += 1
                 firstCode = firstCode ?? strata?.code
                 failures.append("\(description.displayName): \(strata.map { "error \($0.code.rawValue): \($0.message)" } ?? "\(error)")")
+                for detail in strata?.details ?? [] { failures.append("\(description.displayName): \(detail)") }
             }
         }
         guard failures.isEmpty else {
             for store in stores { try? await store.close() }
-            throw StrataError(firstCode ?? .storeOpen, "\(failures.count) of \(storeDescriptions.count) store(s) failed to load", details: failures)
+            throw StrataError(firstCode ?? .storeOpen, "\(failedStores) of \(storeDescriptions.count) store(s) failed to load", details: failures)
         }
         self.model = model
         self.coordinator = try Coordinator(model: model, stores: stores, transformers: transformers, transientRules: transientRules)

@@ -39,6 +39,8 @@ public struct ObjectModel: Sendable, Hashable {
         var attributes: [AttributeDescription] = []
         var relationships: [RelationshipDescription] = []
         var fetchedProperties: [FetchedPropertyDescription] = []
+        var attributeIndex: [String: Int] = [:]
+        var relationshipIndex: [String: Int] = [:]
     }
 
     /// Builds a model from descriptions. Never fails; duplicates keep the
@@ -89,6 +91,8 @@ public struct ObjectModel: Sendable, Hashable {
                     view.fetchedProperties.append(f)
                 }
             }
+            for (i, attribute) in view.attributes.enumerated() { view.attributeIndex[attribute.name] = i }
+            for (i, relationship) in view.relationships.enumerated() { view.relationshipIndex[relationship.name] = i }
             resolved[name] = view
         }
         for entity in entities where index[entity.name] != nil {
@@ -153,12 +157,14 @@ public struct ObjectModel: Sendable, Hashable {
 
     /// The attribute with this name on the entity or an ancestor.
     public func attribute(named name: String, in entityName: String) -> AttributeDescription? {
-        resolved[entityName]?.attributes.first { $0.name == name }
+        guard let view = resolved[entityName], let i = view.attributeIndex[name] else { return nil }
+        return view.attributes[i]
     }
 
     /// The relationship with this name on the entity or an ancestor.
     public func relationship(named name: String, in entityName: String) -> RelationshipDescription? {
-        resolved[entityName]?.relationships.first { $0.name == name }
+        guard let view = resolved[entityName], let i = view.relationshipIndex[name] else { return nil }
+        return view.relationships[i]
     }
 
     /// The fetched property with this name on the entity or an ancestor.
