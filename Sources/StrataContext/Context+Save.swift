@@ -172,9 +172,10 @@ extension Context {
                 }
                 continue
             }
-            var values: [String: PropertyValue] = [:]
             var toMany: [String: [ObjectID]] = [:]
             let keys: [String] = object.isInserted ? persistedKeys(of: object.entityName) : Array(object.changes.keys)
+            var values: [String: PropertyValue] = [:]
+            values.reserveCapacity(keys.count)
             for key in keys {
                 if let value = graph.currentValue(of: object, forKey: key) { values[key] = value }
             }

@@ -110,6 +110,7 @@ public actor Context {
         }
         let object = ManagedObject(objectID: .temporary(entityName: entityName), storeIdentifier: store.identifier, graph: graph)
         object.isInserted = true
+        object.changes.reserveCapacity(persistedKeys(of: entityName).count)
         for attribute in model.attributes(of: entityName) where !attribute.defaultValue.isNull {
             if attribute.isTransient {
                 object.transients[attribute.name] = attribute.defaultValue

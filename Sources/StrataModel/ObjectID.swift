@@ -28,9 +28,11 @@ public struct ObjectID: Sendable, Hashable, CustomStringConvertible {
         self.key = key
     }
 
-    /// A new temporary ID for an inserted object.
+    /// A new temporary ID for an inserted object: unique in the process
+    /// (a random per-process prefix and a counter), without the system
+    /// random source that `UUID()` reads on every call.
     public static func temporary(entityName: String) -> ObjectID {
-        ObjectID(storeIdentifier: "", entityName: entityName, key: .temporary(UUID()))
+        ObjectID(storeIdentifier: "", entityName: entityName, key: .temporary(TemporaryKeySource.next()))
     }
 
     /// Whether the ID is temporary.
