@@ -361,13 +361,12 @@ extension Context {
         var idMap: [ObjectID: ObjectID] = [:]
         var rekeyed: [(ManagedObject, ObjectID)] = []
         for (unit, commit) in committed {
-            idMap.merge(commit.permanentIDs) { a, _ in a }
+            if idMap.isEmpty { idMap = commit.permanentIDs } else { idMap.merge(commit.permanentIDs) { a, _ in a } }
             for insert in unit.changes.inserts {
                 guard let object = graph.registeredObject(for: insert.temporaryID) else { continue }
                 let permanent = commit.permanentIDs[insert.temporaryID] ?? insert.temporaryID
-                var committedValues = insert.values
-                for key in persistedKeys(of: object.entityName) where committedValues[key] == nil { committedValues[key] = .null }
-                object.committed = committedValues
+                // Absent keys read as nil: no need to add them.
+                object.committed = insert.values
                 object.version = commit.versions[permanent] ?? 1
                 object.changes = [:]
                 object.committedToMany = insert.toMany

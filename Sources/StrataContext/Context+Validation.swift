@@ -28,7 +28,9 @@ extension Context {
         var problems: [(StrataError.Code, String)] = []
         let entity = object.entityName
         let checkAll = object.isInserted
-        for attribute in model.attributes(of: entity) {
+        // Only attributes with something to check: mandatory, bounded,
+        // patterned, or transient (checked when set).
+        for attribute in validatedAttributes(of: entity) {
             guard checkAll || object.changes[attribute.name] != nil || attribute.isTransient else { continue }
             let value: PropertyValue
             if attribute.isTransient {
@@ -67,6 +69,16 @@ extension Context {
             }
         }
         return problems
+    }
+
+    /// The attributes of an entity that validation has to look at.
+    func validatedAttributes(of entity: String) -> [AttributeDescription] {
+        if let cached = validatedAttributesCache[entity] { return cached }
+        let attributes = model.attributes(of: entity).filter {
+            !$0.isOptional || $0.isTransient || !$0.minValue.isNull || !$0.maxValue.isNull || $0.regularExpression != nil
+        }
+        validatedAttributesCache[entity] = attributes
+        return attributes
     }
 
     /// Range, length and pattern problems of a non-nil value.

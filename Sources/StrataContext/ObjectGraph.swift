@@ -49,6 +49,7 @@ final class ObjectGraph {
 
     /// Clears cached transients computed from `key`.
     private func invalidateTransients(of object: ManagedObject, dependingOn key: String) {
+        guard !transientRules.isEmpty, !object.transients.isEmpty else { return }
         for name in model.ancestry(of: object.entityName) {
             for (attribute, rule) in transientRules[name] ?? [:] where rule.dependencies.contains(key) {
                 object.transients[attribute] = nil
