@@ -45,12 +45,12 @@ struct SQLiteSaveTransaction {
     typealias Entity = SQLiteStoreMapping.Entity
 
     /// A value position whose temporary ID gets its primary key in step 2.
-    private struct Reference {
+    struct Reference {
         var position: Int
         var target: ObjectID
     }
 
-    private struct Insert {
+    struct Insert {
         var objectID: ObjectID
         var entity: Entity
         var key: Int64 = 0
@@ -60,7 +60,7 @@ struct SQLiteSaveTransaction {
         var references: [Reference]
     }
 
-    private struct Update {
+    struct Update {
         var objectID: ObjectID
         var key: Int64
         var entity: Entity
@@ -74,7 +74,7 @@ struct SQLiteSaveTransaction {
     }
 
     /// A saved object a value or to-many points to.
-    private struct SavedTarget {
+    struct SavedTarget {
         var target: ObjectID
         var key: Int64
         var table: SQLiteStoreMapping.DestinationTable
@@ -82,7 +82,7 @@ struct SQLiteSaveTransaction {
 
     /// The saved objects a save points to in one hierarchy table, which
     /// must exist when it is written.
-    private struct SavedTargets {
+    struct SavedTargets {
         /// Their primary keys.
         var keys: Set<Int64> = []
         /// Keys named by an ID of an entity below the table's root, with
@@ -96,19 +96,19 @@ struct SQLiteSaveTransaction {
     }
 
     /// A row of a hierarchy table.
-    private struct RowKey: Hashable {
+    struct RowKey: Hashable {
         var table: String
         var key: Int64
     }
 
-    private struct Delete {
+    struct Delete {
         var objectID: ObjectID
         var key: Int64
         var entity: Entity
         var expectedVersion: Int64
     }
 
-    private struct ToMany {
+    struct ToMany {
         /// The source's insert index, or nil for an update.
         var insert: Int?
         var sourceKey: Int64
@@ -117,38 +117,38 @@ struct SQLiteSaveTransaction {
         var destinations: [ObjectID]
     }
 
-    private let mapping: SQLiteStoreMapping
-    private let model: ObjectModel
-    private let storeIdentifier: String
-    private let path: String
-    private let checksVersions: Bool
-    private let decoder: SQLiteRowDecoder
+    let mapping: SQLiteStoreMapping
+    let model: ObjectModel
+    let storeIdentifier: String
+    let path: String
+    let checksVersions: Bool
+    let decoder: SQLiteRowDecoder
     /// The change set, to name the references to missing objects.
-    private let changes: StoreChanges
+    let changes: StoreChanges
 
-    private var inserts: [Insert] = []
+    var inserts: [Insert] = []
     /// The values of every insert's row, one after the other (one buffer
     /// for the whole save rather than one array per row).
-    private var insertCells: [DatabaseValue] = []
-    private var updates: [Update] = []
-    private var deletes: [Delete] = []
-    private var toManys: [ToMany] = []
+    var insertCells: [DatabaseValue] = []
+    var updates: [Update] = []
+    var deletes: [Delete] = []
+    var toManys: [ToMany] = []
     /// Temporary ID → index in ``inserts``; built only when some value or
     /// to-many refers to a temporary ID.
-    private var insertIndex: [ObjectID: Int] = [:]
+    var insertIndex: [ObjectID: Int] = [:]
     /// Temporary IDs used as references, with the entity and property using them.
-    private var temporaryReferences: [(target: ObjectID, entity: String, property: String)] = []
+    var temporaryReferences: [(target: ObjectID, entity: String, property: String)] = []
     /// Saved objects the inserts point to, by table.
-    private var insertTargets: [String: SavedTargets] = [:]
+    var insertTargets: [String: SavedTargets] = [:]
     /// The last saved object added to ``insertTargets`` (inserts often
     /// point to the same one, which is then not hashed again).
-    private var lastInsertTarget: (target: ObjectID, table: String)?
+    var lastInsertTarget: (target: ObjectID, table: String)?
     /// (table, primary key) of an insert → its temporary ID, for constraint
     /// conflicts (built at the first one).
-    private var temporaryByKey: [String: [Int64: ObjectID]]?
-    private var constraintConflicts: [ConstraintConflict] = []
+    var temporaryByKey: [String: [Int64: ObjectID]]?
+    var constraintConflicts: [ConstraintConflict] = []
 
-    private static func q(_ identifier: String) -> String { SQLiteSchema.quote(identifier) }
+    static func q(_ identifier: String) -> String { SQLiteSchema.quote(identifier) }
 
     // MARK: - Preparation (no database access)
 
@@ -295,7 +295,7 @@ struct SQLiteSaveTransaction {
         temporaryReferences = []
     }
 
-    private func heldEntity(_ id: ObjectID) throws(StrataError) -> Entity {
+    func heldEntity(_ id: ObjectID) throws(StrataError) -> Entity {
         guard let entity = mapping.entities[id.entityName] else {
             if model.entity(named: id.entityName) == nil {
                 throw StrataError(.invalidValue, "store \(path): \(id) names unknown entity '\(id.entityName)'")
@@ -306,13 +306,13 @@ struct SQLiteSaveTransaction {
     }
 
     /// Records that an insert points to a saved object.
-    private mutating func noteInsertTarget(_ target: ObjectID, key: Int64, table: SQLiteStoreMapping.DestinationTable) {
+    mutating func noteInsertTarget(_ target: ObjectID, key: Int64, table: SQLiteStoreMapping.DestinationTable) {
         if let last = lastInsertTarget, last.target == target, last.table == table.name { return }
         lastInsertTarget = (target, table.name)
         insertTargets[table.name, default: SavedTargets()].add(target, key: key, rootEntity: table.rootEntity)
     }
 
-    private func savedObject(_ id: ObjectID, operation: String) throws(StrataError) -> (Entity, Int64) {
+    func savedObject(_ id: ObjectID, operation: String) throws(StrataError) -> (Entity, Int64) {
         guard let key = id.primaryKey else {
             throw StrataError(.invalidValue, "store \(path): cannot \(operation) \(id): it was never saved")
         }
@@ -322,7 +322,7 @@ struct SQLiteSaveTransaction {
         return (try heldEntity(id), key)
     }
 
-    private func toManyField(_ name: String, of entity: Entity) throws(StrataError) -> SQLiteStoreMapping.ToManyField {
+    func toManyField(_ name: String, of entity: Entity) throws(StrataError) -> SQLiteStoreMapping.ToManyField {
         guard let field = entity.toManys[name] else {
             throw StrataError(.invalidValue, "store \(path): \(entity.name) has no persisted to-many relationship '\(name)'")
         }
@@ -331,7 +331,7 @@ struct SQLiteSaveTransaction {
 
     /// The column, stored value and pending temporary reference of one
     /// property value; nil for transient properties (ignored).
-    private func encode(_ name: String, _ value: PropertyValue, of entity: Entity, object: ObjectID) throws(StrataError) -> (String, DatabaseValue, ObjectID?)? {
+    func encode(_ name: String, _ value: PropertyValue, of entity: Entity, object: ObjectID) throws(StrataError) -> (String, DatabaseValue, ObjectID?)? {
         if let i = entity.attributeIndex[name] {
             let field = entity.attributes[i]
             return (field.column, try SQLiteAttributeEncoder.encode(value, type: field.type, entity: entity.name, attribute: name), nil)
@@ -349,7 +349,7 @@ struct SQLiteSaveTransaction {
     }
 
     /// The stored form of a to-one value (and the temporary ID to resolve).
-    private func toOne(_ value: PropertyValue, field: SQLiteStoreMapping.ToOneField, entity: Entity) throws(StrataError) -> (DatabaseValue, ObjectID?) {
+    func toOne(_ value: PropertyValue, field: SQLiteStoreMapping.ToOneField, entity: Entity) throws(StrataError) -> (DatabaseValue, ObjectID?) {
         switch value {
         case .null:
             return (.null, nil)
@@ -362,7 +362,7 @@ struct SQLiteSaveTransaction {
 
     /// The stored key of a reference (NULL for now when temporary, with the
     /// temporary ID to resolve), after checking it can be stored here.
-    private func reference(_ target: ObjectID, destination: String, entity: String, property: String) throws(StrataError) -> (DatabaseValue, ObjectID?) {
+    func reference(_ target: ObjectID, destination: String, entity: String, property: String) throws(StrataError) -> (DatabaseValue, ObjectID?) {
         guard mapping.schema.holds(destination) else {
             throw StrataError(.externalRelationship, "\(entity).\(property): \(destination) is not in store \(path); a persisted relationship cannot cross stores (use a fetched property)")
         }
@@ -381,7 +381,7 @@ struct SQLiteSaveTransaction {
         }
     }
 
-    private func checkedDestinations(_ destinations: [ObjectID], field: SQLiteStoreMapping.ToManyField, entity: Entity) throws(StrataError) -> [ObjectID] {
+    func checkedDestinations(_ destinations: [ObjectID], field: SQLiteStoreMapping.ToManyField, entity: Entity) throws(StrataError) -> [ObjectID] {
         switch field.storage {
         case .transient:
             return []
@@ -412,7 +412,7 @@ struct SQLiteSaveTransaction {
         return outcome
     }
 
-    private mutating func execute(_ db: Database) throws -> StoreSaveResult {
+    mutating func execute(_ db: Database) throws -> StoreSaveResult {
         if checksVersions, let conflicts = try versionConflicts(db), !conflicts.isEmpty {
             return .conflicts(conflicts)
         }
@@ -568,7 +568,7 @@ struct SQLiteSaveTransaction {
     }
 
     /// `count` NULLs.
-    private static func nulls(_ count: Int) -> [DatabaseValue] {
+    static func nulls(_ count: Int) -> [DatabaseValue] {
         let null = DatabaseValue.null
         return [DatabaseValue](unsafeUninitializedCapacity: count) { buffer, initialized in
             buffer.initialize(repeating: null)
@@ -577,7 +577,7 @@ struct SQLiteSaveTransaction {
     }
 
     /// The primary key of a saved object or of an insert of this save.
-    private func key(of id: ObjectID) throws -> Int64 {
+    func key(of id: ObjectID) throws -> Int64 {
         if let key = id.primaryKey { return key }
         guard let i = insertIndex[id] else {
             throw StrataError(.invalidValue, "store \(path): \(id) is not inserted by this save")
@@ -585,335 +585,4 @@ struct SQLiteSaveTransaction {
         return inserts[i].key
     }
 
-    // MARK: - Steps
-
-    /// The updates whose references are not checked: those whose row did
-    /// not exist before the save (`missing` holds the updates that hit no
-    /// row; those whose row this save deleted did exist).
-    private func goneUpdates(_ missing: Set<Int>) -> Set<Int> {
-        guard !missing.isEmpty else { return [] }
-        let candidates = missing.filter { !updates[$0].savedTargets.isEmpty }
-        guard !candidates.isEmpty else { return [] }
-        let deleted = Set(deletes.map { RowKey(table: $0.entity.table, key: $0.key) })
-        return candidates.filter { !deleted.contains(RowKey(table: updates[$0].entity.table, key: updates[$0].key)) }
-    }
-
-    /// Throws 133000 when a saved object the inserts and (still existing)
-    /// updates point to does not exist, naming every such reference; does
-    /// nothing (no query) when they point to none. One query per
-    /// referenced table, in chunks below SQLite's parameter limit.
-    private func checkSavedTargets(_ db: Database, missingUpdates: Set<Int>) throws {
-        let gone = goneUpdates(missingUpdates)
-        var targets = insertTargets
-        for (index, update) in updates.enumerated() where !update.savedTargets.isEmpty && !gone.contains(index) {
-            for item in update.savedTargets {
-                targets[item.table.name, default: SavedTargets()].add(item.target, key: item.key, rootEntity: item.table.rootEntity)
-            }
-        }
-        guard !targets.isEmpty else { return }
-
-        // Table → primary key → Z_ENT (0 when not read) of the rows found.
-        var found: [String: [Int64: Int64]] = [:]
-        var complete = true
-        for table in targets.keys.sorted() {
-            guard let wanted = targets[table] else { continue }
-            let readsEntities = !wanted.kinds.isEmpty
-            var rows: [Int64: Int64] = [:]
-            rows.reserveCapacity(wanted.keys.count)
-            let columns = Self.q("Z_PK") + (readsEntities ? ", " + Self.q("Z_ENT") : "")
-            for chunk in SQLiteRowDecoder.chunks(of: Array(wanted.keys)) {
-                let sql = "SELECT \(columns) FROM \(Self.q(table)) WHERE \(Self.q("Z_PK")) IN (" + SQLiteRowDecoder.placeholders(chunk.count) + ")"
-                let cursor = try Row.fetchCursor(db.makeStatement(sql: sql), arguments: StatementArguments(chunk))
-                try cursor.forEach { row in
-                    rows[try row.decode(Int64.self, atIndex: 0)] = readsEntities ? try row.decode(Int64.self, atIndex: 1) : 0
-                }
-            }
-            if rows.count != wanted.keys.count {
-                complete = false
-            } else {
-                for (key, entities) in wanted.kinds {
-                    guard let number = rows[key], let actual = mapping.entitiesByNumber[number]?.name,
-                          entities.allSatisfy({ model.isEntity(actual, kindOf: $0) }) else {
-                        complete = false
-                        break
-                    }
-                }
-            }
-            found[table] = rows
-        }
-        guard !complete else { return }
-
-        let dangling = danglingReferences(found: found, gone: gone)
-        let first = dangling.first ?? "a relationship points to an object that no longer exists"
-        var message = "store \(path): \(first)"
-        if dangling.count > 1 { message += " (and \(dangling.count - 1) more reference(s) to objects that no longer exist)" }
-        throw StrataError(.objectNotFound, message, details: Array(dangling.prefix(100)))
-    }
-
-    /// Every to-one value and to-many destination of the save pointing to
-    /// a saved object that `found` does not have (or has as a row of another
-    /// entity), described, in change-set order (inserts, then updates; by
-    /// property name within an object).
-    private func danglingReferences(found: [String: [Int64: Int64]], gone: Set<Int>) -> [String] {
-        func exists(_ target: ObjectID, key: Int64, table: SQLiteStoreMapping.DestinationTable) -> Bool {
-            guard let rows = found[table.name] else { return true }
-            guard let number = rows[key] else { return false }
-            guard target.entityName != table.rootEntity else { return true }
-            guard let actual = mapping.entitiesByNumber[number]?.name else { return false }
-            return model.isEntity(actual, kindOf: target.entityName)
-        }
-        var result: [String] = []
-        func scan(_ id: ObjectID, entity: Entity, values: [String: PropertyValue], toMany: [String: [ObjectID]]) {
-            for name in values.keys.sorted() {
-                guard let i = entity.toOneIndex[name], let table = entity.toOnes[i].destinationTable,
-                      case .object(let target)? = values[name], case .permanent(let key) = target.key,
-                      !exists(target, key: key, table: table) else { continue }
-                result.append("\(entity.name).\(name) of \(id) points to \(target), which no longer exists")
-            }
-            for name in toMany.keys.sorted() {
-                guard let field = entity.toManys[name], let table = field.destinationTable else { continue }
-                switch field.storage {
-                case .transient, .external: continue
-                default: break
-                }
-                for target in toMany[name] ?? [] {
-                    guard case .permanent(let key) = target.key, !exists(target, key: key, table: table) else { continue }
-                    result.append("\(entity.name).\(name) of \(id) points to \(target), which no longer exists")
-                }
-            }
-        }
-        for (insert, change) in zip(inserts, changes.inserts) {
-            scan(change.temporaryID, entity: insert.entity, values: change.values, toMany: change.toMany)
-        }
-        for (index, (update, change)) in zip(updates, changes.updates).enumerated() where !update.savedTargets.isEmpty && !gone.contains(index) {
-            scan(update.objectID, entity: update.entity, values: change.values, toMany: change.toMany)
-        }
-        return result
-    }
-
-    /// Inserts these rows (of one entity) one at a time, recording the
-    /// uniqueness conflicts.
-    private mutating func insertRows(_ db: Database, _ rows: Range<Int>) throws {
-        guard let first = rows.first else { return }
-        let entity = inserts[first].entity
-        let width = entity.insertColumns.count
-        var runner: SQLiteStatementRunner?
-        for i in rows {
-            let start = inserts[i].offset
-            do {
-                let current = try runner ?? SQLiteStatementRunner(db.cachedStatement(sql: entity.insertSQL), path: path)
-                runner = current
-                try current.run(insertCells[start..<(start + width)])
-            } catch let error as DatabaseError where error.extendedResultCode == .SQLITE_CONSTRAINT_UNIQUE {
-                // GRDB drops a failed statement from its cache: prepare it again.
-                runner = nil
-                let insert = inserts[i]
-                try recordConstraintConflict(db, entity: entity, objectID: insert.objectID, key: insert.key,
-                                             written: Dictionary(zip(entity.insertColumns, insertCells[start..<(start + width)]), uniquingKeysWith: { a, _ in a }), error: error)
-            }
-        }
-    }
-
-    /// Every update or delete whose row is missing or at another version,
-    /// with the row's current snapshot; nil or empty when none.
-    private func versionConflicts(_ db: Database) throws -> [StoreConflict]? {
-        struct Expectation {
-            var objectID: ObjectID
-            var key: Int64
-            var version: Int64
-        }
-        var byTable: [String: [Expectation]] = [:]
-        var order: [String] = []
-        for update in updates {
-            if byTable[update.entity.table] == nil { order.append(update.entity.table) }
-            byTable[update.entity.table, default: []].append(Expectation(objectID: update.objectID, key: update.key, version: update.expectedVersion))
-        }
-        for delete in deletes {
-            if byTable[delete.entity.table] == nil { order.append(delete.entity.table) }
-            byTable[delete.entity.table, default: []].append(Expectation(objectID: delete.objectID, key: delete.key, version: delete.expectedVersion))
-        }
-        guard !byTable.isEmpty else { return nil }
-        var conflicts: [StoreConflict] = []
-        for table in order {
-            let expectations = byTable[table] ?? []
-            var current: [Int64: Int64] = [:]
-            for chunk in SQLiteRowDecoder.chunks(of: expectations.map(\.key)) {
-                let sql = "SELECT \(Self.q("Z_PK")), \(Self.q("Z_OPT")) FROM \(Self.q(table)) WHERE \(Self.q("Z_PK")) IN (" + SQLiteRowDecoder.placeholders(chunk.count) + ")"
-                let cursor = try Row.fetchCursor(db.makeStatement(sql: sql), arguments: StatementArguments(chunk))
-                try cursor.forEach { row in
-                    current[try row.decode(Int64.self, atIndex: 0)] = try row.decode(Int64.self, atIndex: 1)
-                }
-            }
-            var stale: [Expectation] = []
-            for expectation in expectations where current[expectation.key] != expectation.version { stale.append(expectation) }
-            guard !stale.isEmpty else { continue }
-            let present = stale.compactMap { current[$0.key] == nil ? nil : $0.key }
-            let snapshots = present.isEmpty ? [:] : try decoder.snapshots(db, table: table, keys: present)
-            for expectation in stale {
-                conflicts.append(StoreConflict(
-                    objectID: expectation.objectID,
-                    expectedVersion: expectation.version,
-                    currentVersion: current[expectation.key] ?? 0,
-                    currentSnapshot: snapshots[expectation.key]
-                ))
-            }
-        }
-        return conflicts
-    }
-
-    /// Hands out primary keys to the inserts, per hierarchy, from `Z_PRIMARYKEY`.
-    private mutating func allocateKeys(_ db: Database) throws {
-        guard !inserts.isEmpty else { return }
-        var counts: [String: Int] = [:]
-        var order: [String] = []
-        var run = 0
-        while run < inserts.count {
-            // Runs of consecutive inserts of one entity count at once.
-            let entity = inserts[run].entity
-            var end = run + 1
-            while end < inserts.count, inserts[end].entity === entity { end += 1 }
-            if counts[entity.table] == nil { order.append(entity.table) }
-            counts[entity.table, default: 0] += end - run
-            run = end
-        }
-        var next: [String: Int64] = [:]
-        let keyTable = Self.q(SQLiteStoreMetadata.primaryKeyTableName)
-        for table in order {
-            guard let root = mapping.tables[table]?.rootEntity, let count = counts[table] else { continue }
-            let recorded = try Int64.fetchOne(db, sql: "SELECT \(Self.q("Z_MAX")) FROM \(keyTable) WHERE \(Self.q("Z_NAME")) = ?", arguments: [root]) ?? 0
-            let highest = try Int64.fetchOne(db, sql: "SELECT MAX(\(Self.q("Z_PK"))) FROM \(Self.q(table))") ?? 0
-            let base = max(recorded, highest)
-            let (last, overflow) = base.addingReportingOverflow(Int64(count))
-            guard !overflow else {
-                throw StrataError(.storeSave, "store \(path): primary keys of \(table) are exhausted")
-            }
-            try db.execute(
-                sql: "INSERT OR REPLACE INTO \(keyTable) (\(Self.q("Z_NAME")), \(Self.q("Z_MAX"))) VALUES (?, ?)",
-                arguments: [root, last]
-            )
-            next[table] = base + 1
-        }
-        var lastEntity: Entity?
-        var table = ""
-        var key: Int64 = 0
-        for i in inserts.indices {
-            let entity = inserts[i].entity
-            if lastEntity !== entity {
-                if lastEntity != nil { next[table] = key }
-                lastEntity = entity
-                table = entity.table
-                key = next[table] ?? 0
-            }
-            inserts[i].key = key
-            insertCells[inserts[i].offset] = key.databaseValue
-            key += 1
-        }
-    }
-
-    /// Brings the join-table rows of one source to `destinations`.
-    private func writeJoin(_ db: Database, join: SQLiteSchema.JoinTable, sourceColumn: String, destinationColumn: String, order: String?, source: Int64, destinations: [Int64], isNew: Bool) throws {
-        let table = Self.q(join.name)
-        if !isNew {
-            let existing = try Int64.fetchAll(
-                db.cachedStatement(sql: "SELECT \(Self.q(destinationColumn)) FROM \(table) WHERE \(Self.q(sourceColumn)) = ?"),
-                arguments: [source]
-            )
-            let kept = Set(destinations)
-            let remove = try db.cachedStatement(sql: "DELETE FROM \(table) WHERE \(Self.q(sourceColumn)) = ? AND \(Self.q(destinationColumn)) = ?")
-            for destination in existing where !kept.contains(destination) {
-                try remove.execute(arguments: [source, destination])
-            }
-        }
-        guard !destinations.isEmpty else { return }
-        let conflictTarget = "(\(Self.q(join.sourceColumn)), \(Self.q(join.destinationColumn)))"
-        if let order {
-            let statement = try db.cachedStatement(sql: "INSERT INTO \(table) (\(Self.q(sourceColumn)), \(Self.q(destinationColumn)), \(Self.q(order))) VALUES (?, ?, ?) ON CONFLICT \(conflictTarget) DO UPDATE SET \(Self.q(order)) = excluded.\(Self.q(order))")
-            for (position, destination) in destinations.enumerated() {
-                try statement.execute(arguments: [source, destination, Int64(position)])
-            }
-        } else {
-            let statement = try db.cachedStatement(sql: "INSERT OR IGNORE INTO \(table) (\(Self.q(sourceColumn)), \(Self.q(destinationColumn))) VALUES (?, ?)")
-            for destination in destinations {
-                try statement.execute(arguments: [source, destination])
-            }
-        }
-    }
-
-    // MARK: - Uniqueness constraints
-
-    /// Finds which uniqueness constraint the row broke, with the clashing
-    /// values and the object already holding them, and records it.
-    private mutating func recordConstraintConflict(_ db: Database, entity: Entity, objectID: ObjectID, key: Int64, written: [String: DatabaseValue], error: DatabaseError) throws {
-        var current: Row?
-        var loadedCurrent = false
-        for declaring in model.ancestry(of: entity.name) {
-            for constraint in model.entity(named: declaring)?.uniquenessConstraints ?? [] where !constraint.isEmpty {
-                var columns: [String] = []
-                for property in constraint {
-                    if let column = mapping.schema.column(forAttribute: property, in: entity.name) {
-                        columns.append(column)
-                    } else if let i = entity.toOneIndex[property] {
-                        columns.append(entity.toOnes[i].column)
-                    }
-                }
-                guard columns.count == constraint.count else { continue }
-                var values: [DatabaseValue] = []
-                for column in columns {
-                    if let value = written[column] {
-                        values.append(value)
-                        continue
-                    }
-                    if !loadedCurrent {
-                        current = try Row.fetchOne(db, sql: "SELECT * FROM \(Self.q(entity.table)) WHERE \(Self.q("Z_PK")) = ?", arguments: [key])
-                        loadedCurrent = true
-                    }
-                    values.append(current?[column] as DatabaseValue? ?? .null)
-                }
-                guard !values.contains(where: \.isNull) else { continue }
-                let numbers = mapping.schema.entities(covering: declaring, includingSubentities: true).compactMap { mapping.schema.entityNumber(of: $0) }
-                var sql = "SELECT \(Self.q("Z_PK")), \(Self.q("Z_ENT")) FROM \(Self.q(entity.table)) WHERE "
-                sql += columns.map { "\(Self.q($0)) = ?" }.joined(separator: " AND ")
-                sql += " AND \(Self.q("Z_PK")) <> ? AND \(Self.q("Z_ENT")) IN (" + SQLiteRowDecoder.placeholders(numbers.count) + ") LIMIT 1"
-                let arguments = StatementArguments(values + [key.databaseValue] + numbers.map(\.databaseValue))
-                guard let row = try Row.fetchOne(db, sql: sql, arguments: arguments) else { continue }
-                let existingKey = try row.decode(Int64.self, atIndex: 0)
-                let existingNumber = try row.decode(Int64.self, atIndex: 1)
-                // The saved object holding the values; nil when it is
-                // another insert of this save (nothing saved holds them).
-                let existing: ObjectID? = temporary(table: entity.table, key: existingKey) != nil
-                    ? nil
-                    : ObjectID(storeIdentifier: storeIdentifier, entityName: mapping.entitiesByNumber[existingNumber]?.name ?? entity.name, key: .permanent(existingKey))
-                var described: [String: PropertyValue] = [:]
-                for (property, value) in zip(constraint, values) {
-                    described[property] = try describe(db, property: property, value: value, entity: entity)
-                }
-                constraintConflicts.append(ConstraintConflict(entityName: declaring, constraint: constraint, values: described, objectID: objectID, existingObjectID: existing))
-                return
-            }
-        }
-        throw StrataError(.storeSave, "store \(path): \(objectID) breaks a uniqueness constraint that could not be identified: \(error.message ?? "\(error)")")
-    }
-
-    /// The temporary ID of the insert of this save that got `key` in `table`.
-    private mutating func temporary(table: String, key: Int64) -> ObjectID? {
-        if temporaryByKey == nil {
-            var map: [String: [Int64: ObjectID]] = [:]
-            for insert in inserts { map[insert.entity.table, default: [:]][insert.key] = insert.objectID }
-            temporaryByKey = map
-        }
-        return temporaryByKey?[table]?[key]
-    }
-
-    /// A stored constraint value as a property value.
-    private mutating func describe(_ db: Database, property: String, value: DatabaseValue, entity: Entity) throws -> PropertyValue {
-        if let i = entity.attributeIndex[property] {
-            return try SQLiteRowDecoder.propertyValue(value, type: entity.attributes[i].type)
-        }
-        guard let i = entity.toOneIndex[property], case .int64(let key) = value.storage else { return .null }
-        let field = entity.toOnes[i]
-        guard let table = mapping.schema.table(for: field.destination)?.name else { return .null }
-        if let temporary = temporary(table: table, key: key) { return .object(temporary) }
-        let name = try decoder.entityNames(db, table: table, keys: [key])[key] ?? field.destination
-        return .object(ObjectID(storeIdentifier: storeIdentifier, entityName: name, key: .permanent(key)))
-    }
 }
