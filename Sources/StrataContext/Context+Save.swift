@@ -15,6 +15,14 @@ extension Context {
     /// committed, which is also published to the coordinator's change hub.
     @discardableResult
     public func save() async throws -> ChangeSet {
+        // One save at a time: a second save while the first awaits a store
+        // would plan the same inserts again.
+        await acquireSaveLock()
+        defer { releaseSaveLock() }
+        // Inserted-then-deleted objects never reach a store.
+        for object in graph.registered.values where object.isInserted && object.isDeleted {
+            graph.unregister(object.objectID)
+        }
         guard hasChanges else { return ChangeSet(contextName: name, origin: token) }
         try await prepareForSave()
 
@@ -27,6 +35,7 @@ extension Context {
             if !conflicts.isEmpty {
                 try await resolve(conflicts)
                 guard attempts < 4 else { throw conflictError(conflicts) }
+                try await loadChangedLists()
                 continue
             }
             var committed: [(StoreSaveUnit, StoreCommit)] = []
@@ -65,7 +74,10 @@ extension Context {
                 }
                 if retry { break }
             }
-            if retry { continue }
+            if retry {
+                try await loadChangedLists()
+                continue
+            }
             let changes = finishSave(committed)
             coordinator.changes.publish(changes)
             return changes
@@ -78,14 +90,18 @@ extension Context {
     func prepareForSave() async throws {
         // Faults with changes (e.g. inverse updates) need their version and values.
         try await load(graph.registered.values.filter { $0.hasChanges && $0.isFault })
-        // To-many lists changed by deltas are written as whole lists.
+        try await loadChangedLists()
+        try await recomputeDerivedAttributes()
+        try await validateChanges()
+    }
+
+    /// To-many lists changed by deltas are written as whole lists: load their base.
+    func loadChangedLists() async throws {
         for object in graph.changedObjects where !object.isDeleted {
             for (key, change) in object.toManyChanges {
                 if case .delta = change { try await loadList(key, of: object) }
             }
         }
-        try await recomputeDerivedAttributes()
-        try await validateChanges()
     }
 
     func recomputeDerivedAttributes() async throws {
@@ -180,7 +196,10 @@ extension Context {
                 if let value = graph.currentValue(of: object, forKey: key) { values[key] = value }
             }
             for key in object.toManyChanges.keys {
-                if let list = graph.currentList(of: object, forKey: key) { toMany[key] = list }
+                guard let list = graph.currentList(of: object, forKey: key) else {
+                    throw StrataError(.storeSave, "'\(object.entityName).\(key)' of \(object.objectID) changed but its stored list could not be loaded; nothing was saved")
+                }
+                toMany[key] = list
             }
             externalErrors += crossStoreProblems(object, values: values, toMany: toMany)
             if object.isInserted {
@@ -298,13 +317,13 @@ extension Context {
             case .error:
                 break
             case .mergeByPropertyStoreTrump:
-                let storeChanged = Set(persisted.keys).union(cached.keys).filter { persisted[$0] != cached[$0] }
+                let storeChanged = Set(persisted.keys).union(cached.keys).filter { (persisted[$0] ?? .null) != (cached[$0] ?? .null) }
                 for key in storeChanged { object.changes[key] = nil }
                 if object.isDeleted, !storeChanged.isEmpty { object.isDeleted = false }
             case .mergeByPropertyObjectTrump:
                 break
             case .overwrite:
-                for (key, value) in cached where object.changes[key] == nil && persisted[key] != value {
+                for (key, value) in cached where object.changes[key] == nil && (persisted[key] ?? .null) != value {
                     object.changes[key] = value
                 }
             case .rollback:
@@ -368,9 +387,11 @@ extension Context {
                 // Absent keys read as nil: no need to add them.
                 object.committed = insert.values
                 object.version = commit.versions[permanent] ?? 1
-                object.changes = [:]
+                // Keep edits made while the save awaited the store.
+                for (key, value) in insert.values where object.changes[key] == value { object.changes[key] = nil }
+                for key in Array(object.changes.keys) where insert.values[key] == nil && object.changes[key] == .null { object.changes[key] = nil }
+                for (key, list) in insert.toMany where graph.currentList(of: object, forKey: key) == list { object.toManyChanges[key] = nil }
                 object.committedToMany = insert.toMany
-                object.toManyChanges = [:]
                 object.isInserted = false
                 rekeyed.append((object, permanent))
                 changeSet.inserted.append(permanent)
@@ -382,9 +403,12 @@ extension Context {
                 values.merge(update.values) { _, new in new }
                 object.committed = values
                 object.version = commit.versions[update.objectID] ?? object.version + 1
-                object.changes = [:]
-                for (key, list) in update.toMany { object.committedToMany[key] = list }
-                object.toManyChanges = [:]
+                // Keep edits made while the save awaited the store.
+                for (key, value) in update.values where object.changes[key] == value { object.changes[key] = nil }
+                for (key, list) in update.toMany {
+                    if graph.currentList(of: object, forKey: key) == list { object.toManyChanges[key] = nil }
+                    object.committedToMany[key] = list
+                }
                 changeSet.updated[update.objectID] = Set(update.values.keys).union(update.toMany.keys)
                 changeSet.versions[update.objectID] = object.version
             }

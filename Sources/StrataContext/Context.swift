@@ -30,6 +30,8 @@ public actor Context {
     var validatedAttributesCache: [String: [AttributeDescription]] = [:]
     var fetchedPredicateCache: [String: StrataQuery.Predicate] = [:]
     private var mergeTask: Task<Void, Never>?
+    private var isSaving = false
+    private var saveWaiters: [CheckedContinuation<Void, Never>] = []
 
     /// Creates a context over a coordinator.
     public init(coordinator: Coordinator, name: String? = nil, mergePolicy: MergePolicy = .error) {
@@ -66,6 +68,24 @@ public actor Context {
                 guard let self else { return }
                 try? await self.merge(changes)
             }
+        }
+    }
+
+    /// Waits until no other save of this context is running.
+    func acquireSaveLock() async {
+        guard isSaving else {
+            isSaving = true
+            return
+        }
+        await withCheckedContinuation { saveWaiters.append($0) }
+    }
+
+    /// Lets the next waiting save run.
+    func releaseSaveLock() {
+        if saveWaiters.isEmpty {
+            isSaving = false
+        } else {
+            saveWaiters.removeFirst().resume()
         }
     }
 
