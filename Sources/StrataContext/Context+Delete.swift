@@ -31,18 +31,29 @@ extension Context {
             throw StrataError(.validationRelationshipDeniedDelete, "delete of \(object.objectID) denied by a Deny rule; nothing was deleted", details: denials)
         }
         let deleting = Set(toDelete.map(\.objectID))
+        // Load everything the nullify pass touches first, so that pass makes
+        // all its changes without suspending: a failure here changes nothing.
+        var nullify: [(ManagedObject, RelationshipDescription, [ObjectID])] = []
         for victim in toDelete {
             for relationship in model.relationships(of: victim.entityName) where !relationship.isTransient && relationship.deleteRule != .noAction {
                 guard let inverse = model.inverse(of: relationship), !inverse.isTransient else { continue }
-                for id in try await destinationIDs(of: victim, relationship) where !deleting.contains(id) {
+                let destinations = try await destinationIDs(of: victim, relationship).filter { !deleting.contains($0) }
+                for id in destinations {
                     let destination = graph.object(for: id)
                     try await load(destination)
-                    if inverse.isToMany {
-                        try await loadList(inverse.name, of: destination)
-                        try graph.removeDestinationRaw(victim.objectID, from: destination, forKey: inverse.name)
-                    } else if destination.isDeleted == false {
-                        graph.setRaw(destination, inverse.name, .null)
-                    }
+                    if inverse.isToMany { try await loadList(inverse.name, of: destination) }
+                }
+                nullify.append((victim, inverse, destinations))
+            }
+        }
+        for (victim, inverse, destinations) in nullify {
+            for id in destinations {
+                let destination = graph.object(for: id)
+                guard !destination.isDeleted else { continue }
+                if inverse.isToMany {
+                    try graph.removeDestinationRaw(victim.objectID, from: destination, forKey: inverse.name)
+                } else {
+                    graph.setRaw(destination, inverse.name, .null)
                 }
             }
         }

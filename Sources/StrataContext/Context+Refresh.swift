@@ -64,6 +64,8 @@ extension Context {
             graph.unregister(id)
             vanished.insert(id)
         }
+        // Local references to deleted objects would be written as dangling keys.
+        graph.dropReferences(to: deleted)
         let changedEntities = changes.entityNames
         let affectedEntities = Set(changedEntities.flatMap { model.ancestry(of: $0) })
         for object in graph.registered.values {

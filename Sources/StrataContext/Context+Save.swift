@@ -307,6 +307,7 @@ extension Context {
                 // every policy (there is nothing left to update).
                 graph.unregister(object.objectID)
                 vanished.insert(object.objectID)
+                graph.dropReferences(to: [object.objectID])
                 continue
             }
             let cached = object.committed ?? [:]

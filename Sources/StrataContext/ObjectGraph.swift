@@ -214,8 +214,19 @@ final class ObjectGraph {
         if let oldID { detach(object.objectID, from: self.object(for: oldID), inverse) }
         if let newID {
             let destination = self.object(for: newID)
-            if !inverse.isToMany, case .object(let previous)? = currentValue(of: destination, forKey: inverse.name), previous != object.objectID {
-                setRaw(self.object(for: previous), key, .null)
+            if !inverse.isToMany {
+                switch currentValue(of: destination, forKey: inverse.name) {
+                case .object(let previous)? where previous != object.objectID:
+                    setRaw(self.object(for: previous), key, .null)
+                case nil:
+                    // The destination is a fault: its previous owner is
+                    // unknown here, so clear every registered holder.
+                    for other in registered.values where other !== object && currentValue(of: other, forKey: key) == .object(newID) {
+                        setRaw(other, key, .null)
+                    }
+                default:
+                    break
+                }
             }
             attach(object.objectID, to: destination, inverse)
         }
@@ -318,6 +329,33 @@ final class ObjectGraph {
         if inverse.isToMany { addRaw(destination, inverse.name, ownerID) } else { setRaw(destination, inverse.name, .object(ownerID)) }
     }
 
+    /// Removes every reference to objects that no longer exist: to-one
+    /// values become nil, lists lose them.
+    func dropReferences(to gone: Set<ObjectID>) {
+        guard !gone.isEmpty else { return }
+        for object in registered.values {
+            for (key, value) in object.changes {
+                if case .object(let id) = value, gone.contains(id) { object.changes[key] = .null }
+            }
+            if let committed = object.committed {
+                for (key, value) in committed {
+                    if case .object(let id) = value, gone.contains(id) { setRaw(object, key, .null) }
+                }
+            }
+            for (key, list) in object.committedToMany where list.contains(where: gone.contains) {
+                object.committedToMany[key] = list.filter { !gone.contains($0) }
+            }
+            for (key, change) in object.toManyChanges {
+                switch change {
+                case .replaced(let list):
+                    object.toManyChanges[key] = .replaced(list.filter { !gone.contains($0) })
+                case .delta(let added, let removed):
+                    object.toManyChanges[key] = .delta(added: added.filter { !gone.contains($0) }, removed: removed)
+                }
+            }
+        }
+    }
+
     // MARK: Raw changes (no inverse maintenance)
 
     func setRaw(_ object: ManagedObject, _ key: String, _ value: PropertyValue) {
@@ -329,29 +367,31 @@ final class ObjectGraph {
     }
 
     private func addRaw(_ object: ManagedObject, _ key: String, _ id: ObjectID) {
-        if let list = currentList(of: object, forKey: key) {
+        switch object.toManyChanges[key] {
+        case .replaced(let list)?:
             if !list.contains(id) { object.toManyChanges[key] = .replaced(list + [id]) }
-            return
-        }
-        if case .delta(var added, var removed)? = object.toManyChanges[key] {
+        case .delta(var added, var removed)?:
             removed.remove(id)
             if !added.contains(id) { added.append(id) }
             object.toManyChanges[key] = .delta(added: added, removed: removed)
-        } else {
+        case nil:
+            // A delta, not a copy of the list: when the stored list changes
+            // (a merge, a refresh, a conflict), the change applies on top.
+            if currentList(of: object, forKey: key)?.contains(id) == true { return }
             object.toManyChanges[key] = .delta(added: [id], removed: [])
         }
     }
 
     private func removeRaw(_ object: ManagedObject, _ key: String, _ id: ObjectID) {
-        if let list = currentList(of: object, forKey: key) {
+        switch object.toManyChanges[key] {
+        case .replaced(let list)?:
             if list.contains(id) { object.toManyChanges[key] = .replaced(list.filter { $0 != id }) }
-            return
-        }
-        if case .delta(var added, var removed)? = object.toManyChanges[key] {
+        case .delta(var added, var removed)?:
             added.removeAll { $0 == id }
             removed.insert(id)
             object.toManyChanges[key] = .delta(added: added, removed: removed)
-        } else {
+        case nil:
+            if let list = currentList(of: object, forKey: key), !list.contains(id) { return }
             object.toManyChanges[key] = .delta(added: [], removed: [id])
         }
     }
