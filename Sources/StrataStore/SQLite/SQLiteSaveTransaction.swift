@@ -567,13 +567,11 @@ struct SQLiteSaveTransaction {
         return .committed(commit)
     }
 
-    /// `count` NULLs.
+    /// `count` NULLs. (Not `unsafeUninitializedCapacity`: for a count of 0
+    /// it writes the shared empty-array singleton, which ThreadSanitizer
+    /// reports as a race between concurrent saves.)
     static func nulls(_ count: Int) -> [DatabaseValue] {
-        let null = DatabaseValue.null
-        return [DatabaseValue](unsafeUninitializedCapacity: count) { buffer, initialized in
-            buffer.initialize(repeating: null)
-            initialized = count
-        }
+        [DatabaseValue](repeating: .null, count: count)
     }
 
     /// The primary key of a saved object or of an insert of this save.
