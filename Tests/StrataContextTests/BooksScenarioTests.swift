@@ -54,6 +54,39 @@ import StrataStore
         try await container.close()
     }
 
+    /// Merging another context's change set invalidates fetched properties
+    /// whose target entity changed (a saved change in the same context
+    /// does not: see feedbackListFollowsRefresh).
+    @Test(arguments: ContextFixture.storeKinds)
+    func mergeInvalidatesFetchedProperties(kind: StoreDescription.StoreType) async throws {
+        let directory = TemporaryDirectory()
+        let container = try await ContextFixture.books(kind, in: directory)
+        let uuid = UUID()
+        let reader = container.newBackgroundContext(name: "reader")
+        let bookID: ObjectID = try await reader.perform { context in
+            let book = try self.addBook(context, title: "Merged", uuid: uuid)
+            try await context.save()
+            return book.objectID
+        }
+        let before = try await reader.perform { context in
+            try await context.fetchedProperty("feedbackList", of: context.existingObject(with: bookID)).count
+        }
+        let writer = container.newBackgroundContext(name: "writer")
+        let changes = try await writer.perform { context in
+            let feedback = try context.insert("Feedback")
+            try feedback.setValue(.uuid(uuid), forKey: "bookUUID")
+            try feedback.setValue(.integer(3), forKey: "rating")
+            return try await context.save()
+        }
+        try await reader.merge(changes)
+        let after = try await reader.perform { context in
+            try await context.fetchedProperty("feedbackList", of: context.existingObject(with: bookID)).count
+        }
+        #expect(before == 0)
+        #expect(after == 1)
+        try await container.close()
+    }
+
     @Test(arguments: ContextFixture.storeKinds)
     func canonicalTitleChangesOnlyAtSave(kind: StoreDescription.StoreType) async throws {
         let directory = TemporaryDirectory()
