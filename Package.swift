@@ -15,11 +15,21 @@ let package = Package(
         .library(name: "StrataQuery", targets: ["StrataQuery"]),
         .library(name: "StrataStore", targets: ["StrataStore"]),
         .library(name: "StrataContext", targets: ["StrataContext"]),
+        .library(name: "StrataWire", targets: ["StrataWire"]),
+        .library(name: "StrataServer", targets: ["StrataServer"]),
+        .library(name: "StrataClient", targets: ["StrataClient"]),
         .executable(name: "strata", targets: ["strata"]),
+        .executable(name: "strata-server", targets: ["strata-server"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
         .package(url: "https://github.com/groue/GRDB.swift", from: "7.0.0"),
+        .package(url: "https://github.com/apple/swift-nio", from: "2.80.0"),
+        .package(url: "https://github.com/apple/swift-protobuf", from: "1.39.0"),
+        .package(url: "https://github.com/apple/swift-log", from: "1.6.0"),
+        .package(url: "https://github.com/apple/swift-metrics", from: "2.5.0"),
+        .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.6.0"),
+        .package(url: "https://github.com/HdrHistogram/hdrhistogram-swift", from: "0.1.0"),
     ],
     targets: [
         // Layer 1: the object model, its Xcode importer and structural validation.
@@ -57,6 +67,70 @@ let package = Package(
         .target(
             name: "StrataSamples",
             dependencies: ["StrataModel", "StrataStore", "StrataContext"],
+            swiftSettings: strictSettings
+        ),
+        // The system zlib, for compressed frames.
+        .systemLibrary(
+            name: "CStrataZlib",
+            path: "Sources/CStrataZlib",
+            providers: [.apt(["zlib1g-dev"])]
+        ),
+        // Layer 5: the wire protocol: generated messages (Protocol/strata.proto),
+        // framing, compression, value and status mapping.
+        .target(
+            name: "StrataWire",
+            dependencies: [
+                "StrataModel",
+                "CStrataZlib",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "SwiftProtobuf", package: "swift-protobuf"),
+            ],
+            swiftSettings: strictSettings
+        ),
+        // Layer 6: the server: connections, sessions, subscriptions, stats.
+        .target(
+            name: "StrataServer",
+            dependencies: [
+                "StrataModel",
+                "StrataQuery",
+                "StrataStore",
+                "StrataContext",
+                "StrataWire",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "SwiftProtobuf", package: "swift-protobuf"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "Metrics", package: "swift-metrics"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "Histogram", package: "hdrhistogram-swift"),
+            ],
+            swiftSettings: strictSettings
+        ),
+        // Layer 7: the Swift client library.
+        .target(
+            name: "StrataClient",
+            dependencies: [
+                "StrataModel",
+                "StrataWire",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "SwiftProtobuf", package: "swift-protobuf"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: strictSettings
+        ),
+        .executableTarget(
+            name: "strata-server",
+            dependencies: [
+                "StrataModel",
+                "StrataStore",
+                "StrataContext",
+                "StrataSamples",
+                "StrataServer",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ],
             swiftSettings: strictSettings
         ),
         .executableTarget(
@@ -105,6 +179,35 @@ let package = Package(
                 "StrataQuery",
                 "StrataStore",
                 .product(name: "GRDB", package: "GRDB.swift"),
+            ],
+            swiftSettings: strictSettings
+        ),
+        .testTarget(
+            name: "StrataWireTests",
+            dependencies: [
+                "StrataModel",
+                "StrataWire",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOEmbedded", package: "swift-nio"),
+                .product(name: "SwiftProtobuf", package: "swift-protobuf"),
+            ],
+            swiftSettings: strictSettings
+        ),
+        .testTarget(
+            name: "StrataServerTests",
+            dependencies: [
+                "StrataModel",
+                "StrataQuery",
+                "StrataStore",
+                "StrataContext",
+                "StrataSamples",
+                "StrataWire",
+                "StrataServer",
+                "StrataClient",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "SwiftProtobuf", package: "swift-protobuf"),
+                .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: strictSettings
         ),

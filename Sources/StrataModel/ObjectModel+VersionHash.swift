@@ -39,6 +39,20 @@ extension ObjectModel {
         return hashes
     }
 
+    /// One hash for the whole model: SHA-256 over `strata.model.v1` and every
+    /// entity's name and version hash, sorted by name. Two models with the
+    /// same persisted shape have the same hash (the wire protocol's hello
+    /// carries it so a client can tell whether its model matches).
+    public var modelVersionHash: [UInt8] {
+        var encoder = CanonicalEncoder()
+        encoder.write("strata.model.v1")
+        for (name, hash) in entityVersionHashes.sorted(by: { $0.key < $1.key }) {
+            encoder.write(name)
+            encoder.write(bytes: hash)
+        }
+        return SHA256.digest(encoder.bytes)
+    }
+
     private func versionHash(ofEntity entityName: String, visiting: Set<String>) -> [UInt8] {
         guard let entity = entity(named: entityName) else { return [] }
         var encoder = CanonicalEncoder()

@@ -91,13 +91,16 @@ public struct StrataError: Error, Sendable, Hashable, CustomStringConvertible {
     public var details: [String]
     /// For 133020: every optimistic-locking conflict, with both states and versions.
     public var conflicts: [ConflictRecord]
+    /// For validation errors (1560–1680): each failing property.
+    public var failures: [PropertyFailure]
 
     /// Creates an error.
-    public init(_ code: Code, _ message: String, details: [String] = [], conflicts: [ConflictRecord] = []) {
+    public init(_ code: Code, _ message: String, details: [String] = [], conflicts: [ConflictRecord] = [], failures: [PropertyFailure] = []) {
         self.code = code
         self.message = message
         self.details = details
         self.conflicts = conflicts
+        self.failures = failures
     }
 
     /// `"error 1570: message"` followed by one indented line per detail.

@@ -1,0 +1,251 @@
+import Foundation
+import Logging
+import StrataModel
+import StrataWire
+
+/// A client of `strata-server`: one connection carrying many requests at
+/// once (each `await`ing its own answer, in any order), subscriptions as
+/// async sequences, and a fresh connection (with subscriptions renewed)
+/// when the old one is lost, for example after the server restarts.
+public actor StrataClient {
+    /// Where and how the client connects.
+    public nonisolated let configuration: ClientConfiguration
+    /// The server's hello, once connected.
+    public private(set) var serverInfo: Strata_V1_HelloResponse?
+
+    private var connection: ClientConnection?
+    private var connecting: Task<ClientConnection, any Error>?
+    private var nextRequestID: UInt64 = 0
+    private var subscriptions: [UInt64: LocalSubscription] = [:]
+    private var nextLocalSubscriptionID: UInt64 = 0
+    private var closed = false
+    private let logger: Logger
+
+    private struct LocalSubscription {
+        var request: Strata_V1_SubscribeRequest
+        var continuation: AsyncStream<Strata_V1_ChangeNotification>.Continuation
+        /// The id the current connection's server gave it.
+        var serverID: UInt64?
+    }
+
+    /// Creates a client; it connects on first use (or with ``connect()``).
+    public init(configuration: ClientConfiguration = ClientConfiguration(), logger: Logger = Logger(label: "strata.client")) {
+        self.configuration = configuration
+        self.logger = logger
+    }
+
+    /// Connects and exchanges hellos now (otherwise the first request does).
+    @discardableResult
+    public func connect() async throws -> Strata_V1_HelloResponse {
+        _ = try await liveConnection()
+        guard let serverInfo else { throw StrataClientError(.unavailable, "not connected") }
+        return serverInfo
+    }
+
+    /// Closes the connection and ends every subscription.
+    public func close() {
+        closed = true
+        connection?.close()
+        connection = nil
+        for subscription in subscriptions.values { subscription.continuation.finish() }
+        subscriptions.removeAll()
+    }
+
+    // MARK: Operations
+
+    /// Round-trip time of a ping.
+    public func ping() async throws -> Duration {
+        let started = ContinuousClock.now
+        _ = try await call(.ping(Strata_V1_PingRequest()))
+        return .now - started
+    }
+
+    /// The served model.
+    public func model() async throws -> Strata_V1_GetModelResponse {
+        let frame = try await call(.getModel(Strata_V1_GetModelRequest()))
+        guard case .model(let model)? = frame.response else { throw unexpected(frame, "model") }
+        return model
+    }
+
+    /// The server's figures.
+    public func stats() async throws -> Strata_V1_StatsResponse {
+        let frame = try await call(.stats(Strata_V1_StatsRequest()))
+        guard case .stats(let stats)? = frame.response else { throw unexpected(frame, "stats") }
+        return stats
+    }
+
+    /// Runs a fetch and gathers every batch.
+    public func fetch(_ request: Strata_V1_FetchRequest) async throws -> FetchResult {
+        var result = FetchResult()
+        for try await batch in try await fetchBatches(request) {
+            result.objects += batch.objects
+            result.objectIDs += batch.objectIds
+            result.count = Int(batch.count)
+        }
+        return result
+    }
+
+    /// Runs a fetch and yields its batches as they arrive.
+    public func fetchBatches(_ request: Strata_V1_FetchRequest) async throws -> AsyncThrowingMapSequence<AsyncThrowingStream<Strata_V1_ServerFrame, any Error>, Strata_V1_FetchBatch> {
+        let responses = try await send(.fetch(request))
+        return responses.map { frame in
+            guard case .fetch(let batch)? = frame.response else {
+                throw StrataClientError(.internal, "expected a fetch batch, the server sent \(String(describing: frame.response))")
+            }
+            return batch
+        }
+    }
+
+    /// Counts the objects a predicate selects.
+    public func count(_ entity: String, predicate: String = "") async throws -> Int {
+        let result = try await fetch(Strata_V1_FetchRequest.with {
+            $0.entity = entity
+            $0.predicate = predicate
+            $0.resultType = .count
+        })
+        return result.count
+    }
+
+    /// Saves one change set, all or nothing.
+    public func save(_ request: Strata_V1_SaveRequest) async throws -> Strata_V1_SaveResponse {
+        let frame = try await call(.save(request))
+        guard case .save(let response)? = frame.response else { throw unexpected(frame, "save") }
+        return response
+    }
+
+    /// Current state (and fetched properties) of objects.
+    public func refresh(_ ids: [String], includeFetched: [String] = [], includeRelationships: [String] = []) async throws -> Strata_V1_RefreshResponse {
+        let frame = try await call(.refresh(Strata_V1_RefreshRequest.with {
+            $0.ids = ids
+            $0.includeFetched = includeFetched
+            $0.includeRelationships = includeRelationships
+        }))
+        guard case .refresh(let response)? = frame.response else { throw unexpected(frame, "refresh") }
+        return response
+    }
+
+    /// Subscribes to committed changes of an entity (every entity when
+    /// empty), optionally filtered by a predicate. The sequence ends when
+    /// the client closes; iterating it no more unsubscribes. After a lost
+    /// connection the subscription is renewed on the new one (changes
+    /// committed while disconnected are not replayed).
+    public func subscribe(entity: String = "", predicate: String = "", variables: [String: Strata_V1_VariableValue] = [:]) async throws -> AsyncStream<Strata_V1_ChangeNotification> {
+        let request = Strata_V1_SubscribeRequest.with {
+            $0.entity = entity
+            $0.predicate = predicate
+            $0.variables = variables
+        }
+        let (stream, continuation) = AsyncStream<Strata_V1_ChangeNotification>.makeStream(bufferingPolicy: .bufferingNewest(4096))
+        nextLocalSubscriptionID += 1
+        let localID = nextLocalSubscriptionID
+        let connection = try await liveConnection()
+        let serverID = try await subscribe(request, localID: localID, continuation: continuation, on: connection)
+        subscriptions[localID] = LocalSubscription(request: request, continuation: continuation, serverID: serverID)
+        continuation.onTermination = { [weak self] _ in
+            Task { await self?.unsubscribe(localID: localID) }
+        }
+        return stream
+    }
+
+    // MARK: Plumbing
+
+    private func subscribe(_ request: Strata_V1_SubscribeRequest, localID: UInt64, continuation: AsyncStream<Strata_V1_ChangeNotification>.Continuation, on connection: ClientConnection) async throws -> UInt64 {
+        let frame = try await connection.call(makeFrame(.subscribe(request)))
+        guard case .subscribe(let response)? = frame.response else { throw unexpected(frame, "subscribe") }
+        connection.route(subscription: response.subscriptionID) { continuation.yield($0) }
+        return response.subscriptionID
+    }
+
+    private func unsubscribe(localID: UInt64) async {
+        guard let subscription = subscriptions.removeValue(forKey: localID) else { return }
+        guard let serverID = subscription.serverID, let connection, connection.isOpen else { return }
+        connection.unroute(subscription: serverID)
+        _ = try? await connection.call(makeFrame(.unsubscribe(Strata_V1_UnsubscribeRequest.with { $0.subscriptionID = serverID })))
+    }
+
+    private func makeFrame(_ request: Strata_V1_ClientFrame.OneOf_Request) -> Strata_V1_ClientFrame {
+        nextRequestID &+= 1
+        if nextRequestID == 0 { nextRequestID = 1 }
+        var frame = Strata_V1_ClientFrame()
+        frame.requestID = nextRequestID
+        frame.request = request
+        return frame
+    }
+
+    private func send(_ request: Strata_V1_ClientFrame.OneOf_Request) async throws -> ClientConnection.Responses {
+        let connection = try await liveConnection()
+        return try await connection.send(makeFrame(request))
+    }
+
+    private func call(_ request: Strata_V1_ClientFrame.OneOf_Request) async throws -> Strata_V1_ServerFrame {
+        let connection = try await liveConnection()
+        return try await connection.call(makeFrame(request))
+    }
+
+    /// The open connection, connecting (and saying hello, and renewing
+    /// subscriptions) when there is none.
+    private func liveConnection() async throws -> ClientConnection {
+        if closed { throw StrataClientError(.unavailable, "the client is closed") }
+        if let connection, connection.isOpen { return connection }
+        if let connecting { return try await connecting.value }
+        let task = Task { try await self.openConnection() }
+        connecting = task
+        defer { connecting = nil }
+        let connection = try await task.value
+        self.connection = connection
+        return connection
+    }
+
+    private func openConnection() async throws -> ClientConnection {
+        let connection = try await ClientConnection.connect(configuration)
+        let hello = Strata_V1_HelloRequest.with {
+            $0.version = WireProtocol.version
+            $0.clientName = configuration.clientName
+            $0.authToken = configuration.authToken ?? ""
+            $0.acceptCompression = configuration.acceptCompression
+        }
+        let frame: Strata_V1_ServerFrame
+        do {
+            frame = try await connection.call(makeFrame(.hello(hello)))
+        } catch {
+            connection.close()
+            throw error
+        }
+        guard case .hello(let info)? = frame.response else {
+            connection.close()
+            throw unexpected(frame, "hello")
+        }
+        serverInfo = info
+        for (localID, subscription) in subscriptions {
+            do {
+                let serverID = try await subscribe(subscription.request, localID: localID, continuation: subscription.continuation, on: connection)
+                subscriptions[localID]?.serverID = serverID
+            } catch {
+                logger.warning("could not renew subscription", metadata: ["error": "\(error)"])
+            }
+        }
+        connection.onFailure { [weak self] _ in
+            Task { await self?.connectionFailed() }
+        }
+        return connection
+    }
+
+    /// Renews subscriptions on a new connection when the old one fails,
+    /// retrying with backoff while there are subscriptions to renew.
+    private func connectionFailed() async {
+        var delay = Duration.milliseconds(100)
+        while !closed, !subscriptions.isEmpty, connection?.isOpen != true {
+            do {
+                _ = try await liveConnection()
+                return
+            } catch {
+                try? await Task.sleep(for: delay)
+                delay = min(delay * 2, .seconds(5))
+            }
+        }
+    }
+
+    private func unexpected(_ frame: Strata_V1_ServerFrame, _ expected: String) -> StrataClientError {
+        StrataClientError(.internal, "expected a \(expected) response, the server sent \(String(describing: frame.response))")
+    }
+}

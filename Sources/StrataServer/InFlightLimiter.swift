@@ -1,0 +1,74 @@
+import Synchronization
+
+/// A counting semaphore for requests in flight on one connection: the
+/// reader acquires a slot before starting a request and waits when none
+/// is free, so a client that pipelines without bound stops being read.
+final class InFlightLimiter: Sendable {
+    private struct State {
+        var available: Int
+        var running = 0
+        var waiters: [CheckedContinuation<Void, Never>] = []
+        var idleWaiters: [CheckedContinuation<Void, Never>] = []
+    }
+
+    private let state: Mutex<State>
+
+    init(limit: Int) {
+        state = Mutex(State(available: max(1, limit)))
+    }
+
+    /// Requests running now.
+    var running: Int { state.withLock { $0.running } }
+
+    /// Takes a slot, waiting for one when all are taken.
+    func acquire() async {
+        let acquired = state.withLock { state -> Bool in
+            guard state.available > 0 else { return false }
+            state.available -= 1
+            state.running += 1
+            return true
+        }
+        if acquired { return }
+        await withCheckedContinuation { continuation in
+            let resumeNow = state.withLock { state -> Bool in
+                if state.available > 0 {
+                    state.available -= 1
+                    state.running += 1
+                    return true
+                }
+                state.waiters.append(continuation)
+                return false
+            }
+            if resumeNow { continuation.resume() }
+        }
+    }
+
+    /// Gives a slot back (to a waiting reader if there is one).
+    func release() {
+        let (next, idle): (CheckedContinuation<Void, Never>?, [CheckedContinuation<Void, Never>]) = state.withLock { state in
+            if !state.waiters.isEmpty {
+                // The slot passes straight to the waiter: running stays the same.
+                return (state.waiters.removeFirst(), [])
+            }
+            state.available += 1
+            state.running -= 1
+            guard state.running == 0 else { return (nil, []) }
+            defer { state.idleWaiters.removeAll() }
+            return (nil, state.idleWaiters)
+        }
+        next?.resume()
+        for waiter in idle { waiter.resume() }
+    }
+
+    /// Returns when no request is running.
+    func waitUntilIdle() async {
+        await withCheckedContinuation { continuation in
+            let idle = state.withLock { state -> Bool in
+                if state.running == 0 { return true }
+                state.idleWaiters.append(continuation)
+                return false
+            }
+            if idle { continuation.resume() }
+        }
+    }
+}

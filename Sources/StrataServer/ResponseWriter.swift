@@ -1,0 +1,46 @@
+import NIOCore
+import StrataWire
+import SwiftProtobuf
+import Synchronization
+
+/// Writes one connection's server frames. Many request tasks write through
+/// it at once (NIO's async writer takes concurrent producers and suspends
+/// them while the socket is not writable, which is the server's
+/// backpressure on clients that do not read).
+final class ResponseWriter: Sendable {
+    private let outbound: NIOAsyncChannelOutboundWriter<Frame>
+    private let compresses = Atomic<Bool>(false)
+
+    init(outbound: NIOAsyncChannelOutboundWriter<Frame>) {
+        self.outbound = outbound
+    }
+
+    /// Compress large frames from now on (the client accepted it in hello).
+    func enableCompression() {
+        compresses.store(true, ordering: .relaxed)
+    }
+
+    /// Sends one frame.
+    func send(_ frame: Strata_V1_ServerFrame) async throws {
+        let bytes: [UInt8] = try frame.serializedBytes()
+        let compress = compresses.load(ordering: .relaxed) && bytes.count >= WireProtocol.compressionThreshold
+        try await outbound.write(Frame(payload: ByteBuffer(bytes: bytes), compressed: compress))
+    }
+
+    /// Sends a response body.
+    func send(requestID: UInt64, more: Bool = false, _ body: Strata_V1_ServerFrame.OneOf_Response) async throws {
+        var frame = Strata_V1_ServerFrame()
+        frame.requestID = requestID
+        frame.moreFollows = more
+        frame.response = body
+        try await send(frame)
+    }
+
+    /// Sends a failure: the last frame of its request.
+    func send(requestID: UInt64, status: Strata_V1_Status) async throws {
+        var frame = Strata_V1_ServerFrame()
+        frame.requestID = requestID
+        frame.status = status
+        try await send(frame)
+    }
+}

@@ -1,0 +1,48 @@
+import StrataWire
+
+/// How a ``StrataServer`` listens and what it allows each connection.
+public struct ServerConfiguration: Sendable {
+    /// The address to bind (default loopback only).
+    public var host: String
+    /// The port to bind; 0 picks a free one (see ``StrataServer/listen()``).
+    public var port: Int
+    /// Connections served at once; more are answered RESOURCE_EXHAUSTED and closed.
+    public var maxConnections: Int
+    /// The largest frame payload accepted, compressed and inflated.
+    public var maxFrameBytes: Int
+    /// Close a connection after this long with no frame received, no
+    /// request running and no subscription; `nil` never.
+    public var idleTimeout: Duration?
+    /// When set, a client's hello must carry this token.
+    public var authToken: String?
+    /// Requests one connection runs at once; the server stops reading a
+    /// connection's frames while it has this many in flight.
+    public var maxRequestsInFlight: Int
+    /// How long a graceful shutdown waits for running requests.
+    public var shutdownGracePeriod: Duration
+    /// The name the hello reports.
+    public var serverName: String
+
+    /// Creates a configuration; the defaults serve 127.0.0.1:7420.
+    public init(
+        host: String = "127.0.0.1",
+        port: Int = WireProtocol.defaultPort,
+        maxConnections: Int = 10_000,
+        maxFrameBytes: Int = WireProtocol.defaultMaxFrameBytes,
+        idleTimeout: Duration? = .seconds(300),
+        authToken: String? = nil,
+        maxRequestsInFlight: Int = 128,
+        shutdownGracePeriod: Duration = .seconds(10),
+        serverName: String = "strata-server"
+    ) {
+        self.host = host
+        self.port = port
+        self.maxConnections = maxConnections
+        self.maxFrameBytes = maxFrameBytes
+        self.idleTimeout = idleTimeout
+        self.authToken = authToken
+        self.maxRequestsInFlight = maxRequestsInFlight
+        self.shutdownGracePeriod = shutdownGracePeriod
+        self.serverName = serverName
+    }
+}

@@ -1,0 +1,95 @@
+import Logging
+import NIOCore
+import StrataWire
+import SwiftProtobuf
+
+/// Serves one accepted connection: hello first, then requests run
+/// concurrently (up to the in-flight limit, beyond which the connection is
+/// not read), answers written as they finish, notifications pushed.
+struct ServerConnection {
+    let core: ServerCore
+    let channel: NIOAsyncChannel<Frame, Frame>
+    let logger: Logger
+
+    /// Runs until the client closes, the connection breaks, idles out, or
+    /// the server shuts down (input closed: running requests still finish).
+    func run() async {
+        do {
+            try await channel.executeThenClose { inbound, outbound in
+                let writer = ResponseWriter(outbound: outbound)
+                let session = Session(core: core, writer: writer, logger: logger)
+                let limiter = InFlightLimiter(limit: core.configuration.maxRequestsInFlight)
+                await withDiscardingTaskGroup { group in
+                    if let timeout = core.configuration.idleTimeout {
+                        group.addTask { await watchIdleness(session: session, limiter: limiter, timeout: timeout) }
+                    }
+                    await readRequests(inbound, session: session, writer: writer, limiter: limiter, group: &group)
+                    await limiter.waitUntilIdle()
+                    await session.close()
+                    group.cancelAll()
+                }
+            }
+        } catch {
+            logger.debug("connection ended with an error", metadata: ["error": "\(error)"])
+        }
+    }
+
+    private func readRequests(
+        _ inbound: NIOAsyncChannelInboundStream<Frame>,
+        session: Session,
+        writer: ResponseWriter,
+        limiter: InFlightLimiter,
+        group: inout DiscardingTaskGroup
+    ) async {
+        var clientName = ""
+        do {
+            for try await frame in inbound {
+                await session.touch()
+                let request: Strata_V1_ClientFrame
+                do {
+                    request = try Strata_V1_ClientFrame(serializedBytes: Array(frame.payload.readableBytesView))
+                } catch {
+                    throw WireError(.invalidArgument, "a frame of \(frame.payload.readableBytes) bytes is not a valid ClientFrame message: \(error)")
+                }
+                if clientName.isEmpty {
+                    do {
+                        try await session.hello(request)
+                        clientName = await session.clientName
+                        logger.debug("hello", metadata: ["client": "\(clientName)"])
+                    } catch {
+                        try? await writer.send(requestID: request.requestID, status: RequestFailure.status(for: error))
+                        return
+                    }
+                    continue
+                }
+                await limiter.acquire()
+                let name = clientName
+                group.addTask {
+                    await session.handle(request, clientName: name)
+                    limiter.release()
+                }
+            }
+        } catch {
+            // A frame that breaks the protocol: say why, then close.
+            logger.debug("protocol error", metadata: ["error": "\(error)"])
+            try? await writer.send(requestID: 0, status: RequestFailure.status(for: error))
+        }
+    }
+
+    /// Closes the connection once it has been idle for `timeout`: no frame
+    /// received, no request running, no subscription.
+    private func watchIdleness(session: Session, limiter: InFlightLimiter, timeout: Duration) async {
+        let tick = max(timeout / 4, .milliseconds(10))
+        while !Task.isCancelled {
+            try? await Task.sleep(for: tick)
+            if Task.isCancelled { return }
+            let idle = await ContinuousClock.now - session.lastActivity >= timeout
+            if idle, limiter.running == 0, await !session.hasSubscriptions {
+                logger.debug("closing idle connection")
+                try? await session.writer.send(requestID: 0, status: WireError(.unavailable, "connection idle for \(timeout): closing").status)
+                channel.channel.close(promise: nil)
+                return
+            }
+        }
+    }
+}

@@ -1,0 +1,127 @@
+import StrataContext
+import StrataModel
+import StrataQuery
+import StrataWire
+
+extension ServerCore {
+    /// Applies one change set in a fresh context and saves it: all or
+    /// nothing, conflicts resolved by the requested merge policy.
+    func save(_ request: Strata_V1_SaveRequest, clientName: String) async throws -> Strata_V1_SaveResponse {
+        let policy = try Self.mergePolicy(request.mergePolicy)
+        let context = makeContext(clientName: request.author.isEmpty ? clientName : request.author, mergePolicy: policy)
+        let model = self.model
+        return try await context.perform { context in
+            // Inserts first, so values anywhere in the save can name them.
+            var inserted: [(temporaryID: String, object: ManagedObject)] = []
+            var temporaryIDs: [String: ObjectID] = [:]
+            for insert in request.inserts {
+                guard !insert.temporaryID.isEmpty else {
+                    throw WireError(.invalidArgument, "insert of '\(insert.entity)' without a temporary_id", strataCode: StrataError.Code.invalidValue.rawValue)
+                }
+                guard temporaryIDs[insert.temporaryID] == nil else {
+                    throw WireError(.invalidArgument, "temporary_id '\(insert.temporaryID)' is used by two inserts", strataCode: StrataError.Code.invalidValue.rawValue)
+                }
+                guard model.entity(named: insert.entity) != nil else {
+                    throw WireError(.invalidArgument, "insert '\(insert.temporaryID)': unknown entity '\(insert.entity)'", strataCode: StrataError.Code.invalidValue.rawValue)
+                }
+                let object = try context.insert(insert.entity, into: try self.storeIdentifier(configuration: insert.configuration, entity: insert.entity))
+                temporaryIDs[insert.temporaryID] = object.objectID
+                inserted.append((insert.temporaryID, object))
+            }
+            let resolveID: (String) throws -> ObjectID = { text in
+                if let id = temporaryIDs[text] { return id }
+                return try PropertyValue.parseObjectID(text)
+            }
+            for (insert, (_, object)) in zip(request.inserts, inserted) {
+                try Self.apply(insert.values, to: object, label: "insert '\(insert.temporaryID)'", model: model, resolveID: resolveID)
+            }
+            for update in request.updates {
+                let object = try await Self.existing(update.id, in: context, label: "update")
+                if update.baseVersion != 0 {
+                    var base: [String: PropertyValue] = [:]
+                    for (key, value) in update.baseValues {
+                        base[key] = try PropertyValue(wire: value, field: "update \(update.id): base value of '\(key)'", objectID: resolveID)
+                    }
+                    try context.rebase(object, onVersion: update.baseVersion, values: base)
+                }
+                try Self.apply(update.values, to: object, label: "update \(update.id)", model: model, resolveID: resolveID)
+            }
+            for delete in request.deletes {
+                let object = try await Self.existing(delete.id, in: context, label: "delete")
+                if delete.baseVersion != 0 {
+                    try context.rebase(object, onVersion: delete.baseVersion)
+                }
+                try await context.delete(object)
+            }
+            let changes = try await context.save()
+            return Strata_V1_SaveResponse.with { response in
+                response.inserted = inserted.map { temporaryID, object in
+                    Strata_V1_InsertedID.with {
+                        $0.temporaryID = temporaryID
+                        $0.id = object.objectID.uriRepresentation
+                    }
+                }
+                for (id, version) in changes.versions {
+                    response.versions[id.uriRepresentation] = version
+                }
+                response.deleted = changes.deleted.map(\.uriRepresentation)
+                response.updated = changes.updated.keys.map(\.uriRepresentation).sorted()
+            }
+        }
+    }
+
+    /// The store an insert goes to: the one serving `configuration`, or
+    /// `nil` to let the context choose (entities in one store only).
+    func storeIdentifier(configuration: String, entity: String) throws -> String? {
+        guard !configuration.isEmpty else { return nil }
+        guard let store = coordinator.stores.first(where: { $0.configurationName == configuration }) else {
+            throw WireError(.invalidArgument, "insert of '\(entity)': no store serves configuration '\(configuration)'", strataCode: StrataError.Code.invalidValue.rawValue)
+        }
+        return store.identifier
+    }
+
+    /// Loads the object an update or delete names; NOT_FOUND when it is gone.
+    static func existing(_ text: String, in context: isolated Context, label: String) async throws -> ManagedObject {
+        let id = try PropertyValue.parseObjectID(text)
+        guard !id.isTemporary else {
+            throw WireError(.invalidArgument, "\(label) \(text): a temporary ID names no saved object", strataCode: StrataError.Code.invalidValue.rawValue)
+        }
+        guard context.coordinator.model.entity(named: id.entityName) != nil else {
+            throw WireError(.invalidArgument, "\(label) \(text): unknown entity '\(id.entityName)'", strataCode: StrataError.Code.invalidValue.rawValue)
+        }
+        guard (try? context.coordinator.store(for: id)) != nil else {
+            throw WireError(.notFound, "\(label) \(text): no store '\(id.storeIdentifier)' is served here", strataCode: StrataError.Code.objectNotFound.rawValue)
+        }
+        return try await context.existingObject(with: id)
+    }
+
+    /// Sets wire values on an object: attributes and to-one relationships
+    /// with setValue, to-many relationships by replacing the list.
+    static func apply(_ values: [String: Strata_V1_Value], to object: ManagedObject, label: String, model: ObjectModel, resolveID: (String) throws -> ObjectID) throws {
+        // Sorted so the first error reported is the same every time.
+        for key in values.keys.sorted() {
+            guard let wire = values[key] else { continue }
+            let value = try PropertyValue(wire: wire, field: "\(label): '\(object.entityName).\(key)'", objectID: resolveID)
+            if case .objects(let ids) = value {
+                try object.setDestinations(ids, forKey: key)
+            } else if value.isNull, model.relationship(named: key, in: object.entityName)?.isToMany == true {
+                try object.setDestinations([], forKey: key)
+            } else {
+                try object.setValue(value, forKey: key)
+            }
+        }
+    }
+
+    /// The embedded merge policy for a wire one.
+    static func mergePolicy(_ policy: Strata_V1_MergePolicy) throws -> MergePolicy {
+        switch policy {
+        case .error: .error
+        case .mergeByPropertyStoreTrump: .mergeByPropertyStoreTrump
+        case .mergeByPropertyObjectTrump: .mergeByPropertyObjectTrump
+        case .overwrite: .overwrite
+        case .rollback: .rollback
+        case .UNRECOGNIZED(let raw):
+            throw WireError(.invalidArgument, "unknown merge policy \(raw)", strataCode: StrataError.Code.invalidValue.rawValue)
+        }
+    }
+}

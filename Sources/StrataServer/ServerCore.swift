@@ -1,0 +1,86 @@
+import Foundation
+import Logging
+import StrataContext
+import StrataModel
+import StrataQuery
+import StrataStore
+import StrataWire
+
+/// What every connection of one server shares: the coordinator (and so
+/// the store actors), the configuration, the figures and the answers that
+/// never change (hello, model).
+final class ServerCore: Sendable {
+    let coordinator: Coordinator
+    let configuration: ServerConfiguration
+    let stats = ServerStats()
+    let serverID = UUID().uuidString
+    let logger: Logger
+    let helloResponse: Strata_V1_HelloResponse
+    let modelResponse: Strata_V1_GetModelResponse
+
+    init(coordinator: Coordinator, configuration: ServerConfiguration, logger: Logger) {
+        self.coordinator = coordinator
+        self.configuration = configuration
+        self.logger = logger
+        let model = coordinator.model
+        let serverID = self.serverID
+        helloResponse = Strata_V1_HelloResponse.with {
+            $0.version = WireProtocol.version
+            $0.serverID = serverID
+            $0.serverName = configuration.serverName
+            $0.modelName = model.name
+            $0.entityVersionHashes = model.entityVersionHashes.mapValues { Data($0) }
+            $0.modelVersionHash = Data(model.modelVersionHash)
+            $0.maxFrameBytes = UInt32(clamping: configuration.maxFrameBytes)
+            $0.maxRequestsInFlight = UInt32(clamping: configuration.maxRequestsInFlight)
+            $0.idleTimeoutSeconds = UInt32(clamping: configuration.idleTimeout?.components.seconds ?? 0)
+        }
+        modelResponse = ModelDescriber.describe(model, stores: coordinator.stores)
+    }
+
+    var model: ObjectModel { coordinator.model }
+
+    /// Answers a hello, or throws the status that refuses it.
+    func hello(_ request: Strata_V1_HelloRequest) throws -> Strata_V1_HelloResponse {
+        guard request.hasVersion else {
+            throw WireError(.invalidArgument, "hello without a protocol version")
+        }
+        guard request.version.major == WireProtocol.version.major else {
+            throw WireError(.failedPrecondition, "protocol version \(request.version.major).\(request.version.minor) is not supported: this server speaks \(WireProtocol.version.major).x")
+        }
+        if let token = configuration.authToken, request.authToken != token {
+            throw WireError(.unauthenticated, request.authToken.isEmpty ? "this server requires an auth token" : "the auth token is not valid")
+        }
+        var response = helloResponse
+        response.compression = request.acceptCompression
+        return response
+    }
+
+    /// The figures, with the stores' sizes on disk.
+    func statsResponse() -> Strata_V1_StatsResponse {
+        var response = stats.snapshot()
+        response.serverID = serverID
+        response.stores = coordinator.stores.map { store in
+            let description = store.storeDescription
+            return Strata_V1_StoreStats.with {
+                $0.storeID = store.identifier
+                $0.configuration = description.configuration ?? ""
+                $0.type = description.type.rawValue
+                $0.path = description.url?.path ?? ""
+                $0.readOnly = description.isReadOnly
+                if let path = description.url?.path {
+                    $0.sizeBytes = ["", "-wal", "-shm"].reduce(0) { total, suffix in
+                        let size = (try? FileManager.default.attributesOfItem(atPath: path + suffix)[.size] as? NSNumber)?.uint64Value ?? 0
+                        return total + size
+                    }
+                }
+            }
+        }
+        return response
+    }
+
+    /// A new context for one request.
+    func makeContext(clientName: String, mergePolicy: MergePolicy = .error) -> Context {
+        Context(coordinator: coordinator, name: clientName, mergePolicy: mergePolicy)
+    }
+}

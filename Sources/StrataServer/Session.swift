@@ -1,0 +1,252 @@
+import Foundation
+import Logging
+import StrataContext
+import StrataModel
+import StrataQuery
+import StrataWire
+
+/// One client connection's state: its hello, its subscriptions, and the
+/// task that pushes change notifications to it. Requests themselves run
+/// concurrently, each in a context of its own, so pipelined saves never
+/// see each other's half-applied changes.
+actor Session {
+    /// A subscription's filter.
+    struct Subscription: Sendable {
+        var entity: String?
+        var predicate: StrataQuery.Predicate?
+        var variables: [String: VariableValue]
+    }
+
+    let core: ServerCore
+    let writer: ResponseWriter
+    let logger: Logger
+    private(set) var clientName = ""
+    private(set) var greeted = false
+    private var subscriptions: [UInt64: Subscription] = [:]
+    private var nextSubscriptionID: UInt64 = 0
+    private var notifier: Task<Void, Never>?
+    /// When the client last sent a frame.
+    private(set) var lastActivity = ContinuousClock.now
+
+    init(core: ServerCore, writer: ResponseWriter, logger: Logger) {
+        self.core = core
+        self.writer = writer
+        self.logger = logger
+    }
+
+    /// Notes that a frame arrived.
+    func touch() {
+        lastActivity = .now
+    }
+
+    /// Whether the connection has something to wait for (a subscription).
+    var hasSubscriptions: Bool { !subscriptions.isEmpty }
+
+    /// Handles the hello: answers it, or sends the refusal and throws.
+    func hello(_ frame: Strata_V1_ClientFrame) async throws {
+        guard case .hello(let hello)? = frame.request else {
+            throw WireError(.failedPrecondition, "the first request on a connection must be hello")
+        }
+        let response = try core.hello(hello)
+        clientName = hello.clientName.isEmpty ? "client" : hello.clientName
+        greeted = true
+        try await writer.send(requestID: frame.requestID, .hello(response))
+        if response.compression { writer.enableCompression() }
+    }
+
+    /// Runs one request after the hello and sends its answer.
+    nonisolated func handle(_ frame: Strata_V1_ClientFrame, clientName: String) async {
+        let started = ContinuousClock.now
+        let requestID = frame.requestID
+        let operation = Self.operationName(frame.request)
+        var failed = false
+        do {
+            guard requestID != 0 else {
+                throw WireError(.invalidArgument, "request_id 0 is reserved for server pushes")
+            }
+            switch frame.request {
+            case .hello?:
+                throw WireError(.failedPrecondition, "hello was already exchanged on this connection")
+            case .ping(let ping)?:
+                try await writer.send(requestID: requestID, .ping(Strata_V1_PingResponse.with {
+                    $0.payload = ping.payload
+                    $0.serverTimeMicros = Int64(Date().timeIntervalSince1970 * 1_000_000)
+                }))
+            case .getModel?:
+                try await writer.send(requestID: requestID, .model(core.modelResponse))
+            case .fetch(let fetch)?:
+                let writer = self.writer
+                try await core.fetch(fetch, clientName: clientName) { batch, more in
+                    try await writer.send(requestID: requestID, more: more, .fetch(batch))
+                }
+            case .save(let save)?:
+                let response = try await core.save(save, clientName: clientName)
+                try await writer.send(requestID: requestID, .save(response))
+            case .refresh(let refresh)?:
+                let response = try await core.refresh(refresh, clientName: clientName)
+                try await writer.send(requestID: requestID, .refresh(response))
+            case .subscribe(let subscribe)?:
+                let id = try await self.subscribe(subscribe)
+                try await writer.send(requestID: requestID, .subscribe(Strata_V1_SubscribeResponse.with { $0.subscriptionID = id }))
+            case .unsubscribe(let unsubscribe)?:
+                try await self.unsubscribe(unsubscribe.subscriptionID)
+                try await writer.send(requestID: requestID, .unsubscribe(Strata_V1_UnsubscribeResponse()))
+            case .stats?:
+                try await writer.send(requestID: requestID, .stats(core.statsResponse()))
+            case nil:
+                throw WireError(.unimplemented, "request \(requestID) names no operation this server knows (protocol \(WireProtocol.version.major).\(WireProtocol.version.minor))")
+            }
+        } catch {
+            failed = true
+            let status = RequestFailure.status(for: error)
+            if status.code == .internal {
+                logger.error("request failed", metadata: ["operation": "\(operation)", "request": "\(requestID)", "error": "\(error)"])
+            } else {
+                logger.debug("request refused", metadata: ["operation": "\(operation)", "request": "\(requestID)", "status": "\(status.code)", "message": "\(status.message)"])
+            }
+            try? await writer.send(requestID: requestID, status: status)
+        }
+        core.stats.record(operation: operation, duration: .now - started, failed: failed)
+    }
+
+    static func operationName(_ request: Strata_V1_ClientFrame.OneOf_Request?) -> String {
+        switch request {
+        case .hello?: "hello"
+        case .ping?: "ping"
+        case .getModel?: "get_model"
+        case .fetch?: "fetch"
+        case .save?: "save"
+        case .refresh?: "refresh"
+        case .subscribe?: "subscribe"
+        case .unsubscribe?: "unsubscribe"
+        case .stats?: "stats"
+        case nil: "unknown"
+        }
+    }
+
+    // MARK: Subscriptions
+
+    private func subscribe(_ request: Strata_V1_SubscribeRequest) throws -> UInt64 {
+        let model = core.model
+        var subscription = Subscription(entity: nil, predicate: nil, variables: [:])
+        if !request.entity.isEmpty {
+            guard model.entity(named: request.entity) != nil else {
+                throw WireError(.invalidArgument, "subscribe: unknown entity '\(request.entity)'", strataCode: StrataError.Code.invalidValue.rawValue)
+            }
+            subscription.entity = request.entity
+        }
+        if let predicate = try ServerCore.predicate(request.predicate) {
+            guard let entity = subscription.entity else {
+                throw WireError(.invalidArgument, "subscribe: a predicate needs an entity to be resolved against", strataCode: StrataError.Code.invalidValue.rawValue)
+            }
+            let variables = try ServerCore.variables(request.variables)
+            // Type-check now, so a bad predicate fails the subscribe, not a push.
+            _ = try core.coordinator.resolver.resolve(FetchRequest(entityName: entity, predicate: predicate), variables: variables)
+            subscription.predicate = predicate
+            subscription.variables = variables
+        }
+        nextSubscriptionID += 1
+        subscriptions[nextSubscriptionID] = subscription
+        core.stats.subscriptions(changedBy: 1)
+        startNotifier()
+        return nextSubscriptionID
+    }
+
+    private func unsubscribe(_ id: UInt64) throws {
+        guard subscriptions.removeValue(forKey: id) != nil else {
+            throw WireError(.notFound, "no subscription \(id) on this connection")
+        }
+        core.stats.subscriptions(changedBy: -1)
+        if subscriptions.isEmpty {
+            notifier?.cancel()
+            notifier = nil
+        }
+    }
+
+    /// Starts listening to committed saves (registered before the subscribe
+    /// is answered, so no save after the answer is missed).
+    private func startNotifier() {
+        guard notifier == nil else { return }
+        let stream = core.coordinator.changes.subscribe()
+        notifier = Task { [weak self] in
+            for await changes in stream {
+                guard let self else { return }
+                await self.deliver(changes)
+            }
+        }
+    }
+
+    /// Pushes one committed save to every matching subscription.
+    private func deliver(_ changes: ChangeSet) async {
+        let model = core.model
+        for (id, subscription) in subscriptions.sorted(by: { $0.key < $1.key }) {
+            func wanted(_ objectID: ObjectID) -> Bool {
+                guard let entity = subscription.entity else { return true }
+                return model.isEntity(objectID.entityName, kindOf: entity)
+            }
+            var inserted = changes.inserted.filter(wanted)
+            var updated = changes.updated.keys.filter(wanted)
+            let deleted = changes.deleted.filter(wanted)
+            if let predicate = subscription.predicate, let entity = subscription.entity, !(inserted.isEmpty && updated.isEmpty) {
+                do {
+                    let matching = try await matchingIDs(inserted + updated, entity: entity, predicate: predicate, variables: subscription.variables)
+                    inserted = inserted.filter(matching.contains)
+                    updated = updated.filter(matching.contains)
+                } catch {
+                    logger.warning("subscription predicate failed", metadata: ["subscription": "\(id)", "error": "\(error)"])
+                    continue
+                }
+            }
+            guard !(inserted.isEmpty && updated.isEmpty && deleted.isEmpty) else { continue }
+            let notification = Strata_V1_ChangeNotification.with { note in
+                note.subscriptionID = id
+                note.origin = changes.contextName ?? ""
+                note.inserted = inserted.map { objectID in
+                    Strata_V1_ChangedObject.with {
+                        $0.id = objectID.uriRepresentation
+                        $0.entity = objectID.entityName
+                        $0.version = changes.versions[objectID] ?? 0
+                    }
+                }
+                note.updated = updated.sorted { $0.uriRepresentation < $1.uriRepresentation }.map { objectID in
+                    Strata_V1_ChangedObject.with {
+                        $0.id = objectID.uriRepresentation
+                        $0.entity = objectID.entityName
+                        $0.version = changes.versions[objectID] ?? 0
+                        $0.changedKeys = (changes.updated[objectID] ?? []).sorted()
+                    }
+                }
+                note.deleted = deleted.map { objectID in
+                    Strata_V1_ChangedObject.with {
+                        $0.id = objectID.uriRepresentation
+                        $0.entity = objectID.entityName
+                    }
+                }
+            }
+            guard subscriptions[id] != nil else { continue }
+            do {
+                try await writer.send(requestID: 0, .notification(notification))
+            } catch {
+                return
+            }
+        }
+    }
+
+    /// The IDs among `ids` whose current state matches the predicate.
+    private func matchingIDs(_ ids: [ObjectID], entity: String, predicate: StrataQuery.Predicate, variables: [String: VariableValue]) async throws -> Set<ObjectID> {
+        let context = core.makeContext(clientName: "subscriptions")
+        return try await context.perform { context in
+            let objects = ids.map { context.object(with: $0) }
+            let matching = try await context.objects(objects, of: entity, matching: predicate, variables: variables)
+            return Set(matching.map(\.objectID))
+        }
+    }
+
+    /// Stops pushing notifications (the connection is closing).
+    func close() {
+        notifier?.cancel()
+        notifier = nil
+        core.stats.subscriptions(changedBy: -subscriptions.count)
+        subscriptions.removeAll()
+    }
+}

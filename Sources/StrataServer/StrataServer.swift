@@ -1,0 +1,171 @@
+import Logging
+import NIOCore
+import NIOPosix
+import ServiceLifecycle
+import StrataContext
+import StrataWire
+import Synchronization
+
+/// The Strata network server: serves a coordinator's model and stores to
+/// clients speaking the wire protocol (`Protocol/PROTOCOL.md`).
+///
+/// Run it as a swift-service-lifecycle `Service` (graceful shutdown on
+/// SIGINT/SIGTERM stops accepting, lets running requests finish, then
+/// returns), or call ``listen()``, ``run()`` and ``shutdown()`` directly.
+/// The server does not close the coordinator's stores: its owner does,
+/// after ``run()`` returns.
+public actor StrataServer: Service {
+    private enum State {
+        case idle
+        case listening(NIOAsyncChannel<NIOAsyncChannel<Frame, Frame>, Never>, port: Int)
+        case running(any Channel, port: Int)
+        case stopped
+    }
+
+    /// What the server was configured with.
+    public nonisolated let configuration: ServerConfiguration
+    private let core: ServerCore
+    private let logger: Logger
+    private let group: any EventLoopGroup
+    private var state: State = .idle
+    /// Open connections, so shutdown can stop reading them.
+    private let connections = ConnectionRegistry()
+
+    /// Creates a server over a coordinator.
+    public init(
+        coordinator: Coordinator,
+        configuration: ServerConfiguration = ServerConfiguration(),
+        logger: Logger = Logger(label: "strata.server"),
+        eventLoopGroup: any EventLoopGroup = MultiThreadedEventLoopGroup.singleton
+    ) {
+        self.configuration = configuration
+        self.logger = logger
+        self.core = ServerCore(coordinator: coordinator, configuration: configuration, logger: logger)
+        self.group = eventLoopGroup
+    }
+
+    /// The server's identity as the hello reports it.
+    public nonisolated var serverID: String { core.serverID }
+
+    /// Binds the listening socket and returns the port (useful with port 0).
+    @discardableResult
+    public func listen() async throws -> Int {
+        switch state {
+        case .listening(_, let port), .running(_, let port):
+            return port
+        case .stopped:
+            throw StrataServerError.stopped
+        case .idle:
+            break
+        }
+        let maxFrameBytes = configuration.maxFrameBytes
+        let channel = try await ServerBootstrap(group: group)
+            .serverChannelOption(.backlog, value: 256)
+            .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
+            .childChannelOption(.socketOption(.tcp_nodelay), value: 1)
+            .childChannelOption(.allowRemoteHalfClosure, value: false)
+            .bind(host: configuration.host, port: configuration.port) { child in
+                child.eventLoop.makeCompletedFuture {
+                    try child.pipeline.syncOperations.addHandler(ByteToMessageHandler(FrameDecoder(maxFrameBytes: maxFrameBytes)))
+                    try child.pipeline.syncOperations.addHandler(MessageToByteHandler(FrameEncoder()))
+                    return try NIOAsyncChannel<Frame, Frame>(
+                        wrappingChannelSynchronously: child,
+                        configuration: .init(backPressureStrategy: .init(lowWatermark: 2, highWatermark: 16))
+                    )
+                }
+            }
+        let port = channel.channel.localAddress?.port ?? configuration.port
+        state = .listening(channel, port: port)
+        return port
+    }
+
+    /// Serves until ``shutdown()`` or a graceful shutdown of the service
+    /// group, then waits for the open connections' running requests.
+    public func run() async throws {
+        try await listen()
+        guard case .listening(let listener, let port) = state else { return }
+        state = .running(listener.channel, port: port)
+        logger.info("strata-server serving model '\(core.model.name)' on \(configuration.host):\(port) (\(core.coordinator.stores.map { "\($0.configurationName ?? "default")=\($0.storeDescription.type.rawValue)" }.joined(separator: ", ")))")
+        try await withGracefulShutdownHandler {
+            try await withThrowingDiscardingTaskGroup { tasks in
+                try await listener.executeThenClose { inbound in
+                    for try await connection in inbound {
+                        tasks.addTask { await self.serve(connection) }
+                    }
+                }
+            }
+        } onGracefulShutdown: {
+            Task { await self.shutdown() }
+        }
+        state = .stopped
+        logger.info("strata-server stopped")
+    }
+
+    /// Stops accepting, stops reading open connections (their running
+    /// requests finish and are answered), and closes whatever is still open
+    /// after the grace period.
+    public func shutdown() async {
+        guard case .running(let listener, _) = state else {
+            if case .listening(let listener, _) = state {
+                try? await listener.channel.close()
+                state = .stopped
+            }
+            return
+        }
+        logger.info("strata-server shutting down")
+        try? await listener.close()
+        for channel in connections.all {
+            channel.close(mode: .input, promise: nil)
+        }
+        let grace = configuration.shutdownGracePeriod
+        let connections = self.connections
+        Task {
+            try? await Task.sleep(for: grace)
+            for channel in connections.all {
+                channel.close(promise: nil)
+            }
+        }
+    }
+
+    private func serve(_ connection: NIOAsyncChannel<Frame, Frame>) async {
+        let channel = connection.channel
+        let key = ObjectIdentifier(channel)
+        let stats = core.stats
+        var logger = self.logger
+        logger[metadataKey: "peer"] = "\(channel.remoteAddress?.description ?? "?")"
+        guard stats.connectionsOpen < configuration.maxConnections else {
+            logger.warning("refusing connection: \(configuration.maxConnections) connections open")
+            try? await connection.executeThenClose { _, outbound in
+                let writer = ResponseWriter(outbound: outbound)
+                try await writer.send(requestID: 0, status: WireError(.resourceExhausted, "the server has its maximum of \(configuration.maxConnections) connections open").status)
+            }
+            return
+        }
+        stats.connection(opened: true)
+        connections.add(channel, key: key)
+        await ServerConnection(core: core, channel: connection, logger: logger).run()
+        connections.remove(key)
+        stats.connection(opened: false)
+    }
+}
+
+/// Misuse of a ``StrataServer``'s lifecycle.
+public enum StrataServerError: Error, Sendable {
+    /// The server has stopped and cannot be started again.
+    case stopped
+}
+
+/// The open connections of a server, so shutdown can reach them.
+private final class ConnectionRegistry: Sendable {
+    private let channels = Mutex<[ObjectIdentifier: any Channel]>([:])
+
+    func add(_ channel: any Channel, key: ObjectIdentifier) {
+        channels.withLock { $0[key] = channel }
+    }
+
+    func remove(_ key: ObjectIdentifier) {
+        channels.withLock { _ = $0.removeValue(forKey: key) }
+    }
+
+    var all: [any Channel] { channels.withLock { Array($0.values) } }
+}

@@ -1,0 +1,142 @@
+import ArgumentParser
+import Foundation
+import Logging
+import ServiceLifecycle
+import StrataContext
+import StrataModel
+import StrataSamples
+import StrataServer
+import StrataStore
+
+/// `strata-server`: serves a model and its stores over the Strata wire protocol.
+@main
+struct StrataServerCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "strata-server",
+        abstract: "Serve a Strata model and its stores over TCP.",
+        discussion: """
+        With no --model, serves the bundled Books & Feedback sample from two \
+        SQLite stores (Books.sqlite, Feedback.sqlite) under --data-dir.
+        """
+    )
+
+    @Option(help: "An Xcode model (.xcdatamodeld, .xcdatamodel or its contents file).")
+    var model: String?
+
+    @Option(name: .customLong("store"), help: "CONFIG=TYPE:PATH[?readonly], TYPE one of sqlite, memory, binary (repeatable; PATH relative to --data-dir). Default: one SQLite store per configuration.")
+    var stores: [StoreOption] = []
+
+    @Option(help: "Directory for store files.")
+    var dataDir: String = "strata-data"
+
+    @Option(help: "Address to listen on.")
+    var host: String = "127.0.0.1"
+
+    @Option(help: "Port to listen on (0 picks a free one).")
+    var port: Int = 7420
+
+    @Option(help: "trace, debug, info, notice, warning, error or critical.")
+    var logLevel: String = "info"
+
+    @Option(help: "Connections served at once.")
+    var maxConnections: Int = 10_000
+
+    @Option(help: "Largest frame payload accepted, compressed and inflated (bytes).")
+    var maxFrameBytes: Int = 16 * 1024 * 1024
+
+    @Option(help: "Seconds before an idle connection (no traffic, no request, no subscription) is closed; 0 never.")
+    var idleTimeout: Int = 300
+
+    @Option(help: "Token every client's hello must carry (also STRATA_AUTH_TOKEN).")
+    var authToken: String?
+
+    func validate() throws {
+        guard Logger.Level(rawValue: logLevel) != nil else {
+            throw ValidationError("--log-level must be one of trace, debug, info, notice, warning, error, critical")
+        }
+        guard (0...65535).contains(port) else { throw ValidationError("--port must be between 0 and 65535") }
+        guard maxConnections > 0 else { throw ValidationError("--max-connections must be positive") }
+        guard maxFrameBytes >= 1024 else { throw ValidationError("--max-frame-bytes must be at least 1024") }
+        guard idleTimeout >= 0 else { throw ValidationError("--idle-timeout must not be negative") }
+    }
+
+    func run() async throws {
+        let level = Logger.Level(rawValue: logLevel) ?? .info
+        LoggingSystem.bootstrap { label in
+            var handler = StreamLogHandler.standardError(label: label)
+            handler.logLevel = level
+            return handler
+        }
+        let logger = Logger(label: "strata.server")
+        let container: PersistentContainer
+        do {
+            container = try await openContainer()
+        } catch let error as StrataError {
+            logger.critical("cannot open the stores: error \(error.code.rawValue): \(error.message)\(error.details.map { "\n  " + $0 }.joined())")
+            throw ExitCode.failure
+        }
+        let token = authToken ?? ProcessInfo.processInfo.environment["STRATA_AUTH_TOKEN"]
+        let server = StrataServer(
+            coordinator: container.coordinator,
+            configuration: ServerConfiguration(
+                host: host,
+                port: port,
+                maxConnections: maxConnections,
+                maxFrameBytes: maxFrameBytes,
+                idleTimeout: idleTimeout == 0 ? nil : .seconds(idleTimeout),
+                authToken: token?.isEmpty == false ? token : nil
+            ),
+            logger: logger
+        )
+        let group = ServiceGroup(
+            configuration: ServiceGroupConfiguration(
+                services: [.init(service: server, successTerminationBehavior: .gracefullyShutdownGroup)],
+                gracefulShutdownSignals: [.sigterm, .sigint],
+                logger: logger
+            )
+        )
+        do {
+            try await group.run()
+        } catch {
+            logger.error("server stopped with an error: \(error)")
+            try? await container.close()
+            throw ExitCode.failure
+        }
+        try await container.close()
+        logger.info("stores closed")
+    }
+
+    /// Loads the model and opens its stores.
+    private func openContainer() async throws -> PersistentContainer {
+        let dataDirectory = URL(fileURLWithPath: dataDir, isDirectory: true)
+        try FileManager.default.createDirectory(at: dataDirectory, withIntermediateDirectories: true)
+        guard let modelPath = model else {
+            let descriptions = stores.isEmpty
+                ? BooksSample.sqliteStores(in: dataDirectory)
+                : stores.map { $0.description(in: dataDirectory) }
+            return try await PersistentContainer(
+                model: BooksSample.model,
+                storeDescriptions: descriptions,
+                transformers: BooksSample.transformers,
+                transientRules: BooksSample.transientRules
+            )
+        }
+        let objectModel = try XcodeModelLoader.load(contentsOf: URL(fileURLWithPath: modelPath))
+        var descriptions = stores.map { $0.description(in: dataDirectory) }
+        if descriptions.isEmpty {
+            let configurations = objectModel.configurations.map(\.name)
+            descriptions = configurations.isEmpty
+                ? [StoreDescription(url: dataDirectory.appendingPathComponent("\(objectModel.name.isEmpty ? "Model" : objectModel.name).sqlite"), type: .sqlite)]
+                : configurations.map { StoreDescription(url: dataDirectory.appendingPathComponent("\($0).sqlite"), type: .sqlite, configuration: $0) }
+        }
+        var transformers = ValueTransformerRegistry()
+        for entity in objectModel.entities {
+            for attribute in entity.attributes {
+                if let name = attribute.valueTransformerName, transformers.transformer(named: name) == nil {
+                    transformers.register(PassThroughTransformer(name: name))
+                }
+            }
+        }
+        return try await PersistentContainer(model: objectModel, storeDescriptions: descriptions, transformers: transformers)
+    }
+}

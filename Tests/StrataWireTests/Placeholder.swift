@@ -1,0 +1,1 @@
+// Tests for the wire layer live beside this file.
