@@ -59,7 +59,7 @@ extension Context {
                     guard committed.isEmpty, attempts < 4 else {
                         let changes = finishSave(committed)
                         coordinator.changes.publish(changes)
-                        throw conflictError(try records(for: storeConflicts))
+                        throw partialCommit(conflictError(try records(for: storeConflicts)), committed: committed, failed: unit)
                     }
                     try await resolve(try records(for: storeConflicts))
                     retry = true
@@ -67,7 +67,7 @@ extension Context {
                     guard committed.isEmpty, attempts < 4 else {
                         let changes = finishSave(committed)
                         coordinator.changes.publish(changes)
-                        throw constraintError(constraintConflicts)
+                        throw partialCommit(constraintError(constraintConflicts), committed: committed, failed: unit)
                     }
                     try await resolve(constraintConflicts)
                     retry = true
@@ -82,6 +82,17 @@ extension Context {
             coordinator.changes.publish(changes)
             return changes
         }
+    }
+
+    /// A store's refusal after other stores of the same save committed:
+    /// the message says which stores committed and which wrote nothing.
+    private func partialCommit(_ error: StrataError, committed: [(StoreSaveUnit, StoreCommit)], failed: StoreSaveUnit) -> StrataError {
+        guard !committed.isEmpty else { return error }
+        var error = error
+        let done = committed.map { $0.0.store.storeDescription.displayName }.joined(separator: ", ")
+        error.message = error.message.replacingOccurrences(of: "; nothing was saved", with: "")
+            + "; store \(failed.store.storeDescription.displayName) wrote nothing, but stores \(done) had already committed their part"
+        return error
     }
 
     // MARK: Preparing

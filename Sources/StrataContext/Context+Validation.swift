@@ -5,7 +5,7 @@ extension Context {
     /// Validates every inserted and updated object; one problem throws its
     /// own code, several throw 1560 listing each.
     func validateChanges() async throws {
-        var problems: [(StrataError.Code, String)] = []
+        var problems: [PropertyFailure] = []
         let objects = graph.changedObjects.filter { !$0.isDeleted }
         for object in objects {
             // To-many counts need the lists.
@@ -18,15 +18,18 @@ extension Context {
         }
         guard !problems.isEmpty else { return }
         if problems.count == 1 {
-            throw StrataError(problems[0].0, problems[0].1)
+            throw StrataError(problems[0].code, problems[0].message, failures: problems)
         }
-        throw StrataError(.multipleValidationErrors, "\(problems.count) validation errors; nothing was saved", details: problems.map { "\($0.0.rawValue): \($0.1)" })
+        throw StrataError(.multipleValidationErrors, "\(problems.count) validation errors; nothing was saved", details: problems.map(\.description), failures: problems)
     }
 
     /// The problems of one object.
-    func validate(_ object: ManagedObject) -> [(StrataError.Code, String)] {
-        var problems: [(StrataError.Code, String)] = []
+    func validate(_ object: ManagedObject) -> [PropertyFailure] {
+        var problems: [PropertyFailure] = []
         let entity = object.entityName
+        func problem(_ code: StrataError.Code, _ property: String, _ message: String) -> PropertyFailure {
+            PropertyFailure(objectID: object.objectID, entityName: entity, property: property, code: code, message: message)
+        }
         let checkAll = object.isInserted
         // Only attributes with something to check: mandatory, bounded,
         // patterned, or transient (checked when set).
@@ -42,29 +45,29 @@ extension Context {
             }
             if value.isNull {
                 if !attribute.isOptional && !attribute.isTransient {
-                    problems.append((.validationMissingMandatoryProperty, "\(entity).\(attribute.name) of \(object.objectID) is mandatory and nil"))
+                    problems.append(problem(.validationMissingMandatoryProperty, attribute.name, "\(entity).\(attribute.name) of \(object.objectID) is mandatory and nil"))
                 }
                 continue
             }
             // Most attributes have no bounds: skip building the message.
             guard !attribute.minValue.isNull || !attribute.maxValue.isNull || attribute.regularExpression != nil else { continue }
-            problems += Self.boundsProblems(value, attribute, "\(entity).\(attribute.name) of \(object.objectID)")
+            problems += Self.boundsProblems(value, attribute, "\(entity).\(attribute.name) of \(object.objectID)").map { problem($0.0, attribute.name, $0.1) }
         }
         for relationship in model.relationships(of: entity) where !relationship.isTransient {
             var name: String { "\(entity).\(relationship.name) of \(object.objectID)" }
             if relationship.isToMany {
                 guard let list = graph.currentList(of: object, forKey: relationship.name) else { continue }
                 if list.isEmpty && !relationship.isOptional && relationship.minCount == 0 {
-                    problems.append((.validationMissingMandatoryProperty, "\(name) is mandatory and empty"))
+                    problems.append(problem(.validationMissingMandatoryProperty, relationship.name, "\(name) is mandatory and empty"))
                 } else if relationship.minCount > 0, list.count < relationship.minCount, !(list.isEmpty && relationship.isOptional) {
-                    problems.append((.validationRelationshipLacksMinimumCount, "\(name) has \(list.count) object(s), fewer than its minimum \(relationship.minCount)"))
+                    problems.append(problem(.validationRelationshipLacksMinimumCount, relationship.name, "\(name) has \(list.count) object(s), fewer than its minimum \(relationship.minCount)"))
                 }
                 if relationship.maxCount > 0, list.count > relationship.maxCount {
-                    problems.append((.validationRelationshipExceedsMaximumCount, "\(name) has \(list.count) object(s), more than its maximum \(relationship.maxCount)"))
+                    problems.append(problem(.validationRelationshipExceedsMaximumCount, relationship.name, "\(name) has \(list.count) object(s), more than its maximum \(relationship.maxCount)"))
                 }
             } else if checkAll || object.changes[relationship.name] != nil {
                 if (graph.currentValue(of: object, forKey: relationship.name) ?? .null).isNull && !relationship.isOptional {
-                    problems.append((.validationMissingMandatoryProperty, "\(name) is mandatory and nil"))
+                    problems.append(problem(.validationMissingMandatoryProperty, relationship.name, "\(name) is mandatory and nil"))
                 }
             }
         }

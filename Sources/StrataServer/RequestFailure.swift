@@ -6,6 +6,8 @@ import StrataWire
 enum RequestFailure {
     static func status(for error: any Error) -> Strata_V1_Status {
         switch error {
+        case let error as StatusError:
+            return error.status
         case let error as WireError:
             return error.status
         case let error as StrataError:
@@ -25,4 +27,9 @@ enum RequestFailure {
             }
         }
     }
+}
+
+/// An error already in its wire form.
+struct StatusError: Error {
+    var status: Strata_V1_Status
 }

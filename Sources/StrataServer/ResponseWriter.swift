@@ -11,8 +11,11 @@ final class ResponseWriter: Sendable {
     private let outbound: NIOAsyncChannelOutboundWriter<Frame>
     private let compresses = Atomic<Bool>(false)
 
-    init(outbound: NIOAsyncChannelOutboundWriter<Frame>) {
+    private let maxFrameBytes: Int
+
+    init(outbound: NIOAsyncChannelOutboundWriter<Frame>, maxFrameBytes: Int) {
         self.outbound = outbound
+        self.maxFrameBytes = maxFrameBytes
     }
 
     /// Compress large frames from now on (the client accepted it in hello).
@@ -23,6 +26,9 @@ final class ResponseWriter: Sendable {
     /// Sends one frame.
     func send(_ frame: Strata_V1_ServerFrame) async throws {
         let bytes: [UInt8] = try frame.serializedBytes()
+        guard bytes.count <= maxFrameBytes else {
+            throw WireError(.resourceExhausted, "the answer is \(bytes.count) bytes, more than the frame limit of \(maxFrameBytes) bytes: ask for fewer objects per batch (batch_size) or fewer properties")
+        }
         let compress = compresses.load(ordering: .relaxed) && bytes.count >= WireProtocol.compressionThreshold
         try await outbound.write(Frame(payload: ByteBuffer(bytes: bytes), compressed: compress))
     }

@@ -16,7 +16,7 @@ struct ServerConnection {
     func run() async {
         do {
             try await channel.executeThenClose { inbound, outbound in
-                let writer = ResponseWriter(outbound: outbound)
+                let writer = ResponseWriter(outbound: outbound, maxFrameBytes: core.configuration.maxFrameBytes)
                 let session = Session(core: core, writer: writer, logger: logger)
                 let limiter = InFlightLimiter(limit: core.configuration.maxRequestsInFlight)
                 await withDiscardingTaskGroup { group in

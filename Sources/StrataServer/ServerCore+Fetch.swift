@@ -88,6 +88,12 @@ extension ServerCore {
             switch value.kind {
             case .value(let v): variables[name] = .value(try PropertyValue(wire: v, field: "variable $\(name)"))
             case .list(let list): variables[name] = .list(try list.values.map { try PropertyValue(wire: $0, field: "variable $\(name)") })
+            case .object(let object):
+                var values: [String: PropertyValue] = [:]
+                for (keyPath, value) in object.values {
+                    values[keyPath] = try PropertyValue(wire: value, field: "variable $\(name).\(keyPath)")
+                }
+                variables[name] = .object(try PropertyValue.parseObjectID(object.id), values: values)
             case nil: variables[name] = .value(.null)
             }
         }

@@ -13,7 +13,7 @@ extension ServerCore {
         }
         let builder = ObjectStateBuilder(
             model: model,
-            fetched: request.includeFetched.isEmpty ? nil : request.includeFetched,
+            fetched: request.skipFetched ? [] : (request.includeFetched.isEmpty ? nil : request.includeFetched),
             relationships: request.includeRelationships
         )
         for entity in Set(ids.map(\.entityName)) where !request.includeFetched.isEmpty || !request.includeRelationships.isEmpty {

@@ -1,6 +1,7 @@
 import StrataContext
 import StrataModel
 import StrataQuery
+import StrataStore
 import StrataWire
 
 extension ServerCore {
@@ -10,6 +11,7 @@ extension ServerCore {
         let policy = try Self.mergePolicy(request.mergePolicy)
         let context = makeContext(clientName: request.author.isEmpty ? clientName : request.author, mergePolicy: policy)
         let model = self.model
+        try checkWritable(request)
         return try await context.perform { context in
             // Inserts first, so values anywhere in the save can name them.
             var inserted: [(temporaryID: String, object: ManagedObject)] = []
@@ -53,7 +55,20 @@ extension ServerCore {
                 }
                 try await context.delete(object)
             }
-            let changes = try await context.save()
+            let changes: ChangeSet
+            do {
+                changes = try await context.save()
+            } catch let error as StrataError where !error.failures.isEmpty {
+                // Name inserted objects by the client's temporary IDs.
+                let names = Dictionary(inserted.map { ($0.object.objectID, $0.temporaryID) }, uniquingKeysWith: { first, _ in first })
+                var status = error.status
+                for index in status.propertyErrors.indices {
+                    if let failure = error.failures[safe: index], let name = names[failure.objectID] {
+                        status.propertyErrors[index].objectID = name
+                    }
+                }
+                throw StatusError(status: status)
+            }
             return Strata_V1_SaveResponse.with { response in
                 response.inserted = inserted.map { temporaryID, object in
                     Strata_V1_InsertedID.with {
@@ -67,6 +82,30 @@ extension ServerCore {
                 response.deleted = changes.deleted.map(\.uriRepresentation)
                 response.updated = changes.updated.keys.map(\.uriRepresentation).sorted()
             }
+        }
+    }
+
+    /// Refuses, before anything is touched, a save that writes to a
+    /// read-only store: PERMISSION_DENIED with 134030.
+    func checkWritable(_ request: Strata_V1_SaveRequest) throws {
+        let readOnly = coordinator.stores.filter(\.isReadOnly)
+        guard !readOnly.isEmpty else { return }
+        func refuse(_ what: String, _ store: any PersistentStore) -> WireError {
+            WireError(.permissionDenied, "\(what): store \(store.storeDescription.displayName) (configuration \(store.configurationName ?? "default")) is read-only; nothing was saved", strataCode: StrataError.Code.storeSave.rawValue)
+        }
+        for insert in request.inserts {
+            let stores = coordinator.stores(for: insert.entity)
+            // An insert that names no configuration goes to the entity's only store.
+            let target = insert.configuration.isEmpty
+                ? (stores.count == 1 ? stores.first : nil)
+                : stores.first { $0.configurationName == insert.configuration }
+            if let target, target.isReadOnly {
+                throw refuse("insert '\(insert.temporaryID)' of \(insert.entity)", target)
+            }
+        }
+        for text in request.updates.map(\.id) + request.deletes.map(\.id) {
+            guard let id = ObjectID(uriRepresentation: text), let store = try? coordinator.store(for: id) else { continue }
+            if store.isReadOnly { throw refuse("change to \(text)", store) }
         }
     }
 
@@ -123,5 +162,12 @@ extension ServerCore {
         case .UNRECOGNIZED(let raw):
             throw WireError(.invalidArgument, "unknown merge policy \(raw)", strataCode: StrataError.Code.invalidValue.rawValue)
         }
+    }
+}
+
+extension Array {
+    /// The element at `index`, or nil when out of range.
+    subscript(safe index: Int) -> Element? {
+        indices.contains(index) ? self[index] : nil
     }
 }

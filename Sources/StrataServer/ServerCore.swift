@@ -33,7 +33,10 @@ final class ServerCore: Sendable {
             $0.modelVersionHash = Data(model.modelVersionHash)
             $0.maxFrameBytes = UInt32(clamping: configuration.maxFrameBytes)
             $0.maxRequestsInFlight = UInt32(clamping: configuration.maxRequestsInFlight)
-            $0.idleTimeoutSeconds = UInt32(clamping: configuration.idleTimeout?.components.seconds ?? 0)
+            $0.idleTimeoutSeconds = configuration.idleTimeout.map { timeout in
+                // Rounded up, so a sub-second timeout does not read as "never".
+                UInt32(clamping: timeout.components.seconds + (timeout.components.attoseconds > 0 ? 1 : 0))
+            } ?? 0
         }
         modelResponse = ModelDescriber.describe(model, stores: coordinator.stores)
     }

@@ -67,7 +67,8 @@ final class ServerStats: Sendable {
     func snapshot() -> Strata_V1_StatsResponse {
         state.withLock { state in
             Strata_V1_StatsResponse.with { response in
-                response.uptimeSeconds = Double((ContinuousClock.now - started).components.seconds)
+                let uptime = (ContinuousClock.now - started).components
+                response.uptimeSeconds = Double(uptime.seconds) + Double(uptime.attoseconds) / 1e18
                 response.connectionsOpen = UInt32(clamping: state.connectionsOpen)
                 response.connectionsTotal = state.connectionsTotal
                 response.subscriptions = UInt32(clamping: state.subscriptions)

@@ -15,6 +15,10 @@ actor Session {
         var entity: String?
         var predicate: StrataQuery.Predicate?
         var variables: [String: VariableValue]
+        /// False until the subscribe is answered; notifications wait in
+        /// the backlog so none reaches the client before that answer.
+        var ready = false
+        var backlog: [Strata_V1_ChangeNotification] = []
     }
 
     let core: ServerCore
@@ -88,6 +92,7 @@ actor Session {
             case .subscribe(let subscribe)?:
                 let id = try await self.subscribe(subscribe)
                 try await writer.send(requestID: requestID, .subscribe(Strata_V1_SubscribeResponse.with { $0.subscriptionID = id }))
+                await activate(id)
             case .unsubscribe(let unsubscribe)?:
                 try await self.unsubscribe(unsubscribe.subscriptionID)
                 try await writer.send(requestID: requestID, .unsubscribe(Strata_V1_UnsubscribeResponse()))
@@ -150,6 +155,20 @@ actor Session {
         core.stats.subscriptions(changedBy: 1)
         startNotifier()
         return nextSubscriptionID
+    }
+
+    /// Sends what waited for the subscribe's answer, then lets
+    /// notifications flow directly.
+    private func activate(_ id: UInt64) async {
+        while let first = subscriptions[id]?.backlog.first {
+            subscriptions[id]?.backlog.removeFirst()
+            do {
+                try await writer.send(requestID: 0, .notification(first))
+            } catch {
+                return
+            }
+        }
+        subscriptions[id]?.ready = true
     }
 
     private func unsubscribe(_ id: UInt64) throws {
@@ -223,7 +242,11 @@ actor Session {
                     }
                 }
             }
-            guard subscriptions[id] != nil else { continue }
+            guard let current = subscriptions[id] else { continue }
+            guard current.ready else {
+                subscriptions[id]?.backlog.append(notification)
+                continue
+            }
             do {
                 try await writer.send(requestID: 0, .notification(notification))
             } catch {

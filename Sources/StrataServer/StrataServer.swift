@@ -63,7 +63,7 @@ public actor StrataServer: Service {
             .serverChannelOption(.backlog, value: 256)
             .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
             .childChannelOption(.socketOption(.tcp_nodelay), value: 1)
-            .childChannelOption(.allowRemoteHalfClosure, value: false)
+            .childChannelOption(.allowRemoteHalfClosure, value: true)
             .bind(host: configuration.host, port: configuration.port) { child in
                 child.eventLoop.makeCompletedFuture {
                     try child.pipeline.syncOperations.addHandler(ByteToMessageHandler(FrameDecoder(maxFrameBytes: maxFrameBytes)))
@@ -136,7 +136,7 @@ public actor StrataServer: Service {
         guard stats.connectionsOpen < configuration.maxConnections else {
             logger.warning("refusing connection: \(configuration.maxConnections) connections open")
             try? await connection.executeThenClose { _, outbound in
-                let writer = ResponseWriter(outbound: outbound)
+                let writer = ResponseWriter(outbound: outbound, maxFrameBytes: core.configuration.maxFrameBytes)
                 try await writer.send(requestID: 0, status: WireError(.resourceExhausted, "the server has its maximum of \(configuration.maxConnections) connections open").status)
             }
             return

@@ -32,7 +32,7 @@ extension PropertyValue {
         case .double(let v): self = .double(v)
         case .decimal(let text):
             guard let decimal = Self.exactDecimal(text) else {
-                throw WireError(.invalidArgument, "\(field): '\(text)' is not a decimal number (digits, optional '.', optional exponent)", strataCode: StrataError.Code.invalidValue.rawValue)
+                throw WireError(.invalidArgument, "\(field): '\(text)' is not an exact decimal (optional sign, digits, optional '.' and digits, optional exponent; at most 38 significant digits, exponent within -128...127)", strataCode: StrataError.Code.invalidValue.rawValue)
             }
             self = .decimal(decimal)
         case .string(let v): self = .string(v)
@@ -66,26 +66,29 @@ extension PropertyValue {
     /// A decimal from its exact text form, refusing anything that is not
     /// plainly a number (Foundation's parser accepts trailing garbage).
     public static func exactDecimal(_ text: String) -> Decimal? {
-        var bytes = Substring(text).utf8[...]
-        if bytes.first == UInt8(ascii: "-") || bytes.first == UInt8(ascii: "+") { bytes = bytes.dropFirst() }
-        func digits() -> Int {
-            let count = bytes.prefix { $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") }.count
-            bytes = bytes.dropFirst(count)
-            return count
+        let bytes = Array(text.utf8)
+        var index = 0
+        func isDigit(_ i: Int) -> Bool { i < bytes.count && bytes[i] >= UInt8(ascii: "0") && bytes[i] <= UInt8(ascii: "9") }
+        if index < bytes.count, bytes[index] == UInt8(ascii: "-") || bytes[index] == UInt8(ascii: "+") { index += 1 }
+        var significand: [UInt8] = []
+        while isDigit(index) { significand.append(bytes[index]); index += 1 }
+        if index < bytes.count, bytes[index] == UInt8(ascii: ".") {
+            index += 1
+            while isDigit(index) { significand.append(bytes[index]); index += 1 }
         }
-        let whole = digits()
-        var fraction = 0
-        if bytes.first == UInt8(ascii: ".") {
-            bytes = bytes.dropFirst()
-            fraction = digits()
+        guard !significand.isEmpty else { return nil }
+        if index < bytes.count, bytes[index] == UInt8(ascii: "e") || bytes[index] == UInt8(ascii: "E") {
+            index += 1
+            if index < bytes.count, bytes[index] == UInt8(ascii: "-") || bytes[index] == UInt8(ascii: "+") { index += 1 }
+            guard isDigit(index) else { return nil }
+            while isDigit(index) { index += 1 }
         }
-        guard whole + fraction > 0 else { return nil }
-        if bytes.first == UInt8(ascii: "e") || bytes.first == UInt8(ascii: "E") {
-            bytes = bytes.dropFirst()
-            if bytes.first == UInt8(ascii: "-") || bytes.first == UInt8(ascii: "+") { bytes = bytes.dropFirst() }
-            guard digits() > 0 else { return nil }
-        }
-        guard bytes.isEmpty else { return nil }
-        return Decimal(string: text, locale: Locale(identifier: "en_US_POSIX"))
+        guard index == bytes.count else { return nil }
+        // Foundation's Decimal keeps 38 significant digits and would drop
+        // the rest silently: refuse what it cannot hold exactly.
+        let trimmed = significand.drop { $0 == UInt8(ascii: "0") }.reversed().drop { $0 == UInt8(ascii: "0") }
+        guard trimmed.count <= 38 else { return nil }
+        guard let decimal = Decimal(string: text, locale: Locale(identifier: "en_US_POSIX")), !decimal.isNaN else { return nil }
+        return decimal
     }
 }

@@ -70,7 +70,7 @@ public struct PredicateResolver: Sendable {
         guard request.fetchLimit >= 0, request.fetchOffset >= 0 else {
             throw StrataError(.invalidValue, "fetch limit and offset must not be negative (limit \(request.fetchLimit), offset \(request.fetchOffset))")
         }
-        return ResolvedFetch(
+        var resolved = ResolvedFetch(
             entityName: request.entityName,
             includesSubentities: request.includesSubentities,
             predicate: predicate,
@@ -78,6 +78,9 @@ public struct PredicateResolver: Sendable {
             limit: request.fetchLimit > 0 ? request.fetchLimit : nil,
             offset: request.fetchOffset
         )
+        resolved.source = request
+        resolved.variables = variables
+        return resolved
     }
 
     /// Resolves sort descriptors to sort keys (attributes reached through to-one relationships).

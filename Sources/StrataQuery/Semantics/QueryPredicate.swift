@@ -201,6 +201,12 @@ public struct ResolvedFetch: Sendable, Hashable {
     public var limit: Int?
     /// Skip this many results first.
     public var offset: Int
+    /// The request this fetch was resolved from and the variables bound,
+    /// for stores that forward fetches rather than run them (a remote
+    /// store sends the predicate's text and variables to its server).
+    public var source: FetchRequest?
+    /// The variables bound when resolving ``source``.
+    public var variables: [String: VariableValue] = [:]
 
     /// Creates a resolved fetch.
     public init(entityName: String, includesSubentities: Bool = true, predicate: QueryPredicate = .constant(true), sortKeys: [QuerySortKey] = [], limit: Int? = nil, offset: Int = 0) {

@@ -476,10 +476,12 @@ public nonisolated struct Strata_V1_Status: Sendable {
   /// Optimistic-locking conflicts (strata_code 133020).
   public var conflicts: [Strata_V1_Conflict] = []
 
-  /// Validation failures, one per object and property (1560-1680).
+  /// Validation failures, one per object and property (1560-1680); for an
+  /// inserted object, object_id is the client's temporary_id.
   public var propertyErrors: [Strata_V1_PropertyError] = []
 
-  /// Where a predicate failed to parse or type-check (140100, 140101).
+  /// Where a predicate failed to parse (140100) or uses an unsupported
+  /// construct (140102). Type errors (140101) give the position in message.
   public var predicateError: Strata_V1_PredicateErrorPosition {
     get {_predicateError ?? Strata_V1_PredicateErrorPosition()}
     set {_predicateError = newValue}
@@ -590,8 +592,9 @@ public nonisolated struct Strata_V1_Value: Sendable {
     set {kind = .double(newValue)}
   }
 
-  /// Decimal, exact, as text: optional '-', digits, optional '.' and
-  /// digits, optional exponent ('E', optional sign, digits). Never a float.
+  /// Decimal, exact, as text: optional sign ('-' or '+'), digits, optional
+  /// '.' and digits, optional exponent ('E' or 'e', optional sign,
+  /// digits). At most 38 significant digits. Never a float.
   public var decimal: String {
     get {
       if case .decimal(let v)? = kind {return v}
@@ -679,8 +682,9 @@ public nonisolated struct Strata_V1_Value: Sendable {
     case integer(Int64)
     /// Double and Float (a Float is widened exactly).
     case double(Double)
-    /// Decimal, exact, as text: optional '-', digits, optional '.' and
-    /// digits, optional exponent ('E', optional sign, digits). Never a float.
+    /// Decimal, exact, as text: optional sign ('-' or '+'), digits, optional
+    /// '.' and digits, optional exponent ('E' or 'e', optional sign,
+    /// digits). At most 38 significant digits. Never a float.
     case decimal(String)
     case string(String)
     case boolean(Bool)
@@ -1052,7 +1056,8 @@ public nonisolated struct Strata_V1_SortKey: Sendable {
   public init() {}
 }
 
-/// A predicate variable's value: one value, or a list (IN $list).
+/// A predicate variable's value: one value, a list (IN $list), or an
+/// object whose key paths the predicate reads ($FETCH_SOURCE.uuid).
 public nonisolated struct Strata_V1_VariableValue: Sendable {
   // SwiftProtobuf.Message conformance is added in an extension below. See the
   // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
@@ -1076,13 +1081,39 @@ public nonisolated struct Strata_V1_VariableValue: Sendable {
     set {kind = .list(newValue)}
   }
 
+  public var object: Strata_V1_ObjectReference {
+    get {
+      if case .object(let v)? = kind {return v}
+      return Strata_V1_ObjectReference()
+    }
+    set {kind = .object(newValue)}
+  }
+
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
   public nonisolated enum OneOf_Kind: Equatable, Sendable {
     case value(Strata_V1_Value)
     case list(Strata_V1_ValueList)
+    case object(Strata_V1_ObjectReference)
 
   }
+
+  public init() {}
+}
+
+/// An object as a predicate variable: its ID and the values of the key
+/// paths the predicate reads from it, keyed by key path ("uuid",
+/// "author.name").
+public nonisolated struct Strata_V1_ObjectReference: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  public var id: String = String()
+
+  public var values: Dictionary<String,Strata_V1_Value> = [:]
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
 
   public init() {}
 }
@@ -1217,6 +1248,11 @@ public nonisolated struct Strata_V1_DeletedObject: Sendable {
   public init() {}
 }
 
+/// One change set. It is validated as a whole first (nothing is written
+/// when any object fails). Each store then writes its part in one
+/// transaction, all or nothing; when a save spans several stores they
+/// commit one after another, and a store that refuses its part is named in
+/// the error together with the stores that had already committed.
 public nonisolated struct Strata_V1_SaveRequest: Sendable {
   // SwiftProtobuf.Message conformance is added in an extension below. See the
   // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
@@ -1287,6 +1323,9 @@ public nonisolated struct Strata_V1_RefreshRequest: Sendable {
 
   /// To-many relationships whose destination IDs to include.
   public var includeRelationships: [String] = []
+
+  /// Evaluate no fetched property (include_fetched is then ignored).
+  public var skipFetched: Bool = false
 
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
@@ -3077,7 +3116,7 @@ nonisolated extension Strata_V1_SortKey: SwiftProtobuf.Message, SwiftProtobuf._M
 
 nonisolated extension Strata_V1_VariableValue: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".VariableValue"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}value\0\u{1}list\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}value\0\u{1}list\0\u{1}object\0")
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -3111,6 +3150,19 @@ nonisolated extension Strata_V1_VariableValue: SwiftProtobuf.Message, SwiftProto
           self.kind = .list(v)
         }
       }()
+      case 3: try {
+        var v: Strata_V1_ObjectReference?
+        var hadOneofValue = false
+        if let current = self.kind {
+          hadOneofValue = true
+          if case .object(let m) = current {v = m}
+        }
+        try decoder.decodeSingularMessageField(value: &v)
+        if let v = v {
+          if hadOneofValue {try decoder.handleConflictingOneOf()}
+          self.kind = .object(v)
+        }
+      }()
       default: break
       }
     }
@@ -3130,6 +3182,10 @@ nonisolated extension Strata_V1_VariableValue: SwiftProtobuf.Message, SwiftProto
       guard case .list(let v)? = self.kind else { preconditionFailure() }
       try visitor.visitSingularMessageField(value: v, fieldNumber: 2)
     }()
+    case .object?: try {
+      guard case .object(let v)? = self.kind else { preconditionFailure() }
+      try visitor.visitSingularMessageField(value: v, fieldNumber: 3)
+    }()
     case nil: break
     }
     try unknownFields.traverse(visitor: &visitor)
@@ -3137,6 +3193,41 @@ nonisolated extension Strata_V1_VariableValue: SwiftProtobuf.Message, SwiftProto
 
   public static func ==(lhs: Strata_V1_VariableValue, rhs: Strata_V1_VariableValue) -> Bool {
     if lhs.kind != rhs.kind {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension Strata_V1_ObjectReference: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".ObjectReference"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}id\0\u{1}values\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeSingularStringField(value: &self.id) }()
+      case 2: try { try decoder.decodeMapField(fieldType: SwiftProtobuf._ProtobufMessageMap<SwiftProtobuf.ProtobufString,Strata_V1_Value>.self, value: &self.values) }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    if !self.id.isEmpty {
+      try visitor.visitSingularStringField(value: self.id, fieldNumber: 1)
+    }
+    if !self.values.isEmpty {
+      try visitor.visitMapField(fieldType: SwiftProtobuf._ProtobufMessageMap<SwiftProtobuf.ProtobufString,Strata_V1_Value>.self, value: self.values, fieldNumber: 2)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: Strata_V1_ObjectReference, rhs: Strata_V1_ObjectReference) -> Bool {
+    if lhs.id != rhs.id {return false}
+    if lhs.values != rhs.values {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }
@@ -3549,7 +3640,7 @@ nonisolated extension Strata_V1_SaveResponse: SwiftProtobuf.Message, SwiftProtob
 
 nonisolated extension Strata_V1_RefreshRequest: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".RefreshRequest"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}ids\0\u{3}include_fetched\0\u{3}include_relationships\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}ids\0\u{3}include_fetched\0\u{3}include_relationships\0\u{3}skip_fetched\0")
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -3560,6 +3651,7 @@ nonisolated extension Strata_V1_RefreshRequest: SwiftProtobuf.Message, SwiftProt
       case 1: try { try decoder.decodeRepeatedStringField(value: &self.ids) }()
       case 2: try { try decoder.decodeRepeatedStringField(value: &self.includeFetched) }()
       case 3: try { try decoder.decodeRepeatedStringField(value: &self.includeRelationships) }()
+      case 4: try { try decoder.decodeSingularBoolField(value: &self.skipFetched) }()
       default: break
       }
     }
@@ -3575,6 +3667,9 @@ nonisolated extension Strata_V1_RefreshRequest: SwiftProtobuf.Message, SwiftProt
     if !self.includeRelationships.isEmpty {
       try visitor.visitRepeatedStringField(value: self.includeRelationships, fieldNumber: 3)
     }
+    if self.skipFetched != false {
+      try visitor.visitSingularBoolField(value: self.skipFetched, fieldNumber: 4)
+    }
     try unknownFields.traverse(visitor: &visitor)
   }
 
@@ -3582,6 +3677,7 @@ nonisolated extension Strata_V1_RefreshRequest: SwiftProtobuf.Message, SwiftProt
     if lhs.ids != rhs.ids {return false}
     if lhs.includeFetched != rhs.includeFetched {return false}
     if lhs.includeRelationships != rhs.includeRelationships {return false}
+    if lhs.skipFetched != rhs.skipFetched {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }
