@@ -111,6 +111,9 @@ let package = Package(
             name: "StrataClient",
             dependencies: [
                 "StrataModel",
+                "StrataQuery",
+                "StrataStore",
+                "StrataContext",
                 "StrataWire",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),

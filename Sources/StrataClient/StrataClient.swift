@@ -114,11 +114,12 @@ public actor StrataClient {
     }
 
     /// Current state (and fetched properties) of objects.
-    public func refresh(_ ids: [String], includeFetched: [String] = [], includeRelationships: [String] = []) async throws -> Strata_V1_RefreshResponse {
+    public func refresh(_ ids: [String], includeFetched: [String] = [], includeRelationships: [String] = [], skipFetched: Bool = false) async throws -> Strata_V1_RefreshResponse {
         let frame = try await call(.refresh(Strata_V1_RefreshRequest.with {
             $0.ids = ids
             $0.includeFetched = includeFetched
             $0.includeRelationships = includeRelationships
+            $0.skipFetched = skipFetched
         }))
         guard case .refresh(let response)? = frame.response else { throw unexpected(frame, "refresh") }
         return response

@@ -2,6 +2,7 @@ import Foundation
 import StrataContext
 import StrataModel
 import StrataQuery
+import StrataStore
 import StrataWire
 
 extension ServerCore {
@@ -16,22 +17,17 @@ extension ServerCore {
         let variables = try Self.variables(request.variables)
         let context = makeContext(clientName: clientName)
         let batchSize = request.batchSize == 0 ? WireProtocol.defaultFetchBatchSize : Int(request.batchSize)
+        if !request.storeID.isEmpty {
+            try await fetchFromStore(request, fetchRequest, variables: variables, batchSize: batchSize, send: send)
+            return
+        }
         switch request.resultType {
         case .count:
             let count = try await context.count(fetchRequest, variables: variables)
             try await send(Strata_V1_FetchBatch.with { $0.count = UInt64(count) }, false)
         case .objectIds:
-            let ids = try await context.fetchObjectIDs(fetchRequest, variables: variables)
-            var start = 0
-            repeat {
-                let end = min(ids.count, start + batchSize)
-                let last = end == ids.count
-                try await send(Strata_V1_FetchBatch.with {
-                    $0.objectIds = ids[start..<end].map(\.uriRepresentation)
-                    if last { $0.count = UInt64(ids.count) }
-                }, !last)
-                start = end
-            } while start < ids.count
+            let ids = try await context.fetchObjectIDs(fetchRequest, variables: variables).map(\.uriRepresentation)
+            try await Self.sendInBatches(ids, batchSize: batchSize, send: send) { batch, slice in batch.objectIds = Array(slice) }
         case .objects, .UNRECOGNIZED:
             let builder = ObjectStateBuilder(
                 model: model,
@@ -56,6 +52,65 @@ extension ServerCore {
                 } while start < objects.count
             }
         }
+    }
+
+    /// A fetch run on one store, answering rows as the store has them.
+    private func fetchFromStore(
+        _ request: Strata_V1_FetchRequest,
+        _ fetchRequest: FetchRequest,
+        variables: [String: VariableValue],
+        batchSize: Int,
+        send: @escaping @Sendable (Strata_V1_FetchBatch, _ more: Bool) async throws -> Void
+    ) async throws {
+        guard let store = coordinator.store(identifier: request.storeID) else {
+            throw WireError(.notFound, "no store '\(request.storeID)' is served here", strataCode: StrataError.Code.invalidValue.rawValue)
+        }
+        guard request.includeFetched.isEmpty, request.includeRelationships.isEmpty else {
+            throw WireError(.invalidArgument, "a fetch from one store (store_id) answers rows as stored: it cannot include fetched properties or to-many relationships", strataCode: StrataError.Code.invalidValue.rawValue)
+        }
+        let resolved = try coordinator.resolver.resolve(fetchRequest, variables: variables)
+        switch request.resultType {
+        case .count:
+            let count = try await store.count(resolved)
+            try await send(Strata_V1_FetchBatch.with { $0.count = UInt64(count) }, false)
+        case .objectIds:
+            let ids = try await store.fetchObjectIDs(resolved).map(\.uriRepresentation)
+            try await Self.sendInBatches(ids, batchSize: batchSize, send: send) { batch, slice in batch.objectIds = Array(slice) }
+        case .objects, .UNRECOGNIZED:
+            let states = try await store.fetchSnapshots(resolved).map(Self.state(of:))
+            try await Self.sendInBatches(states, batchSize: batchSize, send: send) { batch, slice in batch.objects = Array(slice) }
+        }
+    }
+
+    /// A stored row as the wire carries it (nil values left out).
+    static func state(of snapshot: Snapshot) -> Strata_V1_ObjectState {
+        Strata_V1_ObjectState.with { state in
+            state.id = snapshot.objectID.uriRepresentation
+            state.entity = snapshot.objectID.entityName
+            state.version = snapshot.version
+            for (key, value) in snapshot.values where !value.isNull {
+                state.values[key] = value.wire
+            }
+        }
+    }
+
+    /// Sends `items` in frames of `batchSize`, the last with the total.
+    static func sendInBatches<Item>(
+        _ items: [Item],
+        batchSize: Int,
+        send: @Sendable (Strata_V1_FetchBatch, _ more: Bool) async throws -> Void,
+        fill: (inout Strata_V1_FetchBatch, ArraySlice<Item>) -> Void
+    ) async throws {
+        var start = 0
+        repeat {
+            let end = min(items.count, start + batchSize)
+            let last = end == items.count
+            var batch = Strata_V1_FetchBatch()
+            fill(&batch, items[start..<end])
+            if last { batch.count = UInt64(items.count) }
+            try await send(batch, !last)
+            start = end
+        } while start < items.count
     }
 
     /// The embedded fetch request a wire request describes; unknown

@@ -10,6 +10,9 @@ public struct StoreDescription: Sendable, Hashable {
         case inMemory = "memory"
         /// The whole store in one file, rewritten atomically at each save.
         case binary
+        /// A store served by a `strata-server`, reached through a client
+        /// (StrataClient's `RemoteContainer` opens these).
+        case remote
     }
 
     /// The store's file (ignored for in-memory stores).

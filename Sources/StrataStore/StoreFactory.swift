@@ -19,6 +19,8 @@ public enum StoreFactory {
             return try await InMemoryStore(description: description, model: model)
         case .binary:
             return try await BinaryStore(description: description, model: model)
+        case .remote:
+            throw StrataError(.storeOpen, "\(description.displayName): remote stores are opened through a server connection (StrataClient's RemoteContainer), not from a description alone")
         }
     }
 }

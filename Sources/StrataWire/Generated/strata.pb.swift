@@ -1163,6 +1163,11 @@ public nonisolated struct Strata_V1_FetchRequest: Sendable {
   /// Objects or IDs per frame; 0 = the server's default (500).
   public var batchSize: UInt32 = 0
 
+  /// When set, run the fetch on this store alone and answer its rows as
+  /// stored (no fetched properties or to-many lists may be included): for
+  /// clients that implement a store of their own over the server.
+  public var storeID: String = String()
+
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
   public init() {}
@@ -3265,7 +3270,7 @@ nonisolated extension Strata_V1_ValueList: SwiftProtobuf.Message, SwiftProtobuf.
 
 nonisolated extension Strata_V1_FetchRequest: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".FetchRequest"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}entity\0\u{1}predicate\0\u{1}variables\0\u{1}sort\0\u{1}limit\0\u{1}offset\0\u{3}result_type\0\u{3}include_fetched\0\u{3}include_relationships\0\u{3}exclude_subentities\0\u{3}batch_size\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}entity\0\u{1}predicate\0\u{1}variables\0\u{1}sort\0\u{1}limit\0\u{1}offset\0\u{3}result_type\0\u{3}include_fetched\0\u{3}include_relationships\0\u{3}exclude_subentities\0\u{3}batch_size\0\u{3}store_id\0")
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -3284,6 +3289,7 @@ nonisolated extension Strata_V1_FetchRequest: SwiftProtobuf.Message, SwiftProtob
       case 9: try { try decoder.decodeRepeatedStringField(value: &self.includeRelationships) }()
       case 10: try { try decoder.decodeSingularBoolField(value: &self.excludeSubentities) }()
       case 11: try { try decoder.decodeSingularUInt32Field(value: &self.batchSize) }()
+      case 12: try { try decoder.decodeSingularStringField(value: &self.storeID) }()
       default: break
       }
     }
@@ -3323,6 +3329,9 @@ nonisolated extension Strata_V1_FetchRequest: SwiftProtobuf.Message, SwiftProtob
     if self.batchSize != 0 {
       try visitor.visitSingularUInt32Field(value: self.batchSize, fieldNumber: 11)
     }
+    if !self.storeID.isEmpty {
+      try visitor.visitSingularStringField(value: self.storeID, fieldNumber: 12)
+    }
     try unknownFields.traverse(visitor: &visitor)
   }
 
@@ -3338,6 +3347,7 @@ nonisolated extension Strata_V1_FetchRequest: SwiftProtobuf.Message, SwiftProtob
     if lhs.includeRelationships != rhs.includeRelationships {return false}
     if lhs.excludeSubentities != rhs.excludeSubentities {return false}
     if lhs.batchSize != rhs.batchSize {return false}
+    if lhs.storeID != rhs.storeID {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }
