@@ -20,6 +20,7 @@ let package = Package(
         .library(name: "StrataClient", targets: ["StrataClient"]),
         .executable(name: "strata", targets: ["strata"]),
         .executable(name: "strata-server", targets: ["strata-server"]),
+        .executable(name: "strata-bench", targets: ["strata-bench"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
@@ -141,9 +142,29 @@ let package = Package(
             dependencies: [
                 "StrataModel",
                 "StrataQuery",
+                "StrataWire",
+                "StrataClient",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "SwiftProtobuf", package: "swift-protobuf"),
+                .product(name: "Logging", package: "swift-log"),
             ],
             path: "Tools/strata",
+            swiftSettings: strictSettings
+        ),
+        // The load tester (ghz / wrk / redis-benchmark conventions).
+        .executableTarget(
+            name: "strata-bench",
+            dependencies: [
+                "StrataModel",
+                "StrataWire",
+                "StrataClient",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "SwiftProtobuf", package: "swift-protobuf"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "Histogram", package: "hdrhistogram-swift"),
+            ],
+            path: "Tools/strata-bench",
             swiftSettings: strictSettings
         ),
         // Side-by-side figures for the embedded stack (run in release).
@@ -211,6 +232,18 @@ let package = Package(
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "SwiftProtobuf", package: "swift-protobuf"),
                 .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: strictSettings
+        ),
+        // Runs the built executables (strata, strata-server, strata-bench)
+        // against live servers on 127.0.0.1.
+        .testTarget(
+            name: "StrataToolTests",
+            dependencies: [
+                "StrataModel",
+                "StrataWire",
+                "StrataClient",
+                .product(name: "SwiftProtobuf", package: "swift-protobuf"),
             ],
             swiftSettings: strictSettings
         ),

@@ -1,0 +1,1 @@
+// Tests that run the built executables live beside this file.

@@ -1,0 +1,4 @@
+@main
+struct BenchMain {
+    static func main() {}
+}
