@@ -1,1 +1,0 @@
-// Tests that run the built executables live beside this file.
