@@ -1,0 +1,170 @@
+import ArgumentParser
+import Foundation
+import StrataClient
+import StrataWire
+
+/// `strata-bench`: a load tester for strata-server in the conventions of
+/// ghz, wrk and redis-benchmark.
+@main
+struct BenchCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "strata-bench",
+        abstract: "Load-test a Strata server.",
+        discussion: """
+        Closed loop by default: --concurrency requests in flight over -c \
+        connections (pipelined when concurrency exceeds connections). With \
+        --rps the load is open loop at a fixed rate and latency counts from \
+        each request's intended send time.
+        """
+    )
+
+    @Option(help: "Server host (also STRATA_HOST).")
+    var host: String?
+    @Option(help: "Server port (also STRATA_PORT).")
+    var port: Int?
+    @Option(help: "Auth token (also STRATA_AUTH_TOKEN).")
+    var authToken: String?
+    @Option(name: [.customShort("c"), .customLong("connections")], help: "Connections.")
+    var connections: Int = 10
+    @Option(help: "Requests in flight across all connections (default: one per connection).")
+    var concurrency: Int?
+    @Option(name: [.customShort("n"), .customLong("requests")], help: "Stop after this many requests.")
+    var requests: Int?
+    @Option(name: [.customShort("d"), .customLong("duration")], help: "Stop after this long (e.g. 10s, 500ms, 2m).")
+    var duration: String?
+    @Option(help: "Open loop at this many requests per second.")
+    var rps: Double?
+    @Option(help: "Operation weights.")
+    var mix: String = "get=70,query=10,insert=10,update=5,refresh=5,count=0"
+    @Option(help: "Seed this many Book objects (with feedback) first.")
+    var dataset: Int?
+    @Option(help: "Feedback objects per seeded Book.")
+    var feedbackPerBook: Int = 1
+    @Option(help: "Entity the query and count operations read.")
+    var entity: String = "Book"
+    @Option(name: .customLong("where"), help: "Predicate of query and count ($LOW and $HIGH are bound to a random 10-page range).")
+    var predicate: String = "pages >= $LOW AND pages <= $HIGH"
+    @Option(help: "Objects per query.")
+    var queryLimit: Int = 20
+    @Option(help: "Run the load this long first without recording.")
+    var warmup: String?
+    @Flag(help: "Ask for compressed frames (and compress large requests).")
+    var compression = false
+    @Flag(help: "Print one JSON object instead of the report.")
+    var json = false
+    @Option(help: "Also write the JSON report to this file.")
+    var out: String?
+
+    func validate() throws {
+        guard connections > 0 else { throw ValidationError("-c must be at least 1") }
+        if let concurrency, concurrency < 1 { throw ValidationError("--concurrency must be at least 1") }
+        if requests != nil, duration != nil { throw ValidationError("give -n or -d, not both") }
+        if let requests, requests < 1 { throw ValidationError("-n must be at least 1") }
+        if let duration, DurationParsing.parse(duration) == nil { throw ValidationError("-d: '\(duration)' is not a duration (10s, 500ms, 2m)") }
+        if let warmup, DurationParsing.parse(warmup) == nil { throw ValidationError("--warmup: '\(warmup)' is not a duration") }
+        if let rps, !(rps > 0) { throw ValidationError("--rps must be positive") }
+        if let dataset, dataset < 0 { throw ValidationError("--dataset must not be negative") }
+        do { _ = try OperationMix(parsing: mix) } catch { throw ValidationError("\(error)") }
+    }
+
+    func run() async throws {
+        let environment = ProcessInfo.processInfo.environment
+        let host = self.host ?? environment["STRATA_HOST"] ?? "127.0.0.1"
+        let port = self.port ?? environment["STRATA_PORT"].flatMap(Int.init) ?? WireProtocol.defaultPort
+        let token = authToken ?? environment["STRATA_AUTH_TOKEN"]
+        let mix = try OperationMix(parsing: mix)
+        let interactive = isatty(STDOUT_FILENO) == 1 && !json
+
+        let clients = (0..<connections).map { index in
+            StrataClient(configuration: ClientConfiguration(
+                host: host, port: port, clientName: "strata-bench-\(index)", authToken: token,
+                acceptCompression: compression, compressRequests: compression
+            ))
+        }
+        do {
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                for client in clients { group.addTask { _ = try await client.connect() } }
+                try await group.waitForAll()
+            }
+        } catch {
+            Self.stderr("strata-bench: cannot connect to \(host):\(port): \(error)")
+            throw ExitCode(2)
+        }
+        defer { Task { for client in clients { await client.close() } } }
+
+        var versions: [String: Int64]
+        if let dataset, dataset > 0 {
+            let started = ContinuousClock.now
+            versions = try await Workload.seed(count: dataset, feedback: feedbackPerBook, client: clients[0]) { made in
+                if interactive { Self.progressLine("seeding \(made)/\(dataset) books") }
+            }
+            if interactive { Self.progressLine("") }
+            let elapsed = ContinuousClock.now - started
+            Self.stderr("seeded \(dataset) books (\(feedbackPerBook) feedback each) in \(elapsed.formatted(.units(allowed: [.seconds, .milliseconds], width: .abbreviated)))")
+        } else {
+            versions = try await Workload.existing(entity: "Book", limit: 100_000, client: clients[0])
+        }
+        let needsIDs = mix.includes(.get) || mix.includes(.update) || mix.includes(.refresh)
+        if versions.isEmpty, needsIDs {
+            Self.stderr("no Book objects to read: seeding 1000 (use --dataset N to choose)")
+            versions = try await Workload.seed(count: 1000, feedback: feedbackPerBook, client: clients[0]) { _ in }
+        }
+        let workload = Workload(
+            entity: entity, predicate: predicate,
+            sortsByPages: predicate == "pages >= $LOW AND pages <= $HIGH",
+            queryLimit: UInt32(clamping: queryLimit),
+            ids: versions.keys.sorted(), versions: versions
+        )
+        let concurrency = self.concurrency ?? connections
+        if let warmup, let warmupDuration = DurationParsing.parse(warmup), warmupDuration > .zero {
+            let runner = LoadRunner(clients: clients, workload: workload, mix: mix, concurrency: concurrency, requestLimit: nil, duration: warmupDuration, rate: rps)
+            _ = await runner.run(progress: LoadRunner.Progress(), seed: 7)
+        }
+        let limit = duration == nil ? (requests ?? 10_000) : nil
+        let runner = LoadRunner(
+            clients: clients, workload: workload, mix: mix, concurrency: concurrency,
+            requestLimit: limit, duration: duration.flatMap(DurationParsing.parse), rate: rps
+        )
+        let progress = LoadRunner.Progress()
+        let ticker = interactive ? Task { await Self.showProgress(progress) } : nil
+        let (recorder, elapsed) = await runner.run(progress: progress, seed: 42)
+        ticker?.cancel()
+        if interactive { Self.progressLine("") }
+
+        let settings: [String: Any] = [
+            "host": host, "port": port, "connections": connections, "concurrency": concurrency,
+            "mix": mix.description, "rps": rps ?? 0, "requests_limit": limit ?? 0,
+            "duration_limit_s": duration.flatMap(DurationParsing.parse).map { Double($0.components.seconds) } ?? 0,
+            "dataset": versions.count, "compression": compression, "where": predicate,
+        ]
+        let report = Report(recorder: recorder, duration: elapsed, settings: settings)
+        let jsonText = try report.jsonText()
+        if let out {
+            try Data((jsonText + "\n").utf8).write(to: URL(fileURLWithPath: out))
+        }
+        print(json ? jsonText : report.text)
+    }
+
+    private static func showProgress(_ progress: LoadRunner.Progress) async {
+        let clock = ContinuousClock()
+        let start = clock.now
+        var last = 0
+        while !Task.isCancelled {
+            try? await Task.sleep(for: .seconds(1))
+            let done = progress.done.load(ordering: .relaxed)
+            let failed = progress.failed.load(ordering: .relaxed)
+            let elapsed = clock.now - start
+            progressLine(String(format: "%6.1f s   %8d req/s now   %9d done   %d errors", Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18, done - last, done, failed))
+            last = done
+        }
+    }
+
+    /// Rewrites the terminal's current line.
+    private static func progressLine(_ text: String) {
+        FileHandle.standardOutput.write(Data(("\r\u{1B}[2K" + text).utf8))
+    }
+
+    static func stderr(_ line: String) {
+        FileHandle.standardError.write(Data((line + "\n").utf8))
+    }
+}

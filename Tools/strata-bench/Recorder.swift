@@ -1,0 +1,43 @@
+import Histogram
+
+/// One worker's figures (no sharing while the load runs; merged at the end).
+struct Recorder: Sendable {
+    /// Latency in microseconds, per operation.
+    var latencies: [BenchOperation: Histogram<UInt64>] = [:]
+    /// Successes per operation.
+    var ok: [BenchOperation: Int] = [:]
+    /// Failures per operation and status name.
+    var errors: [BenchOperation: [String: Int]] = [:]
+
+    static func makeHistogram() -> Histogram<UInt64> {
+        Histogram<UInt64>(lowestDiscernibleValue: 1, highestTrackableValue: 120_000_000, numberOfSignificantValueDigits: .three)
+    }
+
+    mutating func record(_ operation: BenchOperation, micros: UInt64, error: String?) {
+        _ = latencies[operation, default: Self.makeHistogram()].record(min(max(micros, 1), 120_000_000))
+        if let error {
+            errors[operation, default: [:]][error, default: 0] += 1
+        } else {
+            ok[operation, default: 0] += 1
+        }
+    }
+
+    mutating func merge(_ other: Recorder) {
+        for (operation, histogram) in other.latencies {
+            latencies[operation, default: Self.makeHistogram()].add(histogram)
+        }
+        for (operation, count) in other.ok { ok[operation, default: 0] += count }
+        for (operation, byCode) in other.errors {
+            for (code, count) in byCode { errors[operation, default: [:]][code, default: 0] += count }
+        }
+    }
+
+    /// Every operation's latencies together.
+    var overall: Histogram<UInt64> {
+        var all = Self.makeHistogram()
+        for histogram in latencies.values { all.add(histogram) }
+        return all
+    }
+
+    var requests: Int { ok.values.reduce(0, +) + errors.values.flatMap(\.values).reduce(0, +) }
+}

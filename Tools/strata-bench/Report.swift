@@ -1,0 +1,122 @@
+import Foundation
+import Histogram
+
+/// The summary: for people (tables and a histogram) or as one JSON object.
+struct Report {
+    let recorder: Recorder
+    let duration: Duration
+    let settings: [String: Any]
+
+    var seconds: Double {
+        Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18
+    }
+
+    /// Latency figures in milliseconds.
+    static func latency(_ histogram: Histogram<UInt64>) -> [String: Double] {
+        guard histogram.totalCount > 0 else { return ["min": 0, "p50": 0, "p90": 0, "p99": 0, "p999": 0, "max": 0, "mean": 0] }
+        func ms(_ micros: UInt64) -> Double { (Double(micros) / 1000 * 1000).rounded() / 1000 }
+        return [
+            "min": ms(histogram.min),
+            "p50": ms(histogram.valueAtPercentile(50)),
+            "p90": ms(histogram.valueAtPercentile(90)),
+            "p99": ms(histogram.valueAtPercentile(99)),
+            "p999": ms(histogram.valueAtPercentile(99.9)),
+            "max": ms(histogram.max),
+            "mean": (histogram.mean / 1000 * 1000).rounded() / 1000,
+        ]
+    }
+
+    private func figures(ok: Int, errors: [String: Int], histogram: Histogram<UInt64>) -> [String: Any] {
+        let requests = ok + errors.values.reduce(0, +)
+        return [
+            "requests": requests,
+            "ok": ok,
+            "errors": errors,
+            "throughput_rps": seconds > 0 ? (Double(requests) / seconds * 10).rounded() / 10 : 0,
+            "latency_ms": Self.latency(histogram),
+        ]
+    }
+
+    /// The JSON object `--json` prints.
+    var json: [String: Any] {
+        var errors: [String: Int] = [:]
+        for byCode in recorder.errors.values {
+            for (code, count) in byCode { errors[code, default: 0] += count }
+        }
+        var object = figures(ok: recorder.ok.values.reduce(0, +), errors: errors, histogram: recorder.overall)
+        object["duration_s"] = (seconds * 1000).rounded() / 1000
+        var operations: [String: Any] = [:]
+        for operation in BenchOperation.allCases {
+            guard let histogram = recorder.latencies[operation] else { continue }
+            operations[operation.rawValue] = figures(ok: recorder.ok[operation] ?? 0, errors: recorder.errors[operation] ?? [:], histogram: histogram)
+        }
+        object["operations"] = operations
+        object["settings"] = settings
+        return object
+    }
+
+    func jsonText() throws -> String {
+        let data = try JSONSerialization.data(withJSONObject: json, options: [.sortedKeys, .prettyPrinted])
+        return String(decoding: data, as: UTF8.self)
+    }
+
+    /// The summary for people.
+    var text: String {
+        var lines: [String] = []
+        let total = recorder.requests
+        let failed = recorder.errors.values.flatMap(\.values).reduce(0, +)
+        lines.append(String(format: "requests %d   ok %d   errors %d   duration %.2f s   throughput %.1f req/s", total, total - failed, failed, seconds, seconds > 0 ? Double(total) / seconds : 0))
+        var byCode: [String: Int] = [:]
+        for codes in recorder.errors.values { for (code, count) in codes { byCode[code, default: 0] += count } }
+        if !byCode.isEmpty {
+            lines.append("errors by status: " + byCode.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(separator: ", "))
+        }
+        lines.append("")
+        let header = ["operation", "requests", "errors", "req/s", "min", "p50", "p90", "p99", "p99.9", "max"]
+        var rows: [[String]] = []
+        func row(_ name: String, _ histogram: Histogram<UInt64>, requests: Int, errors: Int) -> [String] {
+            let l = Self.latency(histogram)
+            let rate = seconds > 0 ? Double(requests) / seconds : 0
+            return [name, "\(requests)", "\(errors)", String(format: "%.1f", rate)] + ["min", "p50", "p90", "p99", "p999", "max"].map { String(format: "%.3f", l[$0] ?? 0) }
+        }
+        for operation in BenchOperation.allCases {
+            guard let histogram = recorder.latencies[operation] else { continue }
+            let errors = recorder.errors[operation]?.values.reduce(0, +) ?? 0
+            rows.append(row(operation.rawValue, histogram, requests: (recorder.ok[operation] ?? 0) + errors, errors: errors))
+        }
+        rows.append(row("all", recorder.overall, requests: total, errors: failed))
+        let widths = header.indices.map { column in ([header] + rows).map { $0[column].count }.max() ?? 0 }
+        func format(_ cells: [String]) -> String {
+            cells.enumerated().map { index, cell in
+                index == 0 ? cell.padding(toLength: widths[index], withPad: " ", startingAt: 0) : String(repeating: " ", count: widths[index] - cell.count) + cell
+            }.joined(separator: "  ")
+        }
+        lines.append("latency in ms")
+        lines.append(format(header))
+        for row in rows { lines.append(format(row)) }
+        lines.append("")
+        lines.append("latency histogram (all operations)")
+        lines += histogramLines(recorder.overall)
+        return lines.joined(separator: "\n")
+    }
+
+    /// Buckets by powers of two microseconds, with bars.
+    private func histogramLines(_ histogram: Histogram<UInt64>) -> [String] {
+        guard histogram.totalCount > 0 else { return ["  (no requests)"] }
+        var buckets: [(upper: UInt64, count: UInt64)] = []
+        var upper: UInt64 = 64
+        var below: UInt64 = 0
+        while below < histogram.totalCount, upper < 1 << 40 {
+            let count = histogram.count(within: 0...upper)
+            if count > below || !buckets.isEmpty { buckets.append((upper, count - below)) }
+            below = count
+            upper *= 2
+        }
+        let largest = buckets.map(\.count).max() ?? 1
+        return buckets.map { bucket in
+            let label = bucket.upper >= 1000 ? String(format: "%8.2f ms", Double(bucket.upper) / 1000) : String(format: "%8d µs", bucket.upper)
+            let bar = String(repeating: "#", count: Int((Double(bucket.count) / Double(max(largest, 1)) * 40).rounded(.up)))
+            return "  ≤ \(label)  \(String(format: "%9d", bucket.count))  \(bar)"
+        }
+    }
+}

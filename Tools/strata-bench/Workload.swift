@@ -1,0 +1,141 @@
+import Foundation
+import StrataClient
+import StrataModel
+import StrataWire
+import Synchronization
+
+/// What the operations act on: the Book IDs to get, update and refresh,
+/// the versions last seen, and the request builders.
+final class Workload: Sendable {
+    let entity: String
+    let predicate: String
+    let queryLimit: UInt32
+    /// The default query reads the `pages` index in order, so its cost does
+    /// not grow with the store.
+    let sortsByPages: Bool
+    let ids: [String]
+    private let versions: Mutex<[String: Int64]>
+
+    init(entity: String, predicate: String, sortsByPages: Bool, queryLimit: UInt32, ids: [String], versions: [String: Int64]) {
+        self.entity = entity
+        self.predicate = predicate
+        self.sortsByPages = sortsByPages
+        self.queryLimit = queryLimit
+        self.ids = ids
+        self.versions = Mutex(versions)
+    }
+
+    /// Seeds `count` Books (each with `feedback` Feedback objects) in saves
+    /// of `batch` books, and returns their IDs and versions.
+    static func seed(count: Int, feedback: Int, batch: Int = 500, client: StrataClient, progress: (Int) -> Void) async throws -> [String: Int64] {
+        var versions: [String: Int64] = [:]
+        var random = SplitMix64(seed: 0x5EED)
+        var made = 0
+        while made < count {
+            let size = min(batch, count - made)
+            let request = Strata_V1_SaveRequest.with { save in
+                for index in made..<(made + size) {
+                    let uuid = UUID()
+                    save.inserts.append(Strata_V1_InsertedObject.with {
+                        $0.temporaryID = "b\(index)"
+                        $0.entity = "Book"
+                        $0.values["uuid"] = PropertyValue.uuid(uuid).wire
+                        $0.values["title"] = PropertyValue.string("Seeded book \(index)").wire
+                        $0.values["author"] = PropertyValue.string("Author \(index % 997)").wire
+                        $0.values["pages"] = PropertyValue.integer(Int64(random.next() % 1000) + 1).wire
+                        $0.values["price"] = PropertyValue.decimal(Decimal(Int(random.next() % 10_000)) / 100).wire
+                    })
+                    for f in 0..<feedback {
+                        save.inserts.append(Strata_V1_InsertedObject.with {
+                            $0.temporaryID = "f\(index)-\(f)"
+                            $0.entity = "Feedback"
+                            $0.values["bookUUID"] = PropertyValue.uuid(uuid).wire
+                            $0.values["rating"] = PropertyValue.integer(Int64(random.next() % 5) + 1).wire
+                        })
+                    }
+                }
+            }
+            let response = try await client.save(request)
+            for inserted in response.inserted where inserted.temporaryID.hasPrefix("b") {
+                versions[inserted.id] = response.versions[inserted.id] ?? 1
+            }
+            made += size
+            progress(made)
+        }
+        return versions
+    }
+
+    /// The Book IDs already in the store (at most `limit`), with versions.
+    static func existing(entity: String, limit: Int, client: StrataClient) async throws -> [String: Int64] {
+        let result = try await client.fetch(Strata_V1_FetchRequest.with {
+            $0.entity = entity
+            $0.limit = UInt32(clamping: limit)
+            $0.resultType = .objects
+            $0.batchSize = 2000
+        })
+        return Dictionary(result.objects.map { ($0.id, $0.version) }, uniquingKeysWith: { first, _ in first })
+    }
+
+    /// Performs one operation.
+    func perform(_ operation: BenchOperation, client: StrataClient, random: inout SplitMix64, serial: Int) async throws {
+        switch operation {
+        case .get:
+            _ = try await client.refresh([randomID(&random)], skipFetched: true)
+        case .refresh:
+            _ = try await client.refresh([randomID(&random)])
+        case .query:
+            let low = Int64(random.next() % 990) + 1
+            _ = try await client.fetch(Strata_V1_FetchRequest.with {
+                $0.entity = entity
+                $0.predicate = predicate
+                $0.variables["LOW"] = Strata_V1_VariableValue.with { $0.value = PropertyValue.integer(low).wire }
+                $0.variables["HIGH"] = Strata_V1_VariableValue.with { $0.value = PropertyValue.integer(low + 10).wire }
+                $0.limit = queryLimit
+                if sortsByPages { $0.sort = [Strata_V1_SortKey.with { $0.key = "pages" }] }
+            })
+        case .count:
+            let low = Int64(random.next() % 990) + 1
+            _ = try await client.fetch(Strata_V1_FetchRequest.with {
+                $0.entity = entity
+                $0.predicate = predicate
+                $0.variables["LOW"] = Strata_V1_VariableValue.with { $0.value = PropertyValue.integer(low).wire }
+                $0.variables["HIGH"] = Strata_V1_VariableValue.with { $0.value = PropertyValue.integer(low + 10).wire }
+                $0.resultType = .count
+            })
+        case .insert:
+            let pages = Int64(random.next() % 1000) + 1
+            _ = try await client.save(Strata_V1_SaveRequest.with {
+                $0.inserts = [Strata_V1_InsertedObject.with {
+                    $0.temporaryID = "n"
+                    $0.entity = "Book"
+                    $0.values["uuid"] = PropertyValue.uuid(UUID()).wire
+                    $0.values["title"] = PropertyValue.string("Bench book \(serial)").wire
+                    $0.values["pages"] = PropertyValue.integer(pages).wire
+                }]
+            })
+        case .update:
+            let id = randomID(&random)
+            let base = versions.withLock { $0[id] ?? 0 }
+            do {
+                let response = try await client.save(Strata_V1_SaveRequest.with {
+                    $0.updates = [Strata_V1_UpdatedObject.with {
+                        $0.id = id
+                        $0.baseVersion = base
+                        $0.values["pages"] = PropertyValue.integer(Int64(random.next() % 1000) + 1).wire
+                    }]
+                })
+                if let version = response.versions[id] { versions.withLock { $0[id] = max($0[id] ?? 0, version) } }
+            } catch let error as StrataClientError where error.code == .aborted {
+                // Counted as a conflict; learn the current version for next time.
+                if let current = error.conflicts.first?.currentVersion {
+                    versions.withLock { $0[id] = max($0[id] ?? 0, current) }
+                }
+                throw error
+            }
+        }
+    }
+
+    private func randomID(_ random: inout SplitMix64) -> String {
+        ids[Int(random.next() % UInt64(ids.count))]
+    }
+}
