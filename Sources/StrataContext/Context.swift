@@ -27,6 +27,7 @@ public actor Context {
     var vanished: Set<ObjectID> = []
     var derivationCache: [String: QueryOperand] = [:]
     var persistedKeysCache: [String: [String]] = [:]
+    var referenceKeysCache: [String: [String]] = [:]
     var validatedAttributesCache: [String: [AttributeDescription]] = [:]
     var fetchedPredicateCache: [String: StrataQuery.Predicate] = [:]
     private var mergeTask: Task<Void, Never>?
