@@ -176,6 +176,9 @@ extension Context {
     struct StoreSaveUnit {
         var store: any PersistentStore
         var changes: StoreChanges
+        /// The inserted objects, in the order of `changes.inserts`, with
+        /// their ``ManagedObject/changeGeneration`` when planned.
+        var insertedObjects: [(object: ManagedObject, generation: UInt64)] = []
     }
 
     /// The per-store change sets of a save.
@@ -186,6 +189,7 @@ extension Context {
 
     func buildSavePlan() throws -> SavePlan {
         var byStore: [String: StoreChanges] = [:]
+        var insertedByStore: [String: [(object: ManagedObject, generation: UInt64)]] = [:]
         var externalErrors: [String] = []
         let checksVersions = mergePolicy != .overwrite
         for object in graph.changedObjects {
@@ -200,11 +204,22 @@ extension Context {
                 continue
             }
             var toMany: [String: [ObjectID]] = [:]
-            let keys: [String] = object.isInserted ? persistedKeys(of: object.entityName) : Array(object.changes.keys)
-            var values: [String: PropertyValue] = [:]
-            values.reserveCapacity(keys.count)
-            for key in keys {
-                if let value = graph.currentValue(of: object, forKey: key) { values[key] = value }
+            var values: [String: PropertyValue]
+            if object.isInserted {
+                // Every persisted key: the changes (which hold only persisted
+                // keys) shared as they are, plus nil for the keys never set.
+                let keys = persistedKeys(of: object.entityName)
+                values = object.changes
+                if values.count < keys.count {
+                    values.reserveCapacity(keys.count)
+                    for key in keys where values[key] == nil { values[key] = .null }
+                }
+            } else {
+                values = [:]
+                values.reserveCapacity(object.changes.count)
+                for key in object.changes.keys {
+                    if let value = graph.currentValue(of: object, forKey: key) { values[key] = value }
+                }
             }
             for key in object.toManyChanges.keys {
                 guard let list = graph.currentList(of: object, forKey: key) else {
@@ -215,6 +230,7 @@ extension Context {
             externalErrors += crossStoreProblems(object, values: values, toMany: toMany)
             if object.isInserted {
                 byStore[storeID]?.inserts.append(.init(temporaryID: object.objectID, values: values, toMany: toMany))
+                insertedByStore[storeID, default: []].append((object, object.changeGeneration))
             } else {
                 byStore[storeID]?.updates.append(.init(objectID: object.objectID, expectedVersion: object.version, values: values, toMany: toMany))
             }
@@ -230,9 +246,27 @@ extension Context {
             guard !store.isReadOnly else {
                 throw StrataError(.storeSave, "store \(store.storeDescription.displayName) is read-only: \(changes.inserts.count) insert(s), \(changes.updates.count) update(s), \(changes.deletes.count) delete(s) refused; nothing was written")
             }
-            units.append(StoreSaveUnit(store: store, changes: changes))
+            units.append(StoreSaveUnit(store: store, changes: changes, insertedObjects: insertedByStore[identifier] ?? []))
         }
         return SavePlan(units: units)
+    }
+
+    /// The keys of an entity whose values can hold object IDs: its
+    /// relationships, and attributes of the types whose values are not
+    /// converted to one kind (undefined, object ID, composite). The other
+    /// attributes' values always have their type's kind
+    /// (``ObjectGraph/checked(_:for:entity:)``, the stores' decoding).
+    func referenceKeys(of entityName: String) -> [String] {
+        if let cached = referenceKeysCache[entityName] { return cached }
+        let keys = model.relationships(of: entityName).map(\.name)
+            + model.attributes(of: entityName).filter {
+                switch $0.type {
+                case .undefined, .objectID, .composite: true
+                default: false
+                }
+            }.map(\.name)
+        referenceKeysCache[entityName] = keys
+        return keys
     }
 
     /// Persisted attribute and to-one names of an entity.
@@ -393,16 +427,24 @@ extension Context {
         var rekeyed: [(ManagedObject, ObjectID)] = []
         for (unit, commit) in committed {
             if idMap.isEmpty { idMap = commit.permanentIDs } else { idMap.merge(commit.permanentIDs) { a, _ in a } }
-            for insert in unit.changes.inserts {
+            for (index, insert) in unit.changes.inserts.enumerated() {
+                let planned = index < unit.insertedObjects.count ? unit.insertedObjects[index] : nil
                 guard let object = graph.registeredObject(for: insert.temporaryID) else { continue }
                 let permanent = commit.permanentIDs[insert.temporaryID] ?? insert.temporaryID
                 // Absent keys read as nil: no need to add them.
                 object.committed = insert.values
                 object.version = commit.versions[permanent] ?? 1
-                // Keep edits made while the save awaited the store.
-                for (key, value) in insert.values where object.changes[key] == value { object.changes[key] = nil }
-                for key in Array(object.changes.keys) where insert.values[key] == nil && object.changes[key] == .null { object.changes[key] = nil }
-                for (key, list) in insert.toMany where graph.currentList(of: object, forKey: key) == list { object.toManyChanges[key] = nil }
+                if let planned, planned.object === object, planned.generation == object.changeGeneration {
+                    // Not edited since the plan: the insert carries every
+                    // change and every changed list, now all committed.
+                    if !object.changes.isEmpty { object.changes = [:] }
+                    if !object.toManyChanges.isEmpty { object.toManyChanges = [:] }
+                } else {
+                    // Keep edits made while the save awaited the store.
+                    for (key, value) in insert.values where object.changes[key] == value { object.changes[key] = nil }
+                    for key in Array(object.changes.keys) where insert.values[key] == nil && object.changes[key] == .null { object.changes[key] = nil }
+                    for (key, list) in insert.toMany where graph.currentList(of: object, forKey: key) == list { object.toManyChanges[key] = nil }
+                }
                 object.committedToMany = insert.toMany
                 object.isInserted = false
                 rekeyed.append((object, permanent))
@@ -456,10 +498,19 @@ extension Context {
             }
         }
         // Only touch what holds an old ID: rewriting every dictionary would
-        // copy them all.
+        // copy them all. Committed values are only looked at under the keys
+        // that can hold an ID.
+        var lastEntity = ""
+        var keys: [String] = []
         for object in graph.registered.values {
-            for (key, value) in object.changes where needsFix(value) { object.changes[key] = fix(value) }
-            if let committed = object.committed, committed.values.contains(where: needsFix) {
+            if !object.changes.isEmpty {
+                for (key, value) in object.changes where needsFix(value) { object.changes[key] = fix(value) }
+            }
+            if object.entityName != lastEntity {
+                lastEntity = object.entityName
+                keys = referenceKeys(of: lastEntity)
+            }
+            if !keys.isEmpty, let committed = object.committed, keys.contains(where: { committed[$0].map(needsFix) ?? false }) {
                 var fixed = committed
                 for (key, value) in committed where needsFix(value) { fixed[key] = fix(value) }
                 object.committed = fixed

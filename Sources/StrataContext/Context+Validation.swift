@@ -7,14 +7,24 @@ extension Context {
     func validateChanges() async throws {
         var problems: [PropertyFailure] = []
         let objects = graph.changedObjects.filter { !$0.isDeleted }
+        var plan: ValidationPlan?
         for object in objects {
+            // Objects of one entity usually come together: look the plan up
+            // once per run of them.
+            let current: ValidationPlan
+            if let plan, plan.entity == object.entityName {
+                current = plan
+            } else {
+                current = validationPlan(of: object.entityName)
+                plan = current
+            }
             // To-many counts need the lists.
-            for relationship in model.relationships(of: object.entityName) where relationship.isToMany && !relationship.isTransient && (relationship.minCount > 0 || relationship.maxCount > 0) {
+            for relationship in current.countedLists {
                 if object.isInserted || object.toManyChanges[relationship.name] != nil {
                     try await loadList(relationship.name, of: object)
                 }
             }
-            problems += validate(object)
+            validate(object, current, into: &problems)
         }
         guard !problems.isEmpty else { return }
         if problems.count == 1 {
@@ -26,6 +36,12 @@ extension Context {
     /// The problems of one object.
     func validate(_ object: ManagedObject) -> [PropertyFailure] {
         var problems: [PropertyFailure] = []
+        validate(object, validationPlan(of: object.entityName), into: &problems)
+        return problems
+    }
+
+    /// Appends the problems of one object of `plan`'s entity to `problems`.
+    func validate(_ object: ManagedObject, _ plan: ValidationPlan, into problems: inout [PropertyFailure]) {
         let entity = object.entityName
         func problem(_ code: StrataError.Code, _ property: String, _ message: String) -> PropertyFailure {
             PropertyFailure(objectID: object.objectID, entityName: entity, property: property, code: code, message: message)
@@ -33,7 +49,7 @@ extension Context {
         let checkAll = object.isInserted
         // Only attributes with something to check: mandatory, bounded,
         // patterned, or transient (checked when set).
-        for attribute in validatedAttributes(of: entity) {
+        for attribute in plan.attributes {
             guard checkAll || object.changes[attribute.name] != nil || attribute.isTransient else { continue }
             let value: PropertyValue
             if attribute.isTransient {
@@ -53,7 +69,7 @@ extension Context {
             guard !attribute.minValue.isNull || !attribute.maxValue.isNull || attribute.regularExpression != nil else { continue }
             problems += Self.boundsProblems(value, attribute, "\(entity).\(attribute.name) of \(object.objectID)").map { problem($0.0, attribute.name, $0.1) }
         }
-        for relationship in model.relationships(of: entity) where !relationship.isTransient {
+        for relationship in plan.relationships {
             var name: String { "\(entity).\(relationship.name) of \(object.objectID)" }
             if relationship.isToMany {
                 guard let list = graph.currentList(of: object, forKey: relationship.name) else { continue }
@@ -71,17 +87,36 @@ extension Context {
                 }
             }
         }
-        return problems
     }
 
-    /// The attributes of an entity that validation has to look at.
-    func validatedAttributes(of entity: String) -> [AttributeDescription] {
-        if let cached = validatedAttributesCache[entity] { return cached }
-        let attributes = model.attributes(of: entity).filter {
-            !$0.isOptional || $0.isTransient || !$0.minValue.isNull || !$0.maxValue.isNull || $0.regularExpression != nil
+    /// What validation looks at in one entity, computed once per context.
+    final class ValidationPlan {
+        let entity: String
+        /// The attributes with something to check: mandatory, bounded,
+        /// patterned, or transient (checked when set).
+        let attributes: [AttributeDescription]
+        /// The persisted relationships.
+        let relationships: [RelationshipDescription]
+        /// The persisted to-manys with a minimum or maximum count (their
+        /// lists are loaded before validating).
+        let countedLists: [RelationshipDescription]
+
+        init(entity: String, model: ObjectModel) {
+            self.entity = entity
+            attributes = model.attributes(of: entity).filter {
+                !$0.isOptional || $0.isTransient || !$0.minValue.isNull || !$0.maxValue.isNull || $0.regularExpression != nil
+            }
+            relationships = model.relationships(of: entity).filter { !$0.isTransient }
+            countedLists = relationships.filter { $0.isToMany && ($0.minCount > 0 || $0.maxCount > 0) }
         }
-        validatedAttributesCache[entity] = attributes
-        return attributes
+    }
+
+    /// The validation plan of an entity.
+    func validationPlan(of entity: String) -> ValidationPlan {
+        if let cached = validationPlanCache[entity] { return cached }
+        let plan = ValidationPlan(entity: entity, model: model)
+        validationPlanCache[entity] = plan
+        return plan
     }
 
     /// Range, length and pattern problems of a non-nil value.

@@ -27,7 +27,9 @@ public actor Context {
     var vanished: Set<ObjectID> = []
     var derivationCache: [String: QueryOperand] = [:]
     var persistedKeysCache: [String: [String]] = [:]
-    var validatedAttributesCache: [String: [AttributeDescription]] = [:]
+    var referenceKeysCache: [String: [String]] = [:]
+    var validationPlanCache: [String: ValidationPlan] = [:]
+    var insertTemplateCache: [String: InsertTemplate] = [:]
     var fetchedPredicateCache: [String: StrataQuery.Predicate] = [:]
     private var mergeTask: Task<Void, Never>?
     private var isSaving = false
@@ -107,12 +109,7 @@ public actor Context {
     /// Inserts a new object of an entity, with its default values. When the
     /// entity is in several stores, `storeIdentifier` says which one.
     public func insert(_ entityName: String, into storeIdentifier: String? = nil) throws -> ManagedObject {
-        guard let entity = model.entity(named: entityName) else {
-            throw StrataError(.invalidValue, "unknown entity '\(entityName)'")
-        }
-        guard !entity.isAbstract else {
-            throw StrataError(.invalidValue, "entity '\(entityName)' is abstract: insert one of its subentities (\(model.subentities(of: entityName).joined(separator: ", ")))")
-        }
+        let template = try insertTemplate(of: entityName)
         let stores = coordinator.stores(for: entityName)
         let store: any PersistentStore
         if let storeIdentifier {
@@ -131,16 +128,43 @@ public actor Context {
         }
         let object = ManagedObject(objectID: .temporary(entityName: entityName), storeIdentifier: store.identifier, graph: graph)
         object.isInserted = true
-        object.changes.reserveCapacity(persistedKeys(of: entityName).count)
-        for attribute in model.attributes(of: entityName) where !attribute.defaultValue.isNull {
-            if attribute.isTransient {
-                object.transients[attribute.name] = attribute.defaultValue
-            } else {
-                object.changes[attribute.name] = attribute.defaultValue
-            }
-        }
+        object.changes = template.defaults
+        object.changes.reserveCapacity(template.persistedKeyCount)
+        object.transients = template.transientDefaults
         graph.register(object)
         return object
+    }
+
+    /// What inserting an object of an entity starts from.
+    struct InsertTemplate {
+        /// Non-nil default values of persisted attributes.
+        var defaults: [String: PropertyValue]
+        /// Non-nil default values of transient attributes.
+        var transientDefaults: [String: PropertyValue]
+        /// How many persisted attributes and to-ones the entity has.
+        var persistedKeyCount: Int
+    }
+
+    /// The insert template of a concrete entity, computed once per context;
+    /// throws for unknown and abstract entities.
+    func insertTemplate(of entityName: String) throws -> InsertTemplate {
+        if let cached = insertTemplateCache[entityName] { return cached }
+        guard let entity = model.entity(named: entityName) else {
+            throw StrataError(.invalidValue, "unknown entity '\(entityName)'")
+        }
+        guard !entity.isAbstract else {
+            throw StrataError(.invalidValue, "entity '\(entityName)' is abstract: insert one of its subentities (\(model.subentities(of: entityName).joined(separator: ", ")))")
+        }
+        var template = InsertTemplate(defaults: [:], transientDefaults: [:], persistedKeyCount: persistedKeys(of: entityName).count)
+        for attribute in model.attributes(of: entityName) where !attribute.defaultValue.isNull {
+            if attribute.isTransient {
+                template.transientDefaults[attribute.name] = attribute.defaultValue
+            } else {
+                template.defaults[attribute.name] = attribute.defaultValue
+            }
+        }
+        insertTemplateCache[entityName] = template
+        return template
     }
 
     /// The object with this ID: registered, or a new fault (no I/O).

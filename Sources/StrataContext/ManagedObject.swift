@@ -26,13 +26,22 @@ public final class ManagedObject {
     /// The version the committed values are at (0 when unknown or inserted).
     var version: Int64 = 0
     /// Local changes to persisted attributes and to-one relationships.
-    var changes: [String: PropertyValue] = [:]
+    var changes: [String: PropertyValue] = [:] {
+        didSet { changeGeneration &+= 1 }
+    }
     /// Values of transient attributes.
     var transients: [String: PropertyValue] = [:]
     /// To-many destinations as read from the store, by relationship.
     var committedToMany: [String: [ObjectID]] = [:]
     /// Local changes to to-many relationships.
-    var toManyChanges: [String: ToManyChange] = [:]
+    var toManyChanges: [String: ToManyChange] = [:] {
+        didSet { changeGeneration &+= 1 }
+    }
+    /// Bumped by every write to ``changes`` or ``toManyChanges`` (the
+    /// observers do not read the old value, so writes stay in place): a save
+    /// compares it with the value it planned with to tell whether the object
+    /// was edited while the save awaited its store.
+    private(set) var changeGeneration: UInt64 = 0
     /// Cached results of fetched properties.
     var fetchedCache: [String: [ObjectID]] = [:]
 

@@ -26,9 +26,9 @@ import StrataQuery
 /// 5. to-manys stored through an inverse foreign key: the updated sources'
 ///    destinations are released (foreign key and order column set to NULL);
 /// 6. inserts (`Z_OPT = 1`), whose foreign keys and order columns already
-///    carry what the to-manys of this save say about them, in multi-row
-///    `INSERT`s of up to 64 rows (``SQLiteStatementRunner`` binds the values
-///    of one flat buffer holding every row);
+///    carry what the to-manys of this save say about them, through one
+///    prepared single-row `INSERT` per entity (``SQLiteStatementRunner``
+///    binds each row's values straight from one flat buffer holding every row);
 /// 7. to-many destinations that already existed get their foreign key and
 ///    order; join tables are brought to the new lists (rows removed, then
 ///    upserted so that the other side's order column survives).
@@ -494,9 +494,10 @@ struct SQLiteSaveTransaction {
             try db.cachedStatement(sql: sql).execute(arguments: [release.source])
         }
 
-        // 6. Inserts, by runs of consecutive inserts of one entity (whose
-        //    rows are consecutive in `insertCells`): full batches through one
-        //    multi-row INSERT, the rest row by row.
+        // 6. Inserts, by runs of consecutive inserts of one entity, each run
+        //    through one prepared single-row INSERT bound row after row (a
+        //    multi-row INSERT is slower in SQLite: its VALUES rows run as a
+        //    co-routine, and a unique-constraint failure would undo the batch).
         var run = 0
         while run < inserts.count {
             let entity = inserts[run].entity
@@ -507,25 +508,7 @@ struct SQLiteSaveTransaction {
                     insertCells[inserts[i].offset + reference.position] = try key(of: reference.target).databaseValue
                 }
             }
-            var row = run
-            let width = entity.insertColumns.count
-            let batch = entity.insertBatchSize
-            var runner: SQLiteStatementRunner?
-            while batch > 1, end - row >= batch {
-                let start = inserts[row].offset
-                do {
-                    let current = try runner ?? SQLiteStatementRunner(db.cachedStatement(sql: entity.batchInsertSQL), path: path)
-                    runner = current
-                    try current.run(insertCells[start..<(start + batch * width)])
-                } catch let error as DatabaseError where error.extendedResultCode == .SQLITE_CONSTRAINT_UNIQUE {
-                    // Nothing of the batch was written: find the culprits row by
-                    // row. GRDB dropped the failed statement: prepare it again.
-                    runner = nil
-                    try insertRows(db, row..<(row + batch))
-                }
-                row += batch
-            }
-            try insertRows(db, row..<end)
+            try insertRows(db, run..<end)
             run = end
         }
         if constraintConflicts.isEmpty {

@@ -87,10 +87,6 @@ struct SQLiteStoreMapping: Sendable {
         let insertPosition: [String: Int]
         /// `INSERT INTO t (Z_PK, Z_ENT, Z_OPT, …) VALUES (?, ?, 1, …)`.
         let insertSQL: String
-        /// Rows per multi-row INSERT (within SQLite's parameter limit).
-        let insertBatchSize: Int
-        /// ``insertSQL`` with ``insertBatchSize`` rows of values.
-        let batchInsertSQL: String
 
         init(name: String, number: Int64, table: String, isAbstract: Bool, attributes: [AttributeField], toOnes: [ToOneField],
              toManys: [String: ToManyField], transientNames: Set<String>, insertColumns: [String], insertSQL: String) {
@@ -104,14 +100,6 @@ struct SQLiteStoreMapping: Sendable {
             self.transientNames = transientNames
             self.insertColumns = insertColumns
             self.insertSQL = insertSQL
-            let batch = max(1, min(64, 32766 / max(1, insertColumns.count)))
-            self.insertBatchSize = batch
-            if let values = insertSQL.range(of: " VALUES ") {
-                let row = String(insertSQL[values.upperBound...])
-                self.batchInsertSQL = String(insertSQL[..<values.upperBound]) + Array(repeating: row, count: batch).joined(separator: ", ")
-            } else {
-                self.batchInsertSQL = insertSQL
-            }
             var positions: [String: Int] = [:]
             for (i, column) in insertColumns.enumerated() { positions[column] = i }
             self.insertPosition = positions
