@@ -17,7 +17,7 @@ struct FetchCommand: ClientCommand {
     @Option(name: .customLong("where"), help: ArgumentHelp("A predicate in NSPredicate syntax.", valueName: "predicate"))
     var predicate: String?
 
-    @Option(help: ArgumentHelp("Sort keys, comma-separated; '-' before a key sorts descending.", valueName: "key,-key"))
+    @Option(parsing: .unconditional, help: ArgumentHelp("Sort keys, comma-separated; '-' before a key sorts descending.", valueName: "key,-key"))
     var sort: String?
 
     @Option(help: "At most this many objects (0: no limit).")
