@@ -30,6 +30,20 @@ struct CLICommandTests {
         #expect(overridden.stdout == "0\n")
     }
 
+    @Test("--auth-token and STRATA_AUTH_TOKEN reach a server that requires a token")
+    func authToken() throws {
+        let server = try LiveServer.start(["--auth-token", "sesame"])
+        defer { server.stop() }
+        let cli = CLI(server: server)
+        let refused = try cli.run(["count", "Book"])
+        #expect(refused.status == 1, "\(refused.stderr)")
+        #expect(refused.stdout.isEmpty)
+        #expect(refused.stderr.hasPrefix("error: UNAUTHENTICATED"), "\(refused.stderr)")
+        #expect(try cli.run(["--auth-token", "sesame", "count", "Book"]).stdout == "0\n")
+        #expect(try cli.run(["count", "Book", "--auth-token=sesame"]).stdout == "0\n")
+        #expect(try cli.run(["count", "Book"], environment: ["STRATA_AUTH_TOKEN": "sesame"]).stdout == "0\n")
+    }
+
     @Test("Cannot connect: exit 2, the error on stderr, nothing on stdout")
     func cannotConnect() throws {
         for arguments in [["--port", "1", "ping"], ["--port", "1", "fetch", "Book", "--json"], ["count", "Book"]] {

@@ -135,6 +135,31 @@ struct CLIShellAndWatchTests {
         #expect(notification["origin"] as? String == "strata")
     }
 
+    @Test("watch ends with exit 2 when the server goes away")
+    func watchConnectionLost() throws {
+        let server = try LiveServer.start()
+        defer { server.stop() }
+        let executable = try #require(Executables.url("strata"))
+        let errors = Pipe()
+        let watch = Process()
+        watch.executableURL = executable
+        watch.arguments = ["--port", String(server.port), "watch", "Book"]
+        watch.environment = ProcessInfo.processInfo.environment.merging(CLI.environment) { _, new in new }
+        watch.standardOutput = FileHandle.nullDevice
+        watch.standardError = errors
+        try watch.run()
+        defer { if watch.isRunning { watch.terminate() } }
+        _ = errors.fileHandleForReading.availableData
+        kill(server.process.processIdentifier, SIGKILL)
+        let finished = Date().addingTimeInterval(12)
+        while watch.isRunning, Date() < finished { Thread.sleep(forTimeInterval: 0.05) }
+        #expect(!watch.isRunning)
+        guard !watch.isRunning else { return }
+        #expect(watch.terminationStatus == 2)
+        let message = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        #expect(message.contains("UNAVAILABLE"), "\(message)")
+    }
+
     @Test("watch without --json prints one line per notification")
     func watchText() throws {
         let server = try LiveServer.start()

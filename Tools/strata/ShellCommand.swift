@@ -8,9 +8,10 @@ import StrataWire
 /// `~/.strata_history`; otherwise it reads standard input line by line, so
 /// scripts can pipe commands in.
 ///
-/// A failing command does not end the shell; the shell's exit status is
-/// that of the last command that failed (0 when none did), and 1 if input
-/// ends with changes neither saved nor rolled back (they are dropped).
+/// A failing command does not end the shell. Reading from a pipe or file,
+/// the shell's exit status is that of the last command that failed (0 when
+/// none did), and 1 if input ends with changes neither saved nor rolled
+/// back (they are dropped); on a terminal it is 0.
 struct ShellCommand: ClientCommand {
     static let configuration = CommandConfiguration(
         commandName: "shell",
@@ -52,7 +53,7 @@ struct ShellCommand: ClientCommand {
             session.transaction = nil
             status = ExitStatus.invalidInput.rawValue
         }
-        if status != ExitStatus.success.rawValue { throw ExitCode(status) }
+        if status != ExitStatus.success.rawValue, isatty(STDIN_FILENO) != 1 { throw ExitCode(status) }
     }
 
     private func prompt(_ session: Session) -> String {

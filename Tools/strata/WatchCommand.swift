@@ -4,7 +4,8 @@ import StrataWire
 
 /// `strata watch [ENTITY] [--where P] [--count N] [--json]`: one line per
 /// change notification, written as soon as it arrives, until interrupted
-/// or N notifications. Once subscribed it says so on stderr.
+/// or N notifications. Once subscribed it says so on stderr. When the
+/// server cannot be reached any more it ends with exit status 2.
 struct WatchCommand: ClientCommand {
     static let configuration = CommandConfiguration(
         commandName: "watch",
@@ -36,13 +37,31 @@ struct WatchCommand: ClientCommand {
         var scope = entity ?? "every entity"
         if let predicate { scope += " where \(predicate)" }
         Console.error("watching \(scope)" + (count.map { " for \($0) notification\($0 == 1 ? "" : "s")" } ?? " (Ctrl-C to stop)"))
-        var seen = 0
-        for await notification in notifications {
-            Console.line(json ? Self.json(notification).rendered(pretty: false) : Self.text(notification, style: session.style))
-            seen += 1
-            if let count, seen >= count { break }
+        let client = session.client, style = session.style, json = json, count = count
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            group.addTask {
+                var seen = 0
+                for await notification in notifications {
+                    Console.line(json ? Self.json(notification).rendered(pretty: false) : Self.text(notification, style: style))
+                    seen += 1
+                    if let count, seen >= count { return }
+                }
+            }
+            // The client renews subscriptions on a new connection by itself;
+            // a server that stays unreachable ends the watch (exit 2).
+            group.addTask {
+                while true {
+                    try await Task.sleep(for: Self.livenessInterval)
+                    _ = try await client.ping()
+                }
+            }
+            try await group.next()
+            group.cancelAll()
         }
     }
+
+    /// How often watch checks that the server is still there.
+    static let livenessInterval = Duration.seconds(2)
 
     /// `{"time", "origin", "inserted": [{"id","entity","version"}], "updated": [… "changedKeys"], "deleted": [{"id","entity"}]}`.
     static func json(_ notification: Strata_V1_ChangeNotification) -> JSONValue {
