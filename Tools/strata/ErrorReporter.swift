@@ -12,7 +12,7 @@ enum ErrorReporter {
             Console.error(headline(error.code, error.strataCode, error.message))
             return error.status.rawValue
         case let error as StrataClientError:
-            Console.error(headline(error.code, error.strataCode, error.message))
+            Console.error(headline(error.code, error.strataCode, readable(error)))
             for detail in error.details { Console.error("  \(detail)") }
             // Servers may say the same thing in details and in the structured
             // fields; print each only when it adds something.
@@ -37,6 +37,18 @@ enum ErrorReporter {
             if !message.isEmpty { Console.error(message) }
             return ExitStatus.invalidInput.rawValue
         }
+    }
+
+    /// The error's message, with the event loop's account of a refused
+    /// connection shortened to what it means.
+    private static func readable(_ error: StrataClientError) -> String {
+        guard error.isConnectionError, error.message.hasPrefix("cannot connect to "),
+              let colon = error.message.range(of: ": ", range: error.message.index(error.message.startIndex, offsetBy: 18)..<error.message.endIndex)
+        else { return error.message }
+        let endpoint = error.message[..<colon.lowerBound]
+        if error.message.contains("Connection refused") { return "\(endpoint): connection refused (is strata-server running there?)" }
+        if error.message.contains("connectTimeout") || error.message.contains("timed out") { return "\(endpoint): timed out" }
+        return error.message
     }
 
     /// `error: NOT_FOUND (133000): message`.
