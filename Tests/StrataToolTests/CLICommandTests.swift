@@ -1,0 +1,304 @@
+import Foundation
+import Testing
+
+/// `strata`'s commands against a live server: output, `--json` validity and
+/// exit statuses (0 ok, 1 invalid input, 2 cannot connect, 3 conflict, 4 not found).
+@Suite("strata client commands", .serialized, .timeLimit(.minutes(1)))
+struct CLICommandTests {
+    @Test("ping: options before or after the command, STRATA_HOST/STRATA_PORT, --json")
+    func pingAndConnectionOptions() throws {
+        let server = try LiveServer.start()
+        defer { server.stop() }
+        let port = String(server.port)
+
+        let before = try CLI.bare(["--host", "127.0.0.1", "--port", port, "ping"])
+        #expect(before.status == 0, "\(before.stderr)")
+        #expect(before.stdout.hasPrefix("pong from ") && before.stdout.hasSuffix(" ms\n"))
+
+        let after = try CLI.bare(["ping", "--host=127.0.0.1", "--port=\(port)", "--json"])
+        #expect(after.status == 0, "\(after.stderr)")
+        let json = try CLI.object(after.stdout)
+        #expect(json["roundTripMs"] is Double || json["roundTripMs"] is Int)
+        #expect(json["model"] as? String == "BooksAndFeedback")
+
+        let environment = try CLI.bare(["ping"], environment: ["STRATA_HOST": "127.0.0.1", "STRATA_PORT": port])
+        #expect(environment.status == 0, "\(environment.stderr)")
+
+        // The command line wins over the environment.
+        let overridden = try CLI.bare(["--port", port, "count", "Book"], environment: ["STRATA_PORT": "1"])
+        #expect(overridden.status == 0, "\(overridden.stderr)")
+        #expect(overridden.stdout == "0\n")
+    }
+
+    @Test("--auth-token and STRATA_AUTH_TOKEN reach a server that requires a token")
+    func authToken() throws {
+        let server = try LiveServer.start(["--auth-token", "sesame"])
+        defer { server.stop() }
+        let cli = CLI(server: server)
+        let refused = try cli.run(["count", "Book"])
+        #expect(refused.status == 1, "\(refused.stderr)")
+        #expect(refused.stdout.isEmpty)
+        #expect(refused.stderr.hasPrefix("error: UNAUTHENTICATED"), "\(refused.stderr)")
+        #expect(try cli.run(["--auth-token", "sesame", "count", "Book"]).stdout == "0\n")
+        #expect(try cli.run(["count", "Book", "--auth-token=sesame"]).stdout == "0\n")
+        #expect(try cli.run(["count", "Book"], environment: ["STRATA_AUTH_TOKEN": "sesame"]).stdout == "0\n")
+    }
+
+    @Test("Cannot connect: exit 2, the error on stderr, nothing on stdout")
+    func cannotConnect() throws {
+        for arguments in [["--port", "1", "ping"], ["--port", "1", "fetch", "Book", "--json"], ["count", "Book"]] {
+            let run = try CLI.bare(arguments, environment: ["STRATA_PORT": "1"])
+            #expect(run.status == 2, "\(arguments): \(run.stderr)")
+            #expect(run.stdout.isEmpty)
+            #expect(run.stderr.hasPrefix("error: UNAVAILABLE"), "\(run.stderr)")
+        }
+    }
+
+    @Test("Usage errors exit 1 without a server; --help exits 0")
+    func usage() throws {
+        let help = try CLI.bare(["--help"])
+        #expect(help.status == 0)
+        #expect(help.stdout.contains("fetch") && help.stdout.contains("watch") && help.stdout.contains("shell"))
+        for arguments in [["fetch"], ["fetch", "Book", "--limit", "-1"], ["nonsense"], ["--port"], ["--port", "x", "ping"], ["watch", "--where", "a == 1"]] {
+            let run = try CLI.bare(arguments, environment: ["STRATA_PORT": "1"])
+            #expect(run.status == 1, "\(arguments): \(run.stderr)")
+            #expect(run.stdout.isEmpty, "\(arguments)")
+        }
+    }
+
+    @Test("model: the served model as a tree and as JSON")
+    func model() throws {
+        let server = try LiveServer.start()
+        defer { server.stop() }
+        let cli = CLI(server: server)
+        let text = try cli.succeed(["model"])
+        #expect(text.hasPrefix("Model BooksAndFeedback"))
+        #expect(text.contains("  price: Decimal?"))
+        #expect(text.contains("  feedbackList => [Feedback]"))
+        #expect(text.contains("Configurations"))
+        #expect(text.contains("sqlite store"))
+
+        let json = try CLI.object(cli.succeed(["model", "--json"]))
+        #expect(json["name"] as? String == "BooksAndFeedback")
+        let entities = try #require(json["entities"] as? [[String: Any]])
+        #expect(entities.map { $0["name"] as? String } == ["Book", "Feedback"])
+        let book = try #require(entities.first)
+        let attributes = try #require(book["attributes"] as? [[String: Any]])
+        #expect(attributes.contains { $0["name"] as? String == "pages" && $0["type"] as? String == "Integer 32" })
+        let fetched = try #require(book["fetchedProperties"] as? [[String: Any]])
+        #expect(fetched.first?["name"] as? String == "feedbackList")
+        let configurations = try #require(json["configurations"] as? [[String: Any]])
+        #expect(Set(configurations.compactMap { $0["name"] as? String }) == ["Book", "Feedback"])
+        #expect(configurations.allSatisfy { $0["storeType"] as? String == "sqlite" && !($0["storeID"] as? String ?? "").isEmpty })
+    }
+
+    @Test("insert, count, fetch (table and JSON), update with and without --if-version")
+    func insertFetchUpdate() throws {
+        let server = try LiveServer.start()
+        defer { server.stop() }
+        let cli = CLI(server: server)
+        let insert = try cli.run(["insert", "Book", "uuid=\(UUID().uuidString)", "title=Dune", "author=Frank Herbert", "pages=412", "price=9.99"])
+        #expect(insert.status == 0, "\(insert.stderr)")
+        #expect(CLI.isObjectIDLine(insert.stdout, entity: "Book"), "\(insert.stdout)")
+        let dune = insert.stdout.trimmingCharacters(in: .newlines)
+        _ = try cli.insertBook("Emma", ["pages=320", "price=12.50"])
+        _ = try cli.insertBook("Zen", ["pages=90"])
+
+        #expect(try cli.succeed(["count", "Book"]) == "3\n")
+        #expect(try cli.succeed(["count", "Book", "--where", "pages > 100"]) == "2\n")
+        #expect(try cli.succeed(["count", "Book", "--json"]) == "3\n")
+
+        // The table: object ID first, aligned columns, one line per object.
+        let table = try cli.succeed(["fetch", "Book", "--sort", "title"])
+        let lines = table.split(separator: "\n").map(String.init)
+        #expect(lines.count == 6, "\(table)")
+        #expect(lines[0].hasPrefix("id "))
+        let titleColumn = try #require(lines[0].range(of: "title")).lowerBound.utf16Offset(in: lines[0])
+        #expect(lines[2].dropFirst(titleColumn).hasPrefix("Dune"))
+        #expect(lines[3].dropFirst(titleColumn).hasPrefix("Emma"))
+        #expect(lines[4].dropFirst(titleColumn).hasPrefix("Zen"))
+        #expect(lines[2].hasPrefix(dune))
+        #expect(lines[5] == "(3 rows)")
+
+        let page = try CLI.array(cli.succeed(["fetch", "Book", "--sort", "-pages", "--limit", "2", "--offset", "1", "--json"]))
+        #expect(page.count == 2)
+        #expect(page.map { ($0["values"] as? [String: Any])?["title"] as? String } == ["Emma", "Zen"])
+        let emma = try #require(page.first)
+        #expect(emma["entity"] as? String == "Book")
+        #expect(emma["version"] as? Int == 1)
+        let values = try #require(emma["values"] as? [String: Any])
+        #expect(values["price"] as? String == "12.5")
+        #expect(values["pages"] as? Int == 320)
+        #expect(values["author"] is NSNull)
+        #expect(emma["fetched"] == nil)
+        #expect(try CLI.array(cli.succeed(["fetch", "Book", "--where", "title == 'Nope'", "--json"])).isEmpty)
+
+        // update prints the new version; --if-version guards against stale ones.
+        #expect(try cli.succeed(["update", dune, "title=Dune Messiah"]) == "2\n")
+        let stale = try cli.run(["update", dune, "pages=1", "--if-version", "1"])
+        #expect(stale.status == 3, "\(stale.stderr)")
+        #expect(stale.stdout.isEmpty)
+        #expect(stale.stderr.hasPrefix("error: ABORTED (133020)"), "\(stale.stderr)")
+        #expect(try cli.succeed(["update", dune, "pages=413", "--if-version", "2"]) == "3\n")
+        let updated = try CLI.object(cli.succeed(["update", dune, "author=", "--json"]))
+        #expect(updated["id"] as? String == dune)
+        #expect(updated["version"] as? Int == 4)
+        #expect((updated["values"] as? [String: Any])?["author"] is NSNull)
+        #expect((updated["values"] as? [String: Any])?["pages"] as? Int == 413)
+
+        let inserted = try CLI.object(cli.succeed(["insert", "Book", "uuid=\(UUID().uuidString)", "title=JSON", "--json"]))
+        #expect(inserted["version"] as? Int == 1)
+        #expect((inserted["values"] as? [String: Any])?["title"] as? String == "JSON")
+    }
+
+    @Test("Values typed by the model round-trip exactly: decimals, dates, binary, nil")
+    func typedValues() throws {
+        let server = try LiveServer.start()
+        defer { server.stop() }
+        let cli = CLI(server: server)
+        let uuid = UUID().uuidString
+        let cover = Data([0, 1, 2, 250, 255]).base64EncodedString()
+        let id = try cli.insertBook("Exact", uuid: uuid, [
+            "price=12345678901234567890.123456789", "publishDate=2024-05-01T12:30:00.250Z",
+            "coverColor=\(cover)", "pages=-5", "author=null",
+        ])
+        let object = try CLI.object(cli.succeed(["refresh", id, "--json"]))
+        let values = try #require(object["values"] as? [String: Any])
+        #expect(values["price"] as? String == "12345678901234567890.123456789")
+        #expect(values["publishDate"] as? String == "2024-05-01T12:30:00.250Z")
+        #expect(values["coverColor"] as? String == cover)
+        #expect(values["pages"] as? Int == -5)
+        #expect(values["uuid"] as? String == uuid)
+        #expect(values["author"] is NSNull)
+        #expect(values["publishMonthID"] == nil, "transient attributes are not shown")
+
+        // An offset is converted to UTC; whole seconds print without a fraction.
+        #expect(try cli.succeed(["update", id, "publishDate=2024-05-01T14:30:00+02:00"]) == "2\n")
+        let fetched = try CLI.array(cli.succeed(["fetch", "Book", "--json"]))
+        #expect((fetched.first?["values"] as? [String: Any])?["publishDate"] as? String == "2024-05-01T12:30:00Z")
+        let table = try cli.succeed(["fetch", "Book"])
+        #expect(table.contains("2024-05-01T12:30:00Z"))
+        #expect(table.contains("12345678901234567890.123456789"))
+    }
+
+    @Test("A value that does not fit: exit 1 naming the attribute and type, nothing sent")
+    func badValues() throws {
+        let server = try LiveServer.start()
+        defer { server.stop() }
+        let cli = CLI(server: server)
+        let uuid = "uuid=\(UUID().uuidString)"
+        let cases: [([String], [String])] = [
+            (["insert", "Book", uuid, "title=T", "pages=abc"], ["Book.pages", "Integer 32"]),
+            (["insert", "Book", uuid, "title=T", "pages=3000000000"], ["Book.pages", "Integer 32"]),
+            (["insert", "Book", uuid, "title=T", "price=1.2.3"], ["Book.price", "Decimal"]),
+            (["insert", "Book", "uuid=not-a-uuid", "title=T"], ["Book.uuid", "UUID"]),
+            (["insert", "Book", uuid, "title=T", "publishDate=yesterday"], ["Book.publishDate", "Date"]),
+            (["insert", "Book", uuid, "title=T", "coverColor=%%%"], ["Book.coverColor", "Transformable"]),
+            (["insert", "Book", uuid, "title=T", "shelf=3"], ["Book", "shelf"]),
+            (["insert", "Book", uuid, "title=T", "canonicalTitle=x"], ["Book.canonicalTitle", "derived"]),
+            (["insert", "Feedback", "bookUUID=\(UUID().uuidString)", "rating=70000"], ["Feedback.rating", "Integer 16"]),
+            (["insert", "Shelf", "name=x"], ["Shelf"]),
+            (["insert", "Book", "title"], ["key=value"]),
+        ]
+        for (arguments, mentions) in cases {
+            let run = try cli.run(arguments)
+            #expect(run.status == 1, "\(arguments): \(run.stderr)")
+            #expect(run.stdout.isEmpty, "\(arguments)")
+            for mention in mentions { #expect(run.stderr.contains(mention), "\(arguments): \(run.stderr)") }
+        }
+        let id = try cli.insertBook("Fine")
+        let update = try cli.run(["update", id, "pages=12.5"])
+        #expect(update.status == 1)
+        #expect(update.stderr.contains("Book.pages") && update.stderr.contains("Integer 32"), "\(update.stderr)")
+        // Only the one good insert reached the server.
+        #expect(try cli.requests("save") == 1)
+        #expect(try cli.succeed(["count", "Book"]) == "1\n")
+        #expect(try CLI.object(cli.succeed(["refresh", id, "--json"]))["version"] as? Int == 1)
+    }
+
+    @Test("Conflicts exit 3, missing objects exit 4, bad IDs and predicates exit 1")
+    func conflictsAndMissingObjects() throws {
+        let server = try LiveServer.start()
+        defer { server.stop() }
+        let cli = CLI(server: server)
+        let uuid = UUID().uuidString
+        let first = try cli.insertBook("Once", uuid: uuid)
+        let duplicate = try cli.run(["insert", "Book", "uuid=\(uuid)", "title=Twice"])
+        #expect(duplicate.status == 3, "\(duplicate.stderr)")
+        #expect(duplicate.stderr.hasPrefix("error: ALREADY_EXISTS (133021)"), "\(duplicate.stderr)")
+
+        let second = try cli.insertBook("Other")
+        let deleted = try cli.run(["delete", first, second])
+        #expect(deleted.status == 0, "\(deleted.stderr)")
+        #expect(Set(deleted.stdout.split(separator: "\n").map(String.init)) == [first, second])
+        #expect(try cli.succeed(["count", "Book"]) == "0\n")
+
+        for arguments in [["refresh", first], ["refresh", first, "--json"], ["update", first, "title=Ghost"], ["delete", first]] {
+            let run = try cli.run(arguments)
+            #expect(run.status == 4, "\(arguments): \(run.stderr)")
+            #expect(run.stdout.isEmpty)
+            #expect(run.stderr.hasPrefix("error: NOT_FOUND"), "\(arguments): \(run.stderr)")
+        }
+        for arguments in [["refresh", "not-an-id"], ["update", "strata://x/Book", "title=x"], ["fetch", "Book", "--where", "title ==="],
+                          ["fetch", "Book", "--sort", "nosuchkey"], ["count", "Nope"], ["fetch", "Book", "--include", "nothing"]] {
+            let run = try cli.run(arguments)
+            #expect(run.status == 1, "\(arguments): \(run.stderr)")
+            #expect(run.stdout.isEmpty)
+            #expect(run.stderr.hasPrefix("error: INVALID_ARGUMENT"), "\(arguments): \(run.stderr)")
+        }
+        let json = try CLI.object(cli.succeed(["delete", cli.insertBook("Third"), "--json"]))
+        #expect((json["deleted"] as? [String])?.count == 1)
+    }
+
+    @Test("refresh and fetch --include show fetched properties")
+    func fetchedProperties() throws {
+        let server = try LiveServer.start()
+        defer { server.stop() }
+        let cli = CLI(server: server)
+        let uuid = UUID().uuidString
+        let book = try cli.insertBook("Reviewed", uuid: uuid)
+        let good = try cli.succeed(["insert", "Feedback", "bookUUID=\(uuid)", "rating=5", "comment=Loved it"]).trimmingCharacters(in: .newlines)
+        let bad = try cli.succeed(["insert", "Feedback", "bookUUID=\(uuid)", "rating=1"]).trimmingCharacters(in: .newlines)
+        _ = try cli.succeed(["insert", "Feedback", "bookUUID=\(UUID().uuidString)", "rating=3"])
+
+        let object = try CLI.object(cli.succeed(["refresh", book, "--json"]))
+        #expect(object["id"] as? String == book)
+        let fetched = try #require(object["fetched"] as? [String: Any])
+        #expect(Set(fetched["feedbackList"] as? [String] ?? []) == [good, bad])
+
+        let record = try cli.succeed(["refresh", book])
+        #expect(record.contains("feedbackList"))
+        #expect(record.contains(good) && record.contains(bad))
+        #expect(record.contains("Reviewed"))
+
+        let books = try CLI.array(cli.succeed(["fetch", "Book", "--include", "feedbackList", "--json"]))
+        #expect(Set((books.first?["fetched"] as? [String: Any])?["feedbackList"] as? [String] ?? []) == [good, bad])
+        let table = try cli.succeed(["fetch", "Book", "--include", "feedbackList"])
+        #expect(table.split(separator: "\n").first?.hasSuffix("feedbackList") == true)
+
+        let feedback = try CLI.array(cli.succeed(["fetch", "Feedback", "--where", "rating >= 3", "--sort", "-rating", "--json"]))
+        #expect(feedback.map { ($0["values"] as? [String: Any])?["rating"] as? Int } == [5, 3])
+    }
+
+    @Test("stats: figures per operation and store, as a table and as JSON")
+    func stats() throws {
+        let server = try LiveServer.start()
+        defer { server.stop() }
+        let cli = CLI(server: server)
+        _ = try cli.insertBook("Counted")
+        let json = try CLI.object(cli.succeed(["stats", "--json"]))
+        #expect(json["connectionsOpen"] as? Int == 1)
+        #expect((json["connectionsTotal"] as? Int ?? 0) >= 2)
+        let operations = try #require(json["operations"] as? [[String: Any]])
+        #expect(operations.first { $0["operation"] as? String == "save" }?["requests"] as? Int == 1)
+        let stores = try #require(json["stores"] as? [[String: Any]])
+        #expect(stores.count == 2)
+        #expect(stores.contains { $0["configuration"] as? String == "Book" && ($0["sizeBytes"] as? Int ?? 0) > 0 })
+
+        let text = try cli.succeed(["stats"])
+        #expect(text.contains("connections"))
+        #expect(text.contains("operation") && text.contains("p99 ms"))
+        #expect(text.contains("save"))
+        #expect(text.contains("Books.sqlite"))
+    }
+}
