@@ -27,7 +27,7 @@ final class ResponseWriter: Sendable {
     func send(_ frame: Strata_V1_ServerFrame) async throws {
         let bytes: [UInt8] = try frame.serializedBytes()
         guard bytes.count <= maxFrameBytes else {
-            throw WireError(.resourceExhausted, "the answer is \(bytes.count) bytes, more than the frame limit of \(maxFrameBytes) bytes: ask for fewer objects per batch (batch_size) or fewer properties")
+            throw WireError(.resourceExhausted, "the answer is \(bytes.count) bytes, more than the frame limit of \(maxFrameBytes) bytes (for a fetch: ask for fewer objects per batch with batch_size, or fewer fetched properties and relationships)")
         }
         let compress = compresses.load(ordering: .relaxed) && bytes.count >= WireProtocol.compressionThreshold
         try await outbound.write(Frame(payload: ByteBuffer(bytes: bytes), compressed: compress))

@@ -63,7 +63,7 @@ extension ServerCore {
         send: @escaping @Sendable (Strata_V1_FetchBatch, _ more: Bool) async throws -> Void
     ) async throws {
         guard let store = coordinator.store(identifier: request.storeID) else {
-            throw WireError(.notFound, "no store '\(request.storeID)' is served here", strataCode: StrataError.Code.invalidValue.rawValue)
+            throw WireError(.notFound, "no store '\(request.storeID)' is served here")
         }
         guard request.includeFetched.isEmpty, request.includeRelationships.isEmpty else {
             throw WireError(.invalidArgument, "a fetch from one store (store_id) answers rows as stored: it cannot include fetched properties or to-many relationships", strataCode: StrataError.Code.invalidValue.rawValue)

@@ -91,7 +91,7 @@ extension ServerCore {
         let readOnly = coordinator.stores.filter(\.isReadOnly)
         guard !readOnly.isEmpty else { return }
         func refuse(_ what: String, _ store: any PersistentStore) -> WireError {
-            WireError(.permissionDenied, "\(what): store \(store.storeDescription.displayName) (configuration \(store.configurationName ?? "default")) is read-only; nothing was saved", strataCode: StrataError.Code.storeSave.rawValue)
+            WireError(.permissionDenied, "\(what): the store of configuration \(store.configurationName ?? "default") (\(store.identifier)) is read-only; nothing was saved", strataCode: StrataError.Code.storeSave.rawValue)
         }
         for insert in request.inserts {
             let stores = coordinator.stores(for: insert.entity)

@@ -162,12 +162,9 @@ actor Session {
     private func activate(_ id: UInt64) async {
         while let first = subscriptions[id]?.backlog.first {
             subscriptions[id]?.backlog.removeFirst()
-            do {
-                try await writer.send(requestID: 0, .notification(first))
-            } catch {
-                return
-            }
+            guard await push(first) else { break }
         }
+        subscriptions[id]?.backlog.removeAll()
         subscriptions[id]?.ready = true
     }
 
@@ -247,11 +244,22 @@ actor Session {
                 subscriptions[id]?.backlog.append(notification)
                 continue
             }
-            do {
-                try await writer.send(requestID: 0, .notification(notification))
-            } catch {
-                return
-            }
+            guard await push(notification) else { return }
+        }
+    }
+
+    /// Sends one notification; false when the connection is gone. A
+    /// notification too large for a frame is dropped (and logged), the
+    /// others still flow.
+    private func push(_ notification: Strata_V1_ChangeNotification) async -> Bool {
+        do {
+            try await writer.send(requestID: 0, .notification(notification))
+            return true
+        } catch let error as WireError where error.code == .resourceExhausted {
+            logger.warning("notification dropped: too large for a frame", metadata: ["subscription": "\(notification.subscriptionID)", "error": "\(error.message)"])
+            return true
+        } catch {
+            return false
         }
     }
 

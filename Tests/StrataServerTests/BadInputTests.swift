@@ -410,6 +410,8 @@ struct BadInputTests {
             return bytes.count
         }
         var size = 0
+        // The limit also bounds the answer, so the ping whose request is
+        // exactly at the limit carries a payload whose echo still fits.
         while size != 65536 {
             // Grow the payload until the ClientFrame is exactly 65536 bytes.
             ping.ping.payload = Data(repeating: 0x61, count: ping.ping.payload.count + 65536 - size)
@@ -420,9 +422,16 @@ struct BadInputTests {
         let bytes = try RawConnection.frameBytes(ping)
         #expect(bytes.readableBytes - WireProtocol.headerSize == 65536)
         try await exact.send(bytes)
+        // Accepted (the connection stays open), but the echo with the
+        // server's timestamp would be over the limit the server also
+        // applies to what it sends: that request alone is refused.
         let pong = try await exact.requireFrame()
         #expect(pong.requestID == 2)
-        #expect(pong.ping.payload.count == ping.ping.payload.count)
+        #expect(pong.status.code == .resourceExhausted, "\(pong)")
+        try await exact.send(pingFrame(3, payload: "small"))
+        let small = try await exact.requireFrame()
+        #expect(small.requestID == 3)
+        #expect(small.ping.payload == Data("small".utf8))
         await exact.close()
         try await server.stop()
     }
@@ -651,15 +660,14 @@ struct BadInputTests {
         #expect(several?.strataCode == StrataError.Code.multipleValidationErrors.rawValue, "\(String(describing: several))")
         #expect(several?.details.count == 2)
 
-        withKnownIssue("BUG: validation errors reach the wire without property_errors") {
-            let failure = try #require(mandatory?.propertyErrors.first, "no property_errors in \(String(describing: mandatory))")
-            #expect(failure.entity == "Book")
-            #expect(failure.property == "title")
-            #expect(failure.strataCode == 1570)
-            #expect(failure.objectID.hasPrefix("strata-temp://Book/"), "\(failure.objectID)")
-            #expect(Set(several?.propertyErrors.map(\.property) ?? []) == ["uuid", "title"], "\(String(describing: several?.propertyErrors))")
-            #expect(several?.propertyErrors.allSatisfy { $0.strataCode == 1570 && $0.entity == "Book" } == true)
-        }
+        let failure = try #require(mandatory?.propertyErrors.first, "no property_errors in \(String(describing: mandatory))")
+        #expect(failure.entity == "Book")
+        #expect(failure.property == "title")
+        #expect(failure.strataCode == 1570)
+        // Inserted objects are named by the client's temporary_id.
+        #expect(failure.objectID == untitled.temporaryID, "\(failure.objectID)")
+        #expect(Set(several?.propertyErrors.map(\.property) ?? []) == ["uuid", "title"], "\(String(describing: several?.propertyErrors))")
+        #expect(several?.propertyErrors.allSatisfy { $0.strataCode == 1570 && $0.entity == "Book" && $0.objectID == "b2" } == true)
 
         #expect(try await client.count("Book") == 0)
         try await Self.expectServing(server)
@@ -705,14 +713,9 @@ struct BadInputTests {
         }
         let mismatch = await Self.refusal { try await client.count("Book", predicate: "pages == 'many'") }
         #expect(mismatch?.strataCode == StrataError.Code.predicateType.rawValue, "\(String(describing: mismatch))")
-        // BUG: the proto promises predicate_error for type errors too (140100,
-        // 140101), but the server resolves without the source text and
-        // RequestFailure fills the position only for PredicateSyntaxError.
-        withKnownIssue("BUG: a 140101 refusal carries no predicate_error position") {
-            let position = try #require(mismatch?.predicateError, "no predicate_error for a 140101: \(String(describing: mismatch))")
-            #expect(position.line == 1)
-            #expect(position.column == 1)
-        }
+        // Type errors name their position in the message (predicate_error
+        // is for parse errors, as the proto says).
+        #expect(mismatch?.message.contains("at character 1") == true, "\(String(describing: mismatch))")
         try await Self.expectServing(server)
         #expect(try await client.count("Book") == 1)
         await client.close()
@@ -811,10 +814,8 @@ struct BadInputTests {
         let raw = try await RawConnection.connect(port: server.port)
         let hello = try await raw.hello(id: 1)
         // 0 means "never" in HelloResponse; this server closes after 300 ms.
-        // BUG: ServerCore truncates Duration.components.seconds, so 300 ms reads 0.
-        withKnownIssue("BUG: a sub-second idle timeout is reported as 0 (never)") {
-            #expect(hello.hello.idleTimeoutSeconds != 0, "idle_timeout_seconds = 0 promises no idle close")
-        }
+        // Rounded up: 300 ms reads 1 s, never 0.
+        #expect(hello.hello.idleTimeoutSeconds == 1, "idle_timeout_seconds = 0 would promise no idle close")
         await raw.close()
         try await server.stop()
     }

@@ -2,7 +2,13 @@ import Foundation
 import StrataClient
 import StrataModel
 import StrataWire
+import Synchronization
 import Testing
+
+/// Counts acknowledged saves across writer tasks.
+final class SaveCounter: Sendable {
+    let value = Atomic<Int>(0)
+}
 
 /// Many clients at once, shutdown with saves in flight, reconnection.
 @Suite("Load and lifecycle", .timeLimit(.minutes(2)))
@@ -44,6 +50,7 @@ struct LoadAndLifecycleTests {
         let server = try await TestServer.start()
         let directory = server.directory
         let clients = (0..<10).map { server.client("writer-\($0)") }
+        let counter = SaveCounter()
         let acknowledged = try await withThrowingTaskGroup(of: [String].self) { group in
             for (index, client) in clients.enumerated() {
                 group.addTask {
@@ -52,6 +59,7 @@ struct LoadAndLifecycleTests {
                         do {
                             let saved = try await client.save(Wire.save(inserts: [Wire.insertBook("b", title: "w\(index)-\(round)")]))
                             ids += saved.inserted.map(\.id)
+                            counter.value.add(1, ordering: .relaxed)
                         } catch let error as StrataClientError where error.code == .unavailable {
                             return ids
                         }
@@ -59,7 +67,10 @@ struct LoadAndLifecycleTests {
                     return ids
                 }
             }
-            try await Task.sleep(for: .milliseconds(400))
+            // Shut down once saves are flowing (bounded wait), with more in flight.
+            for _ in 0..<200 where counter.value.load(ordering: .relaxed) < 20 {
+                try await Task.sleep(for: .milliseconds(25))
+            }
             try await server.stop(removingFiles: false)
             var all: [String] = []
             for try await ids in group { all += ids }

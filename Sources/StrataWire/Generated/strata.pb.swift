@@ -480,8 +480,9 @@ public nonisolated struct Strata_V1_Status: Sendable {
   /// inserted object, object_id is the client's temporary_id.
   public var propertyErrors: [Strata_V1_PropertyError] = []
 
-  /// Where a predicate failed to parse (140100) or uses an unsupported
-  /// construct (140102). Type errors (140101) give the position in message.
+  /// Where a predicate failed to parse (140100) or uses a construct the
+  /// parser rejects (140102). Errors found while checking the predicate
+  /// against the model (140101, some 140102) give the position in message.
   public var predicateError: Strata_V1_PredicateErrorPosition {
     get {_predicateError ?? Strata_V1_PredicateErrorPosition()}
     set {_predicateError = newValue}

@@ -1,1 +1,0 @@
-// Tests for the wire layer live beside this file.
