@@ -5,9 +5,15 @@ import Synchronization
 public final class ChangeHub: Sendable {
     private let subscribers = Mutex<[Int: AsyncStream<ChangeSet>.Continuation]>([:])
     private let nextID = Atomic<Int>(0)
+    private let beforeDelivery: (@Sendable (ChangeSet) -> Void)?
 
-    /// Creates a hub with no subscribers.
-    public init() {}
+    /// Creates a hub with no subscribers. `beforeDelivery` runs
+    /// synchronously in ``publish(_:)`` before any subscriber hears of the
+    /// change set (the coordinator's row cache invalidates there, so the
+    /// saving context returns only after stale rows are gone).
+    public init(beforeDelivery: (@Sendable (ChangeSet) -> Void)? = nil) {
+        self.beforeDelivery = beforeDelivery
+    }
 
     /// A stream of every change set published from now on. The stream ends
     /// when the consumer stops iterating (or the returned stream is dropped).
@@ -24,6 +30,7 @@ public final class ChangeHub: Sendable {
     /// Sends a change set to every subscriber.
     public func publish(_ changes: ChangeSet) {
         guard !changes.isEmpty else { return }
+        beforeDelivery?(changes)
         let targets = subscribers.withLock { Array($0.values) }
         for continuation in targets { continuation.yield(changes) }
     }

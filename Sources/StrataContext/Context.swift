@@ -193,7 +193,7 @@ public actor Context {
         var missing: [ObjectID] = []
         for (_, group) in byStore {
             let store = try coordinator.store(for: group[0].objectID)
-            let snapshots = try await store.snapshots(for: group.map(\.objectID))
+            let snapshots = try await coordinator.snapshots(for: group.map(\.objectID), in: store)
             var found: Set<ObjectID> = []
             for snapshot in snapshots {
                 found.insert(snapshot.objectID)

@@ -22,6 +22,8 @@ public final class Coordinator: Sendable {
     public let transformers: ValueTransformerRegistry
     /// Transient attributes computed in code, by entity and attribute.
     public let transientRules: [String: [String: TransientRule]]
+    /// Snapshots last read by object ID, shared by the contexts.
+    public let rowCache: RowCache
 
     private let storesByIdentifier: [String: any PersistentStore]
     private let storesByEntity: [String: [any PersistentStore]]
@@ -29,7 +31,10 @@ public final class Coordinator: Sendable {
     /// Creates a coordinator over open stores. Fails when a `nil`
     /// configuration store is not alone, when two stores serve the same
     /// configuration, or when two stores share an identifier.
-    public init(model: ObjectModel, stores: [any PersistentStore], transformers: ValueTransformerRegistry = ValueTransformerRegistry(), transientRules: [String: [String: TransientRule]] = [:]) throws {
+    ///
+    /// `rowCacheCapacity` bounds the ``rowCache`` (0, the default, turns it
+    /// off: every load reads its store).
+    public init(model: ObjectModel, stores: [any PersistentStore], transformers: ValueTransformerRegistry = ValueTransformerRegistry(), transientRules: [String: [String: TransientRule]] = [:], rowCacheCapacity: Int = 0) throws {
         if stores.count > 1, let unnamed = stores.first(where: { $0.configurationName == nil }) {
             throw StrataError(.storeOpen, "store \(unnamed.storeDescription.displayName) has no configuration: a store without one must be the coordinator's only store")
         }
@@ -52,7 +57,13 @@ public final class Coordinator: Sendable {
         self.model = model
         self.stores = stores
         self.resolver = PredicateResolver(model: model)
-        self.changes = ChangeHub()
+        let rowCache = RowCache(capacity: rowCacheCapacity)
+        self.rowCache = rowCache
+        if rowCache.isEnabled {
+            self.changes = ChangeHub(beforeDelivery: { @Sendable changes in rowCache.invalidate(changes) })
+        } else {
+            self.changes = ChangeHub()
+        }
         self.transformers = transformers
         self.transientRules = transientRules
         self.storesByIdentifier = byIdentifier
@@ -75,6 +86,17 @@ public final class Coordinator: Sendable {
             throw StrataError(.objectNotFound, "\(objectID): no store with identifier '\(objectID.storeIdentifier)' is loaded")
         }
         return store
+    }
+
+    /// The current snapshots of objects of one store, through the row
+    /// cache; objects that no longer exist are left out.
+    public func snapshots(for ids: [ObjectID], in store: any PersistentStore) async throws -> [Snapshot] {
+        guard rowCache.isEnabled else { return try await store.snapshots(for: ids) }
+        let (found, missing, generation) = rowCache.lookup(ids)
+        guard !missing.isEmpty else { return found }
+        let read = try await store.snapshots(for: missing)
+        rowCache.store(read, readAt: generation)
+        return found + read
     }
 
     /// Closes every store.

@@ -13,13 +13,15 @@ public final class PersistentContainer: Sendable {
     /// The main context.
     public let viewContext: Context
 
-    /// Validates the model, opens every store, and fails with one error
+    /// Validates the model, opens every store (with a row cache of
+    /// `rowCacheCapacity` snapshots in the coordinator; 0 = none), and fails with one error
     /// listing each store that failed (134080 / 134100 …) and why.
     public init(
         model: ObjectModel,
         storeDescriptions: [StoreDescription],
         transformers: ValueTransformerRegistry = ValueTransformerRegistry(),
-        transientRules: [String: [String: TransientRule]] = [:]
+        transientRules: [String: [String: TransientRule]] = [:],
+        rowCacheCapacity: Int = 0
     ) async throws {
         try ModelValidator.validate(model)
         var stores: [any PersistentStore] = []
@@ -42,7 +44,7 @@ public final class PersistentContainer: Sendable {
             throw StrataError(firstCode ?? .storeOpen, "\(failedStores) of \(storeDescriptions.count) store(s) failed to load", details: failures)
         }
         self.model = model
-        self.coordinator = try Coordinator(model: model, stores: stores, transformers: transformers, transientRules: transientRules)
+        self.coordinator = try Coordinator(model: model, stores: stores, transformers: transformers, transientRules: transientRules, rowCacheCapacity: rowCacheCapacity)
         self.viewContext = Context(coordinator: coordinator, name: "view")
     }
 

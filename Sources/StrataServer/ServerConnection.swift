@@ -44,7 +44,7 @@ struct ServerConnection {
         var clientName = ""
         do {
             for try await frame in inbound {
-                await session.touch()
+                session.activity.touch()
                 let request: Strata_V1_ClientFrame
                 do {
                     request = try Strata_V1_ClientFrame(serializedBytes: Array(frame.payload.readableBytesView))
@@ -83,7 +83,7 @@ struct ServerConnection {
         while !Task.isCancelled {
             try? await Task.sleep(for: tick)
             if Task.isCancelled { return }
-            let idle = await ContinuousClock.now - session.lastActivity >= timeout
+            let idle = session.activity.idleTime >= timeout
             if idle, limiter.running == 0, await !session.hasSubscriptions {
                 logger.debug("closing idle connection")
                 try? await session.writer.send(requestID: 0, status: WireError(.unavailable, "connection idle for \(timeout): closing").status)

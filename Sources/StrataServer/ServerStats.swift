@@ -24,6 +24,28 @@ final class ServerStats: Sendable {
 
     private let state = Mutex(State())
     let started = ContinuousClock.now
+    /// swift-metrics handles per operation, made once (making them looks
+    /// up the factory and allocates).
+    private let metrics = Mutex<[String: OperationMetrics]>([:])
+
+    private struct OperationMetrics: Sendable {
+        let requests: Counter
+        let errors: Counter
+        let duration: Metrics.Timer
+    }
+
+    private func handles(for operation: String) -> OperationMetrics {
+        metrics.withLock { cache in
+            if let existing = cache[operation] { return existing }
+            let made = OperationMetrics(
+                requests: Counter(label: "strata_requests_total", dimensions: [("operation", operation)]),
+                errors: Counter(label: "strata_request_errors_total", dimensions: [("operation", operation)]),
+                duration: Metrics.Timer(label: "strata_request_duration", dimensions: [("operation", operation)])
+            )
+            cache[operation] = made
+            return made
+        }
+    }
 
     /// Records one finished request.
     func record(operation: String, duration: Duration, failed: Bool) {
@@ -35,24 +57,33 @@ final class ServerStats: Sendable {
             _ = op.latencyMicros.record(min(micros, 60_000_000))
             state.operations[operation] = op
         }
-        Counter(label: "strata_requests_total", dimensions: [("operation", operation)]).increment()
-        if failed {
-            Counter(label: "strata_request_errors_total", dimensions: [("operation", operation)]).increment()
-        }
-        Metrics.Timer(label: "strata_request_duration", dimensions: [("operation", operation)]).recordNanoseconds(Int64(micros) * 1000)
+        let handles = handles(for: operation)
+        handles.requests.increment()
+        if failed { handles.errors.increment() }
+        handles.duration.recordNanoseconds(Int64(micros) * 1000)
     }
 
-    /// A connection opened (`true`) or closed.
-    func connection(opened: Bool) {
-        state.withLock { state in
-            if opened {
-                state.connectionsOpen += 1
-                state.connectionsTotal += 1
-            } else {
-                state.connectionsOpen -= 1
-            }
+    /// Counts a new connection unless `limit` are open already (one
+    /// check-and-count, so simultaneous arrivals cannot pass the limit).
+    func openConnection(limit: Int) -> Bool {
+        let opened: Int? = state.withLock { state in
+            guard state.connectionsOpen < limit else { return nil }
+            state.connectionsOpen += 1
+            state.connectionsTotal += 1
+            return state.connectionsOpen
         }
-        Gauge(label: "strata_connections_open").record(connectionsOpen)
+        guard let opened else { return false }
+        Gauge(label: "strata_connections_open").record(opened)
+        return true
+    }
+
+    /// A connection closed.
+    func closeConnection() {
+        let open = state.withLock { state in
+            state.connectionsOpen -= 1
+            return state.connectionsOpen
+        }
+        Gauge(label: "strata_connections_open").record(open)
     }
 
     /// Connections open now.

@@ -29,18 +29,13 @@ actor Session {
     private var subscriptions: [UInt64: Subscription] = [:]
     private var nextSubscriptionID: UInt64 = 0
     private var notifier: Task<Void, Never>?
-    /// When the client last sent a frame.
-    private(set) var lastActivity = ContinuousClock.now
+    /// When the client last sent a frame (read without a hop onto the actor).
+    nonisolated let activity = ActivityClock()
 
     init(core: ServerCore, writer: ResponseWriter, logger: Logger) {
         self.core = core
         self.writer = writer
         self.logger = logger
-    }
-
-    /// Notes that a frame arrived.
-    func touch() {
-        lastActivity = .now
     }
 
     /// Whether the connection has something to wait for (a subscription).

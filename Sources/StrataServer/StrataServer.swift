@@ -133,7 +133,7 @@ public actor StrataServer: Service {
         let stats = core.stats
         var logger = self.logger
         logger[metadataKey: "peer"] = "\(channel.remoteAddress?.description ?? "?")"
-        guard stats.connectionsOpen < configuration.maxConnections else {
+        guard stats.openConnection(limit: configuration.maxConnections) else {
             logger.warning("refusing connection: \(configuration.maxConnections) connections open")
             try? await connection.executeThenClose { _, outbound in
                 let writer = ResponseWriter(outbound: outbound, maxFrameBytes: core.configuration.maxFrameBytes)
@@ -141,11 +141,10 @@ public actor StrataServer: Service {
             }
             return
         }
-        stats.connection(opened: true)
         connections.add(channel, key: key)
         await ServerConnection(core: core, channel: connection, logger: logger).run()
         connections.remove(key)
-        stats.connection(opened: false)
+        stats.closeConnection()
     }
 }
 

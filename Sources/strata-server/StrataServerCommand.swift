@@ -47,6 +47,9 @@ struct StrataServerCommand: AsyncParsableCommand {
     @Option(help: "Seconds before an idle connection (no traffic, no request, no subscription) is closed; 0 never.")
     var idleTimeout: Int = 300
 
+    @Option(help: "Snapshots kept in the coordinator's row cache for reads by object ID (0 turns it off).")
+    var rowCache: Int = 100_000
+
     @Option(help: "Token every client's hello must carry (also STRATA_AUTH_TOKEN).")
     var authToken: String?
 
@@ -58,6 +61,7 @@ struct StrataServerCommand: AsyncParsableCommand {
         guard maxConnections > 0 else { throw ValidationError("--max-connections must be positive") }
         guard maxFrameBytes >= 1024 else { throw ValidationError("--max-frame-bytes must be at least 1024") }
         guard idleTimeout >= 0 else { throw ValidationError("--idle-timeout must not be negative") }
+        guard rowCache >= 0 else { throw ValidationError("--row-cache must not be negative") }
     }
 
     func run() async throws {
@@ -118,7 +122,8 @@ struct StrataServerCommand: AsyncParsableCommand {
                 model: BooksSample.model,
                 storeDescriptions: descriptions,
                 transformers: BooksSample.transformers,
-                transientRules: BooksSample.transientRules
+                transientRules: BooksSample.transientRules,
+                rowCacheCapacity: rowCache
             )
         }
         let objectModel = try XcodeModelLoader.load(contentsOf: URL(fileURLWithPath: modelPath))
@@ -137,6 +142,6 @@ struct StrataServerCommand: AsyncParsableCommand {
                 }
             }
         }
-        return try await PersistentContainer(model: objectModel, storeDescriptions: descriptions, transformers: transformers)
+        return try await PersistentContainer(model: objectModel, storeDescriptions: descriptions, transformers: transformers, rowCacheCapacity: rowCache)
     }
 }

@@ -28,7 +28,8 @@ final class TestServer: Sendable {
             model: BooksSample.model,
             storeDescriptions: BooksSample.sqliteStores(in: directory),
             transformers: BooksSample.transformers,
-            transientRules: BooksSample.transientRules
+            transientRules: BooksSample.transientRules,
+            rowCacheCapacity: 10_000
         )
         var configuration = ServerConfiguration(host: "127.0.0.1", port: 0, shutdownGracePeriod: .seconds(5))
         configure(&configuration)

@@ -278,6 +278,62 @@ import Testing
         #expect(snapshots.first?["name"] == .string("t\(count - 1)"))
     }
 
+    @Test func concurrentSavesShareCommitsYetEachIsAllOrNothing() async throws {
+        let directory = try SQLiteTestDirectory()
+        defer { directory.remove() }
+        let store = try await open(directory)
+        let book = try await store.insert("Book", ["title": .string("v1"), "isbn": .string("taken")])
+        // 60 saves at once: inserts, two updates of one book from version 1
+        // (only the first can win), and a uniqueness clash.
+        let results = await withTaskGroup(of: (Int, Result<StoreSaveResult, any Error>).self) { group in
+            for index in 0..<60 {
+                group.addTask {
+                    let changes: StoreChanges
+                    switch index {
+                    case 10, 20:
+                        changes = StoreChanges(
+                            inserts: [.init(temporaryID: .temporary(entityName: "Tag"), values: ["name": .string("with update \(index)")])],
+                            updates: [.init(objectID: book, expectedVersion: 1, values: ["title": .string("by \(index)")])]
+                        )
+                    case 30:
+                        changes = StoreChanges(inserts: [
+                            .init(temporaryID: .temporary(entityName: "Tag"), values: ["name": .string("with clash")]),
+                            .init(temporaryID: .temporary(entityName: "Book"), values: ["isbn": .string("taken")]),
+                        ])
+                    default:
+                        changes = StoreChanges(inserts: [.init(temporaryID: .temporary(entityName: "Tag"), values: ["name": .string("t\(index)")])])
+                    }
+                    do {
+                        return (index, .success(try await store.save(changes)))
+                    } catch {
+                        return (index, .failure(error))
+                    }
+                }
+            }
+            var all: [Int: Result<StoreSaveResult, any Error>] = [:]
+            for await (index, result) in group { all[index] = result }
+            return all
+        }
+        var committed = 0, conflicted = 0, clashed = 0
+        for (_, result) in results {
+            switch result {
+            case .success(.committed): committed += 1
+            case .success(.conflicts): conflicted += 1
+            case .success(.constraintConflicts): clashed += 1
+            case .failure(let error): Issue.record("save failed: \(error)")
+            }
+        }
+        #expect(committed == 58)
+        #expect(conflicted == 1)
+        #expect(clashed == 1)
+        // Nothing of the refused saves was written; everything else was.
+        let tags = try await store.count(ResolvedFetch(entityName: "Tag"))
+        #expect(tags == 58)
+        let snapshot = try #require(try await store.snapshots(for: [book]).first)
+        #expect(snapshot.version == 2)
+        #expect(try await store.count(ResolvedFetch(entityName: "Book")) == 1)
+    }
+
     // MARK: - Versions and conflicts
 
     @Test func versionsGrowByOneAndStaleWritesConflictWithoutWriting() async throws {

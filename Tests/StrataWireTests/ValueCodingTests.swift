@@ -143,6 +143,25 @@ struct ValueCodingTests {
         #expect(decimal == Self.decimal(expected))
     }
 
+    @Test("exactDecimal refuses what Decimal cannot hold exactly", arguments: [
+        "1234567890123456789012345678901234567891", // 40 significant digits
+        "123456789012345678901234567890123456789", // 39
+        "1.23456789012345678901234567890123456789",
+        "1e200", "1e-200", "1e128",
+    ])
+    func exactDecimalRejectsInexact(text: String) {
+        #expect(PropertyValue.exactDecimal(text) == nil, "'\(text)' was accepted as \(String(describing: PropertyValue.exactDecimal(text)))")
+    }
+
+    @Test("38 significant digits, with zeros around them, are exact")
+    func exactDecimalThirtyEightDigits() throws {
+        let text = "12345678901234567890123456789012345678"
+        let decimal = try #require(PropertyValue.exactDecimal(text))
+        #expect(decimal.description == text)
+        #expect(PropertyValue.exactDecimal("000" + text) == decimal)
+        #expect(PropertyValue.exactDecimal("0.000" + text + "000")?.description == "0.000" + text)
+    }
+
     @Test("A malformed decimal on the wire is INVALID_ARGUMENT (140104) naming the field")
     func malformedDecimalOnWire() throws {
         for text in ["12abc", "NaN", "1e", ""] {

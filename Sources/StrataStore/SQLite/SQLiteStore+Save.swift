@@ -29,26 +29,93 @@ extension SQLiteStore {
     ///   one found) and writes nothing.
     /// - Other SQLite failures throw 134030 naming the store and the SQLite
     ///   error; a lock held past the busy timeout throws 134090.
+    ///
+    /// Group commit: saves that arrive while another group is being written
+    /// wait and are then written together in one transaction (one commit,
+    /// one sync of the WAL), each inside its own savepoint, so each is
+    /// still all or nothing and gets its own answer, and none is answered
+    /// before the commit.
     public func save(_ changes: StoreChanges) async throws -> StoreSaveResult {
         if storeDescription.isReadOnly {
             throw StrataError(.storeSave, "store \(path) is read-only: it refuses every save")
         }
         let database = try openDatabase()
         guard !changes.isEmpty else { return .committed(StoreCommit()) }
-        let mapping = self.mapping
-        let identifier = self.identifier
-        let path = self.path
-        do {
-            return try await database.writeWithoutTransaction { db in
-                // Checking and encoding happen on the writer's queue before
-                // the transaction begins: no lock is held while they run.
-                var transaction = try SQLiteSaveTransaction(changes: changes, mapping: mapping, storeIdentifier: identifier, path: path)
-                return try transaction.run(db)
-            }
-        } catch let error as StrataError {
-            throw error
-        } catch {
-            throw strataError(error, failure: .storeSave, operation: "save")
+        return try await withCheckedThrowingContinuation { continuation in
+            pendingSaves.append(PendingSave(changes: changes, continuation: continuation))
+            guard !isCommitting else { return }
+            isCommitting = true
+            Task { await self.commitPending(database) }
         }
     }
+
+    /// Writes the waiting saves, group after group, until none waits.
+    private func commitPending(_ database: any DatabaseWriter) async {
+        while !pendingSaves.isEmpty {
+            let group = pendingSaves
+            pendingSaves.removeAll()
+            let changes = group.map(\.changes)
+            let mapping = self.mapping
+            let identifier = self.identifier
+            let path = self.path
+            var results: [Result<StoreSaveResult, any Error>]
+            do {
+                results = try await database.writeWithoutTransaction { db in
+                    try Self.write(changes, db: db, mapping: mapping, identifier: identifier, path: path)
+                }
+            } catch {
+                results = Array(repeating: .failure(error), count: group.count)
+            }
+            for (pending, result) in zip(group, results) {
+                pending.continuation.resume(with: result.mapError { error in
+                    error as? StrataError ?? strataError(error, failure: .storeSave, operation: "save")
+                })
+            }
+        }
+        isCommitting = false
+    }
+
+    /// Writes a group of change sets in one immediate transaction, each in
+    /// a savepoint that is rolled back when that change set conflicts or
+    /// fails. Checking and encoding happen before the transaction begins.
+    private static func write(_ group: [StoreChanges], db: Database, mapping: SQLiteStoreMapping, identifier: String, path: String) throws -> [Result<StoreSaveResult, any Error>] {
+        let prepared: [Result<SQLiteSaveTransaction, any Error>] = group.map { changes in
+            Result { try SQLiteSaveTransaction(changes: changes, mapping: mapping, storeIdentifier: identifier, path: path) }
+        }
+        if prepared.count == 1 {
+            return [prepared[0].flatMap { transaction in
+                var transaction = transaction
+                return Result { try transaction.run(db) }
+            }]
+        }
+        var results: [Result<StoreSaveResult, any Error>] = prepared.map { $0.map { _ in .committed(StoreCommit()) } }
+        try db.inTransaction(.immediate) {
+            for index in prepared.indices {
+                guard case .success(var transaction) = prepared[index] else { continue }
+                try db.execute(sql: "SAVEPOINT strata_group_save")
+                do {
+                    let outcome = try transaction.execute(db)
+                    if case .committed = outcome {
+                        try db.execute(sql: "RELEASE SAVEPOINT strata_group_save")
+                    } else {
+                        try db.execute(sql: "ROLLBACK TO SAVEPOINT strata_group_save")
+                        try db.execute(sql: "RELEASE SAVEPOINT strata_group_save")
+                    }
+                    results[index] = .success(outcome)
+                } catch {
+                    try db.execute(sql: "ROLLBACK TO SAVEPOINT strata_group_save")
+                    try db.execute(sql: "RELEASE SAVEPOINT strata_group_save")
+                    results[index] = .failure(error)
+                }
+            }
+            return .commit
+        }
+        return results
+    }
+}
+
+/// A save waiting for its group commit.
+struct PendingSave {
+    let changes: StoreChanges
+    let continuation: CheckedContinuation<StoreSaveResult, any Error>
 }

@@ -6,7 +6,9 @@ import StrataQuery
 /// A persistent store in one SQLite file, through GRDB.
 ///
 /// - The file is opened with a `DatabasePool` in WAL mode with
-///   `synchronous=NORMAL` (a committed save survives a process crash) and the
+///   `synchronous=FULL` (a save is acknowledged only once its commit is
+///   synced to the WAL: it survives a crash of the process or the machine;
+///   concurrent saves share one commit, see ``save(_:)``) and the
 ///   description's busy timeout; reads run concurrently on the pool's reader
 ///   connections, saves on its single writer in `BEGIN IMMEDIATE`
 ///   transactions. Read-only stores open their connections read-only and
@@ -51,6 +53,10 @@ public actor SQLiteStore: PersistentStore {
     nonisolated let decoder: SQLiteRowDecoder
     /// The connections; nil once closed.
     private var database: (any DatabaseWriter)?
+    /// Saves waiting for the next group commit (see ``save(_:)``).
+    var pendingSaves: [PendingSave] = []
+    /// Whether a group of saves is being written now.
+    var isCommitting = false
 
     /// Opens the store at `description.url`, creating the file (and its
     /// directory) when missing, migrating lightweight model changes when
@@ -124,7 +130,7 @@ public actor SQLiteStore: PersistentStore {
         configuration.prepareDatabase { db in
             SQLiteFunctions.register(on: db)
             if !db.configuration.readonly {
-                try db.execute(sql: "PRAGMA synchronous = NORMAL")
+                try db.execute(sql: "PRAGMA synchronous = FULL")
             }
         }
         return configuration

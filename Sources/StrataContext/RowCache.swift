@@ -1,0 +1,102 @@
+import StrataModel
+import StrataStore
+import Synchronization
+
+/// The coordinator's row cache: the last snapshots read by object ID, shared
+/// by every context, so fetching an object by ID (a fault, `existingObject`,
+/// a server's get) need not reach the store.
+///
+/// Coherent with saves made through the coordinator: every published
+/// change set drops the updated and deleted objects before the saving
+/// context returns. A read that raced with such a save does not fill the
+/// cache (a generation number changes with each invalidation). Changes made
+/// by other processes are not seen until they are published here.
+/// Bounded: when full, the oldest entries go first.
+public final class RowCache: Sendable {
+    private struct State {
+        var entries: [ObjectID: Snapshot] = [:]
+        var order: [ObjectID] = []
+        var head = 0
+        var generation: UInt64 = 0
+        var hits: UInt64 = 0
+        var misses: UInt64 = 0
+    }
+
+    /// The most snapshots kept (0 disables the cache).
+    public let capacity: Int
+    private let state = Mutex(State())
+
+    /// A cache of at most `capacity` snapshots.
+    public init(capacity: Int) {
+        self.capacity = max(0, capacity)
+    }
+
+    /// Whether the cache keeps anything.
+    public var isEnabled: Bool { capacity > 0 }
+
+    /// The cached snapshots among `ids`, the IDs still to read, and the
+    /// generation to hand back to ``store(_:readAt:)``.
+    func lookup(_ ids: [ObjectID]) -> (found: [Snapshot], missing: [ObjectID], generation: UInt64) {
+        state.withLock { state in
+            var found: [Snapshot] = []
+            var missing: [ObjectID] = []
+            for id in ids {
+                if let snapshot = state.entries[id] { found.append(snapshot) } else { missing.append(id) }
+            }
+            state.hits += UInt64(found.count)
+            state.misses += UInt64(missing.count)
+            return (found, missing, state.generation)
+        }
+    }
+
+    /// Keeps snapshots read from a store, unless a save invalidated
+    /// anything since `generation` (the read may predate it).
+    func store(_ snapshots: [Snapshot], readAt generation: UInt64) {
+        guard isEnabled, !snapshots.isEmpty else { return }
+        state.withLock { state in
+            guard state.generation == generation else { return }
+            for snapshot in snapshots {
+                if state.entries.updateValue(snapshot, forKey: snapshot.objectID) == nil {
+                    Self.remember(snapshot.objectID, in: &state, capacity: capacity)
+                }
+            }
+        }
+    }
+
+    /// Drops what a committed save changed.
+    func invalidate(_ changes: ChangeSet) {
+        guard isEnabled, !(changes.updated.isEmpty && changes.deleted.isEmpty) else { return }
+        state.withLock { state in
+            state.generation &+= 1
+            for id in changes.updated.keys { state.entries[id] = nil }
+            for id in changes.deleted { state.entries[id] = nil }
+        }
+    }
+
+    /// Drops everything (e.g. when another process changed the store).
+    public func removeAll() {
+        state.withLock { state in
+            state.generation &+= 1
+            state.entries.removeAll()
+            state.order.removeAll()
+            state.head = 0
+        }
+    }
+
+    /// Lookups answered from the cache and lookups that went to a store.
+    public var statistics: (hits: UInt64, misses: UInt64, count: Int) {
+        state.withLock { ($0.hits, $0.misses, $0.entries.count) }
+    }
+
+    /// FIFO eviction over a ring of keys.
+    private static func remember(_ id: ObjectID, in state: inout State, capacity: Int) {
+        if state.order.count < capacity {
+            state.order.append(id)
+            return
+        }
+        let evicted = state.order[state.head]
+        state.entries[evicted] = nil
+        state.order[state.head] = id
+        state.head = (state.head + 1) % capacity
+    }
+}

@@ -1,0 +1,65 @@
+import Foundation
+import StrataContext
+import StrataModel
+import StrataSamples
+import StrataStore
+import Testing
+
+/// The coordinator's row cache: shared reads by ID, never stale after a
+/// save through the coordinator.
+@Suite("Row cache", .timeLimit(.minutes(1)))
+struct RowCacheTests {
+    @Test("Loads by ID come from the cache; saves and deletes invalidate it", arguments: ContextFixture.storeKinds)
+    func coherentWithSaves(_ kind: StoreDescription.StoreType) async throws {
+        let directory = TemporaryDirectory()
+        let container = try await PersistentContainer(
+            model: BooksSample.model,
+            storeDescriptions: ContextFixture.descriptions(kind, model: BooksSample.model, in: directory.url),
+            transformers: BooksSample.transformers,
+            transientRules: BooksSample.transientRules,
+            rowCacheCapacity: 2
+        )
+        let cache = container.coordinator.rowCache
+        let ids = try await container.newBackgroundContext().perform { context in
+            var ids: [ObjectID] = []
+            for title in ["one", "two", "three"] {
+                let book = try context.insert("Book")
+                try book.setValue(.uuid(UUID()), forKey: "uuid")
+                try book.setValue(.string(title), forKey: "title")
+                ids.append(book.objectID)
+            }
+            _ = try await context.save()
+            return context.registeredObjects.map(\.objectID).filter { $0.entityName == "Book" }
+        }
+        #expect(ids.count == 3)
+        let first = ids[0]
+        func title(_ id: ObjectID) async throws -> PropertyValue {
+            try await container.newBackgroundContext().perform { try await $0.existingObject(with: id)["title"] }
+        }
+        let original = try await title(first)
+        let before = cache.statistics
+        #expect(try await title(first) == original)
+        #expect(cache.statistics.hits == before.hits + 1)
+
+        // A save through another context invalidates before it returns.
+        try await container.newBackgroundContext().perform { context in
+            try await context.existingObject(with: first).setValue(.string("changed"), forKey: "title")
+            _ = try await context.save()
+        }
+        #expect(try await title(first) == .string("changed"))
+        let version = try await container.newBackgroundContext().perform { try await $0.existingObject(with: first).persistedVersion }
+        #expect(version == 2)
+
+        // Capacity 2: reading the others evicts the oldest; reads stay right.
+        for id in ids { _ = try await title(id) }
+        #expect(cache.statistics.count <= 2)
+
+        // A delete drops the row: the object is gone, not served from memory.
+        try await container.newBackgroundContext().perform { context in
+            try await context.delete(try await context.existingObject(with: ids[2]))
+            _ = try await context.save()
+        }
+        await #expect(throws: StrataError.self) { _ = try await title(ids[2]) }
+        try await container.close()
+    }
+}

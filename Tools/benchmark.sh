@@ -1,0 +1,125 @@
+#!/usr/bin/env bash
+# Side-by-side benchmarks, in one run on one machine (see README):
+#   1. embedded: 100k inserts and a predicate+sort fetch vs raw SQLite (C API)
+#   2. server vs Redis: get/insert at 50 connections vs redis-benchmark GET/SET
+#      -c 50, then pipelined (--concurrency 800 vs -P 16)
+#   3. scale: get and query latency with 10k, 100k and 1M objects; server
+#      memory with 1,000 idle connections
+# Prints a table with both sides and the ratio.
+#
+# Environment: DURATION (default 10s), SCALES (default "10000 100000 1000000"),
+# SKIP_EMBEDDED=1, SKIP_REDIS=1, SKIP_SCALE=1, ROWS (embedded rows, 100000).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+DURATION=${DURATION:-10s}
+SCALES=${SCALES:-"10000 100000 1000000"}
+ROWS=${ROWS:-100000}
+WORK=$(mktemp -d /tmp/strata-benchmark.XXXXXX)
+REDIS_PORT=${REDIS_PORT:-6391}
+STRATA_PORT=${STRATA_PORT:-7491}
+PIDS=()
+cleanup() {
+    for pid in "${PIDS[@]:-}"; do [ -n "$pid" ] && kill "$pid" 2>/dev/null || true; done
+    wait 2>/dev/null || true
+    rm -rf "$WORK"
+}
+trap cleanup EXIT
+
+if ! command -v redis-server >/dev/null || ! command -v redis-benchmark >/dev/null; then
+    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq redis-server redis-tools
+fi
+
+echo "building release…" >&2
+swift build -c release --product strata-server >&2
+swift build -c release --product strata-bench >&2
+swift build -c release --product strata-embedded-bench >&2
+BIN=$(swift build -c release --show-bin-path)
+
+ROWS_OUT=()   # "label|strata|baseline|ratio"
+row() { ROWS_OUT+=("$1|$2|$3|$4"); }
+ratio() { python3 -c "import sys; a,b=float(sys.argv[1]),float(sys.argv[2]); print(f'{a/b:.2f}' if b else 'n/a')" "$1" "$2"; }
+json() { python3 -c "import json,sys; d=json.load(open(sys.argv[1])); print(eval(sys.argv[2], {}, {'d': d}))" "$1" "$2"; }
+
+start_strata() { # $1 data dir
+    "$BIN/strata-server" --port "$STRATA_PORT" --data-dir "$1" --log-level warning --idle-timeout 0 > "$WORK/server.log" 2>&1 &
+    STRATA_PID=$!
+    PIDS+=("$STRATA_PID")
+    for _ in $(seq 100); do
+        (exec 3<>"/dev/tcp/127.0.0.1/$STRATA_PORT") 2>/dev/null && return 0
+        sleep 0.1
+    done
+    echo "strata-server did not start" >&2; cat "$WORK/server.log" >&2; exit 1
+}
+stop_strata() { kill "$STRATA_PID" 2>/dev/null || true; wait "$STRATA_PID" 2>/dev/null || true; }
+
+# 1. Embedded
+if [ -z "${SKIP_EMBEDDED:-}" ]; then
+    echo "embedded: $ROWS rows…" >&2
+    "$BIN/strata-embedded-bench" --only embedded --rows "$ROWS" --runs 3 | tee "$WORK/embedded.txt" >&2
+    python3 - "$WORK/embedded.txt" > "$WORK/embedded.rows" <<'PY'
+import re, sys
+for line in open(sys.argv[1]):
+    words = line.split()
+    if words and words[0] in ("insert", "fetch"):
+        numbers = re.findall(r"[0-9]+\.[0-9]+", line)
+        if len(numbers) >= 3:
+            print("embedded", words[0], *numbers[-3:])
+PY
+    while read -r _ label strata raw r; do
+        row "embedded $label ${ROWS} rows (s, lower is better)" "$strata" "$raw (raw SQLite)" "$r"
+    done < "$WORK/embedded.rows"
+fi
+
+# 2. Server vs Redis
+if [ -z "${SKIP_REDIS:-}" ]; then
+    redis-server --port "$REDIS_PORT" --bind 127.0.0.1 --save "" --appendonly no --daemonize no > "$WORK/redis.log" 2>&1 &
+    PIDS+=("$!")
+    sleep 0.5
+    start_strata "$WORK/data-redis"
+    "$BIN/strata-bench" --port "$STRATA_PORT" --dataset 10000 --feedback-per-book 1 -n 1 --mix count=1 > /dev/null
+    for mode in plain pipelined; do
+        if [ "$mode" = plain ]; then sflags="-c 50"; rflags="-c 50"; else sflags="-c 50 --concurrency 800"; rflags="-c 50 -P 16"; fi
+        for op in get insert; do
+            rop=$([ "$op" = get ] && echo get || echo set)
+            echo "server vs redis: $op ($mode)…" >&2
+            "$BIN/strata-bench" --port "$STRATA_PORT" $sflags -d "$DURATION" --mix "$op=100" --warmup 1s --json --out "$WORK/$op-$mode.json" > /dev/null
+            redis-benchmark -h 127.0.0.1 -p "$REDIS_PORT" $rflags -n 500000 -t "$rop" -d 200 -r 100000 --csv > "$WORK/redis-$op-$mode.csv"
+            s_rps=$(json "$WORK/$op-$mode.json" "d['throughput_rps']")
+            s_p99=$(json "$WORK/$op-$mode.json" "d['latency_ms']['p99']")
+            r_rps=$(python3 -c "import csv,sys; r=list(csv.reader(open(sys.argv[1])))[1]; print(r[1])" "$WORK/redis-$op-$mode.csv")
+            r_p99=$(python3 -c "import csv,sys; r=list(csv.reader(open(sys.argv[1])))[1]; print(r[6])" "$WORK/redis-$op-$mode.csv")
+            row "$op $mode throughput (req/s)" "$s_rps" "$r_rps (redis ${rop^^})" "$(ratio "$s_rps" "$r_rps")"
+            row "$op $mode p99 (ms)" "$s_p99" "$r_p99 (redis ${rop^^})" "$(ratio "$s_p99" "$r_p99")"
+        done
+    done
+    stop_strata
+fi
+
+# 3. Scale
+if [ -z "${SKIP_SCALE:-}" ]; then
+    first_query=""
+    for n in $SCALES; do
+        echo "scale: $n objects…" >&2
+        start_strata "$WORK/data-$n"
+        "$BIN/strata-bench" --port "$STRATA_PORT" --dataset "$n" --feedback-per-book 0 -n 1 --mix count=1 > /dev/null
+        "$BIN/strata-bench" --port "$STRATA_PORT" -c 10 -d "$DURATION" --mix get=100 --json --out "$WORK/scale-get-$n.json" > /dev/null
+        "$BIN/strata-bench" --port "$STRATA_PORT" -c 10 -d "$DURATION" --mix query=100 --json --out "$WORK/scale-query-$n.json" > /dev/null
+        g=$(json "$WORK/scale-get-$n.json" "d['latency_ms']['p50']"); g99=$(json "$WORK/scale-get-$n.json" "d['latency_ms']['p99']")
+        q=$(json "$WORK/scale-query-$n.json" "d['latency_ms']['p50']"); q99=$(json "$WORK/scale-query-$n.json" "d['latency_ms']['p99']")
+        if [ -z "$first_query" ]; then first_query=$q; first_n=$n; fi
+        row "get p50 / p99 at $n (ms)" "$g / $g99" "" ""
+        row "query p50 / p99 at $n (ms)" "$q / $q99" "$first_query (query p50 at $first_n)" "$(ratio "$q" "$first_query")"
+        if [ "$n" = "$(echo $SCALES | awk '{print $1}')" ]; then
+            read -r count before after per <<< "$(python3 Tools/benchmark/idle_connections.py "$STRATA_PORT" "$STRATA_PID" 1000)"
+            row "server RSS with $count idle connections (KiB)" "$after" "$before (before)" "$per KiB/conn"
+        fi
+        stop_strata
+    done
+fi
+
+printf '\n%-52s %-22s %-30s %s\n' "benchmark" "strata" "baseline" "ratio"
+for r in "${ROWS_OUT[@]}"; do
+    IFS='|' read -r label s b q <<< "$r"
+    printf '%-52s %-22s %-30s %s\n' "$label" "$s" "$b" "$q"
+done
