@@ -2,6 +2,7 @@ import Foundation
 import Logging
 import StrataModel
 import StrataWire
+import Synchronization
 
 /// A client of `strata-server`: one connection carrying many requests at
 /// once (each `await`ing its own answer, in any order), subscriptions as
@@ -13,9 +14,14 @@ public actor StrataClient {
     /// The server's hello, once connected.
     public private(set) var serverInfo: Strata_V1_HelloResponse?
 
-    private var connection: ClientConnection?
+    private var connection: ClientConnection? {
+        didSet { openConnection.withLock { $0 = connection } }
+    }
+    /// The open connection, readable without a hop onto the actor (the
+    /// fast path of every request).
+    private nonisolated let openConnection = Mutex<ClientConnection?>(nil)
     private var connecting: Task<ClientConnection, any Error>?
-    private var nextRequestID: UInt64 = 0
+    private nonisolated let requestIDs = Atomic<UInt64>(0)
     private var subscriptions: [UInt64: LocalSubscription] = [:]
     private var nextLocalSubscriptionID: UInt64 = 0
     private var closed = false
@@ -54,28 +60,28 @@ public actor StrataClient {
     // MARK: Operations
 
     /// Round-trip time of a ping.
-    public func ping() async throws -> Duration {
+    public nonisolated func ping() async throws -> Duration {
         let started = ContinuousClock.now
         _ = try await call(.ping(Strata_V1_PingRequest()))
         return .now - started
     }
 
     /// The served model.
-    public func model() async throws -> Strata_V1_GetModelResponse {
+    public nonisolated func model() async throws -> Strata_V1_GetModelResponse {
         let frame = try await call(.getModel(Strata_V1_GetModelRequest()))
         guard case .model(let model)? = frame.response else { throw unexpected(frame, "model") }
         return model
     }
 
     /// The server's figures.
-    public func stats() async throws -> Strata_V1_StatsResponse {
+    public nonisolated func stats() async throws -> Strata_V1_StatsResponse {
         let frame = try await call(.stats(Strata_V1_StatsRequest()))
         guard case .stats(let stats)? = frame.response else { throw unexpected(frame, "stats") }
         return stats
     }
 
     /// Runs a fetch and gathers every batch.
-    public func fetch(_ request: Strata_V1_FetchRequest) async throws -> FetchResult {
+    public nonisolated func fetch(_ request: Strata_V1_FetchRequest) async throws -> FetchResult {
         var result = FetchResult()
         for try await batch in try await fetchBatches(request) {
             result.objects += batch.objects
@@ -86,7 +92,7 @@ public actor StrataClient {
     }
 
     /// Runs a fetch and yields its batches as they arrive.
-    public func fetchBatches(_ request: Strata_V1_FetchRequest) async throws -> AsyncThrowingMapSequence<AsyncThrowingStream<Strata_V1_ServerFrame, any Error>, Strata_V1_FetchBatch> {
+    public nonisolated func fetchBatches(_ request: Strata_V1_FetchRequest) async throws -> AsyncThrowingMapSequence<AsyncThrowingStream<Strata_V1_ServerFrame, any Error>, Strata_V1_FetchBatch> {
         let responses = try await send(.fetch(request))
         return responses.map { frame in
             guard case .fetch(let batch)? = frame.response else {
@@ -97,7 +103,7 @@ public actor StrataClient {
     }
 
     /// Counts the objects a predicate selects.
-    public func count(_ entity: String, predicate: String = "") async throws -> Int {
+    public nonisolated func count(_ entity: String, predicate: String = "") async throws -> Int {
         let result = try await fetch(Strata_V1_FetchRequest.with {
             $0.entity = entity
             $0.predicate = predicate
@@ -107,14 +113,14 @@ public actor StrataClient {
     }
 
     /// Saves one change set, all or nothing.
-    public func save(_ request: Strata_V1_SaveRequest) async throws -> Strata_V1_SaveResponse {
+    public nonisolated func save(_ request: Strata_V1_SaveRequest) async throws -> Strata_V1_SaveResponse {
         let frame = try await call(.save(request))
         guard case .save(let response)? = frame.response else { throw unexpected(frame, "save") }
         return response
     }
 
     /// Current state (and fetched properties) of objects.
-    public func refresh(_ ids: [String], includeFetched: [String] = [], includeRelationships: [String] = [], skipFetched: Bool = false) async throws -> Strata_V1_RefreshResponse {
+    public nonisolated func refresh(_ ids: [String], includeFetched: [String] = [], includeRelationships: [String] = [], skipFetched: Bool = false) async throws -> Strata_V1_RefreshResponse {
         let frame = try await call(.refresh(Strata_V1_RefreshRequest.with {
             $0.ids = ids
             $0.includeFetched = includeFetched
@@ -164,22 +170,28 @@ public actor StrataClient {
         _ = try? await connection.call(makeFrame(.unsubscribe(Strata_V1_UnsubscribeRequest.with { $0.subscriptionID = serverID })))
     }
 
-    private func makeFrame(_ request: Strata_V1_ClientFrame.OneOf_Request) -> Strata_V1_ClientFrame {
-        nextRequestID &+= 1
-        if nextRequestID == 0 { nextRequestID = 1 }
+    private nonisolated func makeFrame(_ request: Strata_V1_ClientFrame.OneOf_Request) -> Strata_V1_ClientFrame {
+        var id = requestIDs.add(1, ordering: .relaxed).newValue
+        if id == 0 { id = requestIDs.add(1, ordering: .relaxed).newValue }
         var frame = Strata_V1_ClientFrame()
-        frame.requestID = nextRequestID
+        frame.requestID = id
         frame.request = request
         return frame
     }
 
-    private func send(_ request: Strata_V1_ClientFrame.OneOf_Request) async throws -> ClientConnection.Responses {
-        let connection = try await liveConnection()
+    private nonisolated func send(_ request: Strata_V1_ClientFrame.OneOf_Request) async throws -> ClientConnection.Responses {
+        let connection = try await currentConnection()
         return try await connection.send(makeFrame(request))
     }
 
-    private func call(_ request: Strata_V1_ClientFrame.OneOf_Request) async throws -> Strata_V1_ServerFrame {
-        let connection = try await liveConnection()
+    /// The open connection without touching the actor, else through it.
+    private nonisolated func currentConnection() async throws -> ClientConnection {
+        if let open = openConnection.withLock({ $0 }), open.isOpen { return open }
+        return try await liveConnection()
+    }
+
+    private nonisolated func call(_ request: Strata_V1_ClientFrame.OneOf_Request) async throws -> Strata_V1_ServerFrame {
+        let connection = try await currentConnection()
         return try await connection.call(makeFrame(request))
     }
 
@@ -246,7 +258,7 @@ public actor StrataClient {
         }
     }
 
-    private func unexpected(_ frame: Strata_V1_ServerFrame, _ expected: String) -> StrataClientError {
+    private nonisolated func unexpected(_ frame: Strata_V1_ServerFrame, _ expected: String) -> StrataClientError {
         StrataClientError(.internal, "expected a \(expected) response, the server sent \(String(describing: frame.response))")
     }
 }

@@ -1,5 +1,6 @@
 import StrataContext
 import StrataModel
+import StrataStore
 import StrataWire
 
 extension ServerCore {
@@ -18,6 +19,10 @@ extension ServerCore {
         )
         for entity in Set(ids.map(\.entityName)) where !request.includeFetched.isEmpty || !request.includeRelationships.isEmpty {
             try builder.validate(for: entity)
+        }
+        if request.includeRelationships.isEmpty,
+           request.skipFetched || ids.allSatisfy({ model.fetchedProperties(of: $0.entityName).isEmpty }) {
+            return try await rows(ids)
         }
         let context = makeContext(clientName: clientName)
         return try await context.perform { context in
@@ -38,5 +43,33 @@ extension ServerCore {
             }
             return response
         }
+    }
+
+    /// A get: the objects' rows as stored, through the coordinator's row
+    /// cache, with no context (nothing to evaluate).
+    private func rows(_ ids: [ObjectID]) async throws -> Strata_V1_RefreshResponse {
+        var byStore: [String: [ObjectID]] = [:]
+        var response = Strata_V1_RefreshResponse()
+        for id in ids {
+            if id.isTemporary || coordinator.store(identifier: id.storeIdentifier) == nil {
+                continue
+            }
+            byStore[id.storeIdentifier, default: []].append(id)
+        }
+        var found: [ObjectID: Snapshot] = [:]
+        for (identifier, group) in byStore {
+            guard let store = coordinator.store(identifier: identifier) else { continue }
+            for snapshot in try await coordinator.snapshots(for: group, in: store) {
+                found[snapshot.objectID] = snapshot
+            }
+        }
+        for id in ids {
+            if let snapshot = found[id] {
+                response.objects.append(Self.state(of: snapshot))
+            } else {
+                response.missing.append(id.uriRepresentation)
+            }
+        }
+        return response
     }
 }

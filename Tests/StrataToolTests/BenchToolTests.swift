@@ -1,0 +1,96 @@
+import Foundation
+import Testing
+
+/// Runs the built `strata-bench` against a live `strata-server`.
+@Suite("strata-bench executable", .serialized, .timeLimit(.minutes(2)))
+struct BenchToolTests {
+    private static func object(_ text: String) throws -> [String: Any] {
+        let value = try JSONSerialization.jsonObject(with: Data(text.utf8))
+        return try #require(value as? [String: Any], "not a JSON object: \(text)")
+    }
+
+    private static func int(_ value: Any?) -> Int? { (value as? NSNumber)?.intValue }
+
+    @Test("A fixed count of requests: JSON with every field, requests = ok + errors, none lost")
+    func fixedCount() throws {
+        let server = try LiveServer.start()
+        defer { server.stop() }
+        let run = try Executables.run("strata-bench", [
+            "--port", "\(server.port)", "-c", "4", "--concurrency", "8", "-n", "400",
+            "--dataset", "200", "--mix", "get=40,query=20,insert=15,update=15,refresh=5,count=5", "--json",
+        ], timeout: 90)
+        #expect(run.status == 0, "\(run.stderr)")
+        let report = try Self.object(run.stdout)
+        #expect(Self.int(report["requests"]) == 400)
+        let errors = try #require(report["errors"] as? [String: Any])
+        let errorCount = errors.values.compactMap(Self.int).reduce(0, +)
+        #expect(Self.int(report["ok"]).map { $0 + errorCount } == 400)
+        // Conflicts are counted, never anything else.
+        #expect(Set(errors.keys).isSubset(of: ["ABORTED"]), "\(errors)")
+        #expect((report["duration_s"] as? NSNumber)?.doubleValue ?? 0 > 0)
+        #expect((report["throughput_rps"] as? NSNumber)?.doubleValue ?? 0 > 0)
+        let latency = try #require(report["latency_ms"] as? [String: Any])
+        for key in ["p50", "p90", "p99", "p999", "max"] {
+            #expect(latency[key] is NSNumber, "latency_ms.\(key) missing")
+        }
+        let p50 = (latency["p50"] as? NSNumber)?.doubleValue ?? -1
+        let max = (latency["max"] as? NSNumber)?.doubleValue ?? -1
+        #expect(p50 > 0 && p50 <= max)
+        let operations = try #require(report["operations"] as? [String: Any])
+        #expect(Set(operations.keys) == ["get", "query", "insert", "update", "refresh", "count"])
+        var total = 0
+        var byName: [String: Int] = [:]
+        for (name, value) in operations {
+            let op = try #require(value as? [String: Any], "\(name)")
+            let requests = try #require(Self.int(op["requests"]), "\(name)")
+            let opErrors = (op["errors"] as? [String: Any])?.values.compactMap(Self.int).reduce(0, +) ?? 0
+            #expect(Self.int(op["ok"]).map { $0 + opErrors } == requests, "\(name)")
+            #expect(op["latency_ms"] is [String: Any], "\(name)")
+            byName[name] = requests
+            total += requests
+        }
+        #expect(total == 400)
+        // The server saw every one (plus the seeding and setup requests).
+        let stats = try Executables.run("strata", ["--port", "\(server.port)", "stats", "--json"], timeout: 20)
+        #expect(stats.status == 0, "\(stats.stderr)")
+        let served = try Self.object(stats.stdout)["operations"] as? [[String: Any]] ?? []
+        func seen(_ operation: String) -> Int {
+            served.first { $0["operation"] as? String == operation }.flatMap { Self.int($0["requests"]) } ?? 0
+        }
+        #expect(seen("refresh") >= (byName["get"] ?? 0) + (byName["refresh"] ?? 0))
+        #expect(seen("save") >= (byName["insert"] ?? 0) + (byName["update"] ?? 0))
+        #expect(seen("fetch") >= (byName["query"] ?? 0) + (byName["count"] ?? 0))
+    }
+
+    @Test("Open loop at a fixed rate for a duration, with a report for people")
+    func openLoopReport() throws {
+        let server = try LiveServer.start()
+        defer { server.stop() }
+        let run = try Executables.run("strata-bench", [
+            "--port", "\(server.port)", "-c", "2", "--rps", "200", "-d", "1s", "--dataset", "50", "--mix", "get=80,insert=20",
+        ], timeout: 60)
+        #expect(run.status == 0, "\(run.stderr)")
+        #expect(run.stdout.contains("requests"))
+        #expect(run.stdout.contains("p99.9"))
+        #expect(run.stdout.contains("latency histogram"))
+        // Not a terminal: no progress line noise.
+        #expect(!run.stdout.contains("\u{1B}[2K"))
+        // About 200 requests in one second (the rate, not the server's speed).
+        let first = try #require(run.stdout.split(separator: "\n").first)
+        let words = first.split(separator: " ")
+        let requests = try #require(words.firstIndex(of: "requests").flatMap { Int(words[words.index(after: $0)]) })
+        #expect((150...210).contains(requests), "\(first)")
+    }
+
+    @Test("Bad options exit 1; an unreachable server exits 2")
+    func failures() throws {
+        let usage = try Executables.run("strata-bench", ["--mix", "get=x", "-n", "1"], timeout: 20)
+        #expect(usage.status != 0 && usage.status != 2)
+        #expect(usage.stderr.contains("--mix"))
+        let both = try Executables.run("strata-bench", ["-n", "5", "-d", "1s"], timeout: 20)
+        #expect(both.status != 0)
+        let unreachable = try Executables.run("strata-bench", ["--port", "1", "-n", "1"], timeout: 20)
+        #expect(unreachable.status == 2, "\(unreachable.stderr)")
+        #expect(unreachable.stderr.contains("cannot connect"))
+    }
+}
