@@ -40,7 +40,7 @@ extension SQLiteSaveTransaction {
                 sql += columns.map { "\(Self.q($0)) = ?" }.joined(separator: " AND ")
                 sql += " AND \(Self.q("Z_PK")) <> ? AND \(Self.q("Z_ENT")) IN (" + SQLiteRowDecoder.placeholders(numbers.count) + ") LIMIT 1"
                 let arguments = StatementArguments(values + [key.databaseValue] + numbers.map(\.databaseValue))
-                guard let row = try Row.fetchOne(db, sql: sql, arguments: arguments) else { continue }
+                guard let row = try Row.fetchOne(db.cachedStatement(sql: sql), arguments: arguments) else { continue }
                 let existingKey = try row.decode(Int64.self, atIndex: 0)
                 let existingNumber = try row.decode(Int64.self, atIndex: 1)
                 // The saved object holding the values; nil when it is

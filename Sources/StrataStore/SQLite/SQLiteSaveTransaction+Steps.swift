@@ -1,3 +1,4 @@
+import Synchronization
 import Foundation
 import GRDB
 import StrataModel
@@ -196,20 +197,19 @@ extension SQLiteSaveTransaction {
             run = end
         }
         var next: [String: Int64] = [:]
-        let keyTable = Self.q(SQLiteStoreMetadata.primaryKeyTableName)
         for table in order {
             guard let root = mapping.tables[table]?.rootEntity, let count = counts[table] else { continue }
-            let recorded = try Int64.fetchOne(db, sql: "SELECT \(Self.q("Z_MAX")) FROM \(keyTable) WHERE \(Self.q("Z_NAME")) = ?", arguments: [root]) ?? 0
-            let highest = try Int64.fetchOne(db, sql: "SELECT MAX(\(Self.q("Z_PK"))) FROM \(Self.q(table))") ?? 0
+            // Every save of the table runs these three: prepared once per
+            // connection (GRDB's statement cache), their text built once.
+            let sql = KeyAllocationSQL.for(table)
+            let recorded = try Int64.fetchOne(db.cachedStatement(sql: sql.recorded), arguments: [root]) ?? 0
+            let highest = try Int64.fetchOne(db.cachedStatement(sql: sql.highest)) ?? 0
             let base = max(recorded, highest)
             let (last, overflow) = base.addingReportingOverflow(Int64(count))
             guard !overflow else {
                 throw StrataError(.storeSave, "store \(path): primary keys of \(table) are exhausted")
             }
-            try db.execute(
-                sql: "INSERT OR REPLACE INTO \(keyTable) (\(Self.q("Z_NAME")), \(Self.q("Z_MAX"))) VALUES (?, ?)",
-                arguments: [root, last]
-            )
+            try db.cachedStatement(sql: sql.record).execute(arguments: [root, last])
             next[table] = base + 1
         }
         var lastEntity: Entity?
@@ -256,5 +256,31 @@ extension SQLiteSaveTransaction {
                 try statement.execute(arguments: [source, destination])
             }
         }
+    }
+}
+
+/// The statements that hand out primary keys for one table.
+struct KeyAllocationSQL: Sendable {
+    /// The highest key recorded in `Z_PRIMARYKEY` for the root entity.
+    let recorded: String
+    /// The highest key in the table itself.
+    let highest: String
+    /// Records the new highest key.
+    let record: String
+
+    private static let cache = Mutex<[String: KeyAllocationSQL]>([:])
+
+    /// The statements of `table` (built once per table name).
+    static func `for`(_ table: String) -> KeyAllocationSQL {
+        if let known = cache.withLock({ $0[table] }) { return known }
+        let q = SQLiteSaveTransaction.q
+        let keyTable = q(SQLiteStoreMetadata.primaryKeyTableName)
+        let made = KeyAllocationSQL(
+            recorded: "SELECT \(q("Z_MAX")) FROM \(keyTable) WHERE \(q("Z_NAME")) = ?",
+            highest: "SELECT MAX(\(q("Z_PK"))) FROM \(q(table))",
+            record: "INSERT OR REPLACE INTO \(keyTable) (\(q("Z_NAME")), \(q("Z_MAX"))) VALUES (?, ?)"
+        )
+        cache.withLock { $0[table] = made }
+        return made
     }
 }
