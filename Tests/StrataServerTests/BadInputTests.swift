@@ -216,7 +216,7 @@ struct BadInputTests {
     static func expectServing(_ server: TestServer, sourceLocation: SourceLocation = #_sourceLocation) async throws {
         let witness = server.client("witness-\(UUID().uuidString.prefix(8))")
         let rtt = try await witness.ping()
-        #expect(rtt < .seconds(5), sourceLocation: sourceLocation)
+        #expect(rtt < .seconds(20), sourceLocation: sourceLocation)
         let uuid = UUID()
         let title = "Witness \(uuid.uuidString)"
         let saved = try await witness.save(Wire.save(inserts: [Wire.insertBook("w", title: title, uuid: uuid, pages: 12)]))
@@ -743,11 +743,13 @@ struct BadInputTests {
         // A connected client and a new one are both answered while the flood runs.
         var started = ContinuousClock.now
         _ = try await observer.ping()
-        #expect(ContinuousClock.now - started < .seconds(5), "a connected client waited \(ContinuousClock.now - started)")
+        // Liveness bounds, generous for a loaded 2-core CI machine: the
+        // point is that the answer comes while the flood is unread.
+        #expect(ContinuousClock.now - started < .seconds(20), "a connected client waited \(ContinuousClock.now - started)")
         started = ContinuousClock.now
         let other = server.client("other")
         _ = try await other.ping()
-        #expect(ContinuousClock.now - started < .seconds(5), "a new client waited \(ContinuousClock.now - started)")
+        #expect(ContinuousClock.now - started < .seconds(20), "a new client waited \(ContinuousClock.now - started)")
         #expect(try await other.count("Book") == 0)
         await other.close()
 
@@ -797,13 +799,14 @@ struct BadInputTests {
             return
         }
         let greeted = ContinuousClock.now
-        let notice = try await raw.requireFrame(within: .seconds(2))
+        let notice = try await raw.requireFrame(within: .seconds(10))
         #expect(notice.requestID == 0)
         #expect(notice.status.code == .unavailable, "\(notice.status)")
-        #expect(await raw.closedByServer(within: .seconds(1)))
+        #expect(await raw.closedByServer(within: .seconds(5)))
+        // Not before the timeout; the upper bound only proves it happens.
         let elapsed = ContinuousClock.now - greeted
         #expect(elapsed >= .milliseconds(250), "closed after \(elapsed)")
-        #expect(elapsed < .seconds(2), "closed after \(elapsed)")
+        #expect(elapsed < .seconds(15), "closed after \(elapsed)")
         try await Self.expectServing(server)
         try await server.stop()
     }
