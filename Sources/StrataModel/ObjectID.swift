@@ -56,14 +56,33 @@ public struct ObjectID: Sendable, Hashable, CustomStringConvertible {
         }
     }
 
-    /// Parses the text form produced by ``uriRepresentation``.
+    /// Parses the text form produced by ``uriRepresentation``. One scan of
+    /// the UTF-8 bytes (IDs are parsed on every request a server answers).
     public init?(uriRepresentation text: String) {
-        if text.hasPrefix("strata://") {
-            let parts = text.dropFirst("strata://".count).split(separator: "/", omittingEmptySubsequences: false)
-            guard parts.count == 3, !parts[1].isEmpty, parts[2].first == "p",
-                  let pk = Int64(parts[2].dropFirst()) else { return nil }
-            self.init(storeIdentifier: String(parts[0]), entityName: String(parts[1]), key: .permanent(pk))
-        } else if text.hasPrefix("strata-temp://") {
+        var text = text
+        let parsed: ObjectID?? = text.withUTF8 { bytes -> ObjectID?? in
+            let slash = UInt8(ascii: "/")
+            func string(_ range: Range<Int>) -> String {
+                String(decoding: UnsafeBufferPointer(rebasing: bytes[range]), as: UTF8.self)
+            }
+            if Self.hasPrefix(bytes, "strata://") {
+                // strata://<store>/<Entity>/p<key>
+                let start = 9
+                guard let first = bytes[start...].firstIndex(of: slash),
+                      let second = bytes[(first + 1)...].firstIndex(of: slash), second > first + 1,
+                      bytes[(second + 1)...].firstIndex(of: slash) == nil,
+                      second + 2 < bytes.count, bytes[second + 1] == UInt8(ascii: "p"),
+                      let key = Int64(string((second + 2)..<bytes.count)) else { return .some(nil) }
+                return ObjectID(storeIdentifier: string(start..<first), entityName: string((first + 1)..<second), key: .permanent(key))
+            }
+            return nil
+        }
+        if let parsed {
+            guard let id = parsed else { return nil }
+            self = id
+            return
+        }
+        if text.hasPrefix("strata-temp://") {
             let parts = text.dropFirst("strata-temp://".count).split(separator: "/", omittingEmptySubsequences: false)
             guard parts.count == 2, !parts[0].isEmpty, parts[1].first == "t",
                   let uuid = UUID(uuidString: String(parts[1].dropFirst())) else { return nil }
@@ -71,6 +90,13 @@ public struct ObjectID: Sendable, Hashable, CustomStringConvertible {
         } else {
             return nil
         }
+    }
+
+    private static func hasPrefix(_ bytes: UnsafeBufferPointer<UInt8>, _ prefix: StaticString) -> Bool {
+        guard bytes.count >= prefix.utf8CodeUnitCount else { return false }
+        let p = UnsafeBufferPointer(start: prefix.utf8Start, count: prefix.utf8CodeUnitCount)
+        for i in 0..<p.count where bytes[i] != p[i] { return false }
+        return true
     }
 
     /// Same as ``uriRepresentation``.
