@@ -19,6 +19,8 @@ public final class ManagedObject {
     public internal(set) var storeIdentifier: String
 
     unowned let graph: ObjectGraph
+    /// The entity's attribute lookups, set by ``ObjectGraph/layout(of:)``.
+    var layout: ObjectGraph.EntityLayout?
 
     /// The persisted values as last read from (or written to) the store;
     /// `nil` for a fault or a newly inserted object.

@@ -11,6 +11,8 @@ final class ObjectGraph {
     let transformers: ValueTransformerRegistry
     let transientRules: [String: [String: TransientRule]]
     private(set) var registered: [ObjectID: ManagedObject] = [:]
+    /// Attribute lookups by entity, built on first use (see ``EntityLayout``).
+    private var layouts: [String: EntityLayout] = [:]
 
     init(model: ObjectModel, transformers: ValueTransformerRegistry, transientRules: [String: [String: TransientRule]]) {
         self.model = model
@@ -55,6 +57,39 @@ final class ObjectGraph {
                 object.transients[attribute] = nil
             }
         }
+    }
+
+    /// An entity's attributes by name, for the per-value paths (setting a
+    /// value): one lookup of a reference instead of the model's two
+    /// lookups and a copy of the whole ``AttributeDescription``.
+    final class EntityLayout {
+        /// One attribute, shared by reference.
+        final class Attribute {
+            let description: AttributeDescription
+            init(_ description: AttributeDescription) { self.description = description }
+        }
+
+        let attributes: [String: Attribute]
+
+        init(entity: String, model: ObjectModel) {
+            var attributes: [String: Attribute] = [:]
+            for attribute in model.attributes(of: entity) { attributes[attribute.name] = Attribute(attribute) }
+            self.attributes = attributes
+        }
+    }
+
+    /// The layout of an object's entity, kept on the object after the first use.
+    func layout(of object: ManagedObject) -> EntityLayout {
+        if let layout = object.layout { return layout }
+        let layout: EntityLayout
+        if let cached = layouts[object.entityName] {
+            layout = cached
+        } else {
+            layout = EntityLayout(entity: object.entityName, model: model)
+            layouts[object.entityName] = layout
+        }
+        object.layout = layout
+        return layout
     }
 
     // MARK: Registry
@@ -175,9 +210,9 @@ final class ObjectGraph {
         guard !object.isDeleted else {
             throw StrataError(.invalidValue, "\(object.objectID) was deleted: cannot set '\(key)'")
         }
-        if let attribute = model.attribute(named: key, in: object.entityName) {
-            let checked = try Self.checked(value, for: attribute, entity: object.entityName)
-            if attribute.isTransient {
+        if let attribute = layout(of: object).attributes[key] {
+            let checked = try Self.checked(value, for: attribute.description, entity: object.entityName)
+            if attribute.description.isTransient {
                 object.transients[key] = checked
             } else {
                 guard object.isInserted || object.committed != nil else { throw faultError(object) }
