@@ -188,18 +188,38 @@ extension Context {
     }
 
     func buildSavePlan() throws -> SavePlan {
-        var byStore: [String: StoreChanges] = [:]
-        var insertedByStore: [String: [(object: ManagedObject, generation: UInt64)]] = [:]
+        // Per store, in the order first met; objects of one store and one
+        // entity usually come in runs, so the last store and entity are
+        // remembered instead of hashing their names at every object.
+        var storeIDs: [String] = []
+        var storeIndex: [String: Int] = [:]
+        var byStore: [StoreChanges] = []
+        var insertedByStore: [[(object: ManagedObject, generation: UInt64)]] = []
+        var lastStoreID: String?
+        var lastIndex = 0
+        var lastEntity: String?
+        var keys: [String] = []
         var externalErrors: [String] = []
         let checksVersions = mergePolicy != .overwrite
         for object in graph.changedObjects {
             let storeID = object.storeIdentifier
-            if byStore[storeID] == nil { byStore[storeID] = StoreChanges(checksVersions: checksVersions) }
+            let unit: Int
+            if let lastStoreID, lastStoreID == storeID {
+                unit = lastIndex
+            } else if let known = storeIndex[storeID] {
+                unit = known
+            } else {
+                unit = byStore.count
+                storeIndex[storeID] = unit
+                storeIDs.append(storeID)
+                byStore.append(StoreChanges(checksVersions: checksVersions))
+                insertedByStore.append([])
+            }
+            lastStoreID = storeID
+            lastIndex = unit
             if object.isDeleted {
                 if !object.isInserted {
-                    // Mutated in place: copying the change set out and back
-                    // would copy its arrays at every object.
-                    byStore[storeID]?.deletes.append(.init(objectID: object.objectID, expectedVersion: object.version))
+                    byStore[unit].deletes.append(.init(objectID: object.objectID, expectedVersion: object.version))
                 }
                 continue
             }
@@ -208,7 +228,10 @@ extension Context {
             if object.isInserted {
                 // Every persisted key: the changes (which hold only persisted
                 // keys) shared as they are, plus nil for the keys never set.
-                let keys = persistedKeys(of: object.entityName)
+                if lastEntity != object.entityName {
+                    lastEntity = object.entityName
+                    keys = persistedKeys(of: object.entityName)
+                }
                 values = object.changes
                 if values.count < keys.count {
                     values.reserveCapacity(keys.count)
@@ -227,26 +250,30 @@ extension Context {
                 }
                 toMany[key] = list
             }
-            externalErrors += crossStoreProblems(object, values: values, toMany: toMany)
+            if referencesOtherObjects(values, toMany) {
+                externalErrors += crossStoreProblems(object, values: values, toMany: toMany)
+            }
             if object.isInserted {
-                byStore[storeID]?.inserts.append(.init(temporaryID: object.objectID, values: values, toMany: toMany))
-                insertedByStore[storeID, default: []].append((object, object.changeGeneration))
+                byStore[unit].inserts.append(.init(temporaryID: object.objectID, values: values, toMany: toMany))
+                insertedByStore[unit].append((object, object.changeGeneration))
             } else {
-                byStore[storeID]?.updates.append(.init(objectID: object.objectID, expectedVersion: object.version, values: values, toMany: toMany))
+                byStore[unit].updates.append(.init(objectID: object.objectID, expectedVersion: object.version, values: values, toMany: toMany))
             }
         }
         guard externalErrors.isEmpty else {
             throw StrataError(.externalRelationship, "\(externalErrors.count) persisted relationship(s) point to objects in another store; link stores with fetched properties or transient relationships", details: externalErrors)
         }
         var units: [StoreSaveUnit] = []
-        for (identifier, changes) in byStore.sorted(by: { $0.key < $1.key }) where !changes.isEmpty {
+        for unit in storeIDs.indices.sorted(by: { storeIDs[$0] < storeIDs[$1] }) where !byStore[unit].isEmpty {
+            let identifier = storeIDs[unit]
+            let changes = byStore[unit]
             guard let store = coordinator.store(identifier: identifier) else {
                 throw StrataError(.storeSave, "no loaded store has identifier \(identifier)")
             }
             guard !store.isReadOnly else {
                 throw StrataError(.storeSave, "store \(store.storeDescription.displayName) is read-only: \(changes.inserts.count) insert(s), \(changes.updates.count) update(s), \(changes.deletes.count) delete(s) refused; nothing was written")
             }
-            units.append(StoreSaveUnit(store: store, changes: changes, insertedObjects: insertedByStore[identifier] ?? []))
+            units.append(StoreSaveUnit(store: store, changes: changes, insertedObjects: insertedByStore[unit]))
         }
         return SavePlan(units: units)
     }
@@ -276,6 +303,15 @@ extension Context {
             + model.relationships(of: entityName).filter { !$0.isToMany && !$0.isTransient }.map(\.name)
         persistedKeysCache[entityName] = keys
         return keys
+    }
+
+    /// Whether values or lists name any object (only those can cross stores).
+    private func referencesOtherObjects(_ values: [String: PropertyValue], _ toMany: [String: [ObjectID]]) -> Bool {
+        if !toMany.isEmpty { return true }
+        for value in values.values {
+            if case .object = value { return true }
+        }
+        return false
     }
 
     private func crossStoreProblems(_ object: ManagedObject, values: [String: PropertyValue], toMany: [String: [ObjectID]]) -> [String] {
@@ -425,6 +461,12 @@ extension Context {
         var changeSet = ChangeSet(contextName: name, origin: token)
         var idMap: [ObjectID: ObjectID] = [:]
         var rekeyed: [(ManagedObject, ObjectID)] = []
+        // Sized once: growing these by rehashing costs more than filling them.
+        let insertCount = committed.reduce(0) { $0 + $1.0.changes.inserts.count }
+        let writeCount = committed.reduce(0) { $0 + $1.0.changes.inserts.count + $1.0.changes.updates.count }
+        rekeyed.reserveCapacity(insertCount)
+        changeSet.inserted.reserveCapacity(insertCount)
+        changeSet.versions.reserveCapacity(writeCount)
         for (unit, commit) in committed {
             if idMap.isEmpty { idMap = commit.permanentIDs } else { idMap.merge(commit.permanentIDs) { a, _ in a } }
             for (index, insert) in unit.changes.inserts.enumerated() {
