@@ -20,7 +20,7 @@ extension Context {
         await acquireSaveLock()
         defer { releaseSaveLock() }
         // Inserted-then-deleted objects never reach a store.
-        for object in graph.registered.values where object.isInserted && object.isDeleted {
+        for object in graph.changedObjects where object.isInserted && object.isDeleted {
             graph.unregister(object.objectID)
         }
         guard hasChanges else { return ChangeSet(contextName: name, origin: token) }
@@ -100,7 +100,7 @@ extension Context {
     /// Loads what saving needs, recomputes derived attributes and validates.
     func prepareForSave() async throws {
         // Faults with changes (e.g. inverse updates) need their version and values.
-        try await load(graph.registered.values.filter { $0.hasChanges && $0.isFault })
+        try await load(graph.changedObjects.filter(\.isFault))
         try await loadChangedLists()
         try await recomputeDerivedAttributes()
         try await validateChanges()
@@ -471,7 +471,16 @@ extension Context {
             if idMap.isEmpty { idMap = commit.permanentIDs } else { idMap.merge(commit.permanentIDs) { a, _ in a } }
             for (index, insert) in unit.changes.inserts.enumerated() {
                 let planned = index < unit.insertedObjects.count ? unit.insertedObjects[index] : nil
-                guard let object = graph.registeredObject(for: insert.temporaryID) else { continue }
+                // The planned object when it still holds the ID (no lookup),
+                // else whatever the registry has under it.
+                let object: ManagedObject
+                if let planned, planned.object.isRegistered, planned.object.objectID == insert.temporaryID {
+                    object = planned.object
+                } else if let registered = graph.registeredObject(for: insert.temporaryID) {
+                    object = registered
+                } else {
+                    continue
+                }
                 let permanent = commit.permanentIDs[insert.temporaryID] ?? insert.temporaryID
                 // Absent keys read as nil: no need to add them.
                 object.committed = insert.values
@@ -513,7 +522,7 @@ extension Context {
                 changeSet.deleted.append(delete.objectID)
             }
             // Inserted-then-deleted objects of this store never reach it.
-            for object in graph.registered.values where object.isDeleted && object.isInserted && object.storeIdentifier == unit.store.identifier {
+            for object in graph.changedObjects where object.isDeleted && object.isInserted && object.storeIdentifier == unit.store.identifier {
                 graph.unregister(object.objectID)
             }
         }
