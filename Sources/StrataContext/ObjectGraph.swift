@@ -109,9 +109,10 @@ final class ObjectGraph {
 
     /// The registered object for an ID, registering a fault when unknown.
     func object(for id: ObjectID) -> ManagedObject {
-        if let object = registered[id] { return object }
-        let object = ManagedObject(objectID: id, storeIdentifier: id.storeIdentifier, graph: self)
-        registered[id] = object
+        // One probe of the registry for both the lookup and the insertion
+        // (the defaulted subscript's modify accessor inserts in place).
+        func current(_ slot: inout ManagedObject) -> ManagedObject { slot }
+        let object = current(&registered[id, default: ManagedObject(objectID: id, storeIdentifier: id.storeIdentifier, graph: self)])
         object.isRegistered = true
         return object
     }
