@@ -232,9 +232,11 @@ extension Context {
                     lastEntity = object.entityName
                     keys = persistedKeys(of: object.entityName)
                 }
+                // No reserveCapacity: on the shared storage it would copy
+                // by rehashing every key; the first write copies it as is
+                // (insert(_:into:) sized it for every persisted key).
                 values = object.changes
                 if values.count < keys.count {
-                    values.reserveCapacity(keys.count)
                     for key in keys where values[key] == nil { values[key] = .null }
                 }
             } else {
