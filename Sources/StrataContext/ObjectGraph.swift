@@ -193,9 +193,13 @@ final class ObjectGraph {
     /// object's change properties enrolls it, so no registered object with
     /// changes is missing; the others are dropped here.
     var changedObjects: [ManagedObject] {
+        // The save's steps ask several times in a row with nothing to drop:
+        // then the list is returned as it is, not copied.
+        guard let first = enrolled.firstIndex(where: { !$0.isRegistered || !$0.hasChanges }) else { return enrolled }
         var kept: [ManagedObject] = []
         kept.reserveCapacity(enrolled.count)
-        for object in enrolled {
+        kept.append(contentsOf: enrolled[..<first])
+        for object in enrolled[first...] {
             if object.isRegistered, object.hasChanges {
                 kept.append(object)
             } else {
