@@ -30,7 +30,10 @@ extension Context {
         let stores = self.stores(for: fetch)
         let pending = pendingObjects(for: fetch)
         if pending.isEmpty, stores.count == 1 {
-            return try await stores[0].fetchSnapshots(fetch).map { apply($0) }
+            let snapshots = try await stores[0].fetchSnapshots(fetch)
+            // One growth of the registry instead of a rehash at every doubling.
+            graph.reserveCapacity(graph.registered.count + snapshots.count)
+            return snapshots.map { apply($0) }
         }
 
         // Fetch unwindowed (or the top offset+limit of each store when only
@@ -77,6 +80,6 @@ extension Context {
     /// Registered objects of the fetched entities with unsaved changes.
     func pendingObjects(for fetch: ResolvedFetch) -> [ManagedObject] {
         let entities = Set(fetch.includesSubentities ? model.hierarchy(of: fetch.entityName) : [fetch.entityName])
-        return graph.registered.values.filter { $0.hasChanges && entities.contains($0.entityName) }
+        return graph.changedObjects.filter { entities.contains($0.entityName) }
     }
 }

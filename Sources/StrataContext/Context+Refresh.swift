@@ -45,6 +45,9 @@ extension Context {
             object.transients.removeAll()
             object.isDeleted = false
         }
+        // Let go of the forgotten inserted objects now rather than at the
+        // next save or fetch.
+        _ = graph.changedObjects
     }
 
     /// Forgets every object (unsaved changes included).

@@ -20,7 +20,7 @@ extension Context {
         await acquireSaveLock()
         defer { releaseSaveLock() }
         // Inserted-then-deleted objects never reach a store.
-        for object in graph.registered.values where object.isInserted && object.isDeleted {
+        for object in graph.changedObjects where object.isInserted && object.isDeleted {
             graph.unregister(object.objectID)
         }
         guard hasChanges else { return ChangeSet(contextName: name, origin: token) }
@@ -100,7 +100,7 @@ extension Context {
     /// Loads what saving needs, recomputes derived attributes and validates.
     func prepareForSave() async throws {
         // Faults with changes (e.g. inverse updates) need their version and values.
-        try await load(graph.registered.values.filter { $0.hasChanges && $0.isFault })
+        try await load(graph.changedObjects.filter(\.isFault))
         try await loadChangedLists()
         try await recomputeDerivedAttributes()
         try await validateChanges()
@@ -188,18 +188,38 @@ extension Context {
     }
 
     func buildSavePlan() throws -> SavePlan {
-        var byStore: [String: StoreChanges] = [:]
-        var insertedByStore: [String: [(object: ManagedObject, generation: UInt64)]] = [:]
+        // Per store, in the order first met; objects of one store and one
+        // entity usually come in runs, so the last store and entity are
+        // remembered instead of hashing their names at every object.
+        var storeIDs: [String] = []
+        var storeIndex: [String: Int] = [:]
+        var byStore: [StoreChanges] = []
+        var insertedByStore: [[(object: ManagedObject, generation: UInt64)]] = []
+        var lastStoreID: String?
+        var lastIndex = 0
+        var lastEntity: String?
+        var keys: [String] = []
         var externalErrors: [String] = []
         let checksVersions = mergePolicy != .overwrite
         for object in graph.changedObjects {
             let storeID = object.storeIdentifier
-            if byStore[storeID] == nil { byStore[storeID] = StoreChanges(checksVersions: checksVersions) }
+            let unit: Int
+            if let lastStoreID, lastStoreID == storeID {
+                unit = lastIndex
+            } else if let known = storeIndex[storeID] {
+                unit = known
+            } else {
+                unit = byStore.count
+                storeIndex[storeID] = unit
+                storeIDs.append(storeID)
+                byStore.append(StoreChanges(checksVersions: checksVersions))
+                insertedByStore.append([])
+            }
+            lastStoreID = storeID
+            lastIndex = unit
             if object.isDeleted {
                 if !object.isInserted {
-                    // Mutated in place: copying the change set out and back
-                    // would copy its arrays at every object.
-                    byStore[storeID]?.deletes.append(.init(objectID: object.objectID, expectedVersion: object.version))
+                    byStore[unit].deletes.append(.init(objectID: object.objectID, expectedVersion: object.version))
                 }
                 continue
             }
@@ -208,10 +228,15 @@ extension Context {
             if object.isInserted {
                 // Every persisted key: the changes (which hold only persisted
                 // keys) shared as they are, plus nil for the keys never set.
-                let keys = persistedKeys(of: object.entityName)
+                if lastEntity != object.entityName {
+                    lastEntity = object.entityName
+                    keys = persistedKeys(of: object.entityName)
+                }
+                // No reserveCapacity: on the shared storage it would copy
+                // by rehashing every key; the first write copies it as is
+                // (insert(_:into:) sized it for every persisted key).
                 values = object.changes
                 if values.count < keys.count {
-                    values.reserveCapacity(keys.count)
                     for key in keys where values[key] == nil { values[key] = .null }
                 }
             } else {
@@ -227,26 +252,30 @@ extension Context {
                 }
                 toMany[key] = list
             }
-            externalErrors += crossStoreProblems(object, values: values, toMany: toMany)
+            if referencesOtherObjects(values, toMany) {
+                externalErrors += crossStoreProblems(object, values: values, toMany: toMany)
+            }
             if object.isInserted {
-                byStore[storeID]?.inserts.append(.init(temporaryID: object.objectID, values: values, toMany: toMany))
-                insertedByStore[storeID, default: []].append((object, object.changeGeneration))
+                byStore[unit].inserts.append(.init(temporaryID: object.objectID, values: values, toMany: toMany))
+                insertedByStore[unit].append((object, object.changeGeneration))
             } else {
-                byStore[storeID]?.updates.append(.init(objectID: object.objectID, expectedVersion: object.version, values: values, toMany: toMany))
+                byStore[unit].updates.append(.init(objectID: object.objectID, expectedVersion: object.version, values: values, toMany: toMany))
             }
         }
         guard externalErrors.isEmpty else {
             throw StrataError(.externalRelationship, "\(externalErrors.count) persisted relationship(s) point to objects in another store; link stores with fetched properties or transient relationships", details: externalErrors)
         }
         var units: [StoreSaveUnit] = []
-        for (identifier, changes) in byStore.sorted(by: { $0.key < $1.key }) where !changes.isEmpty {
+        for unit in storeIDs.indices.sorted(by: { storeIDs[$0] < storeIDs[$1] }) where !byStore[unit].isEmpty {
+            let identifier = storeIDs[unit]
+            let changes = byStore[unit]
             guard let store = coordinator.store(identifier: identifier) else {
                 throw StrataError(.storeSave, "no loaded store has identifier \(identifier)")
             }
             guard !store.isReadOnly else {
                 throw StrataError(.storeSave, "store \(store.storeDescription.displayName) is read-only: \(changes.inserts.count) insert(s), \(changes.updates.count) update(s), \(changes.deletes.count) delete(s) refused; nothing was written")
             }
-            units.append(StoreSaveUnit(store: store, changes: changes, insertedObjects: insertedByStore[identifier] ?? []))
+            units.append(StoreSaveUnit(store: store, changes: changes, insertedObjects: insertedByStore[unit]))
         }
         return SavePlan(units: units)
     }
@@ -276,6 +305,15 @@ extension Context {
             + model.relationships(of: entityName).filter { !$0.isToMany && !$0.isTransient }.map(\.name)
         persistedKeysCache[entityName] = keys
         return keys
+    }
+
+    /// Whether values or lists name any object (only those can cross stores).
+    private func referencesOtherObjects(_ values: [String: PropertyValue], _ toMany: [String: [ObjectID]]) -> Bool {
+        if !toMany.isEmpty { return true }
+        for value in values.values {
+            if case .object = value { return true }
+        }
+        return false
     }
 
     private func crossStoreProblems(_ object: ManagedObject, values: [String: PropertyValue], toMany: [String: [ObjectID]]) -> [String] {
@@ -425,11 +463,26 @@ extension Context {
         var changeSet = ChangeSet(contextName: name, origin: token)
         var idMap: [ObjectID: ObjectID] = [:]
         var rekeyed: [(ManagedObject, ObjectID)] = []
+        // Sized once: growing these by rehashing costs more than filling them.
+        let insertCount = committed.reduce(0) { $0 + $1.0.changes.inserts.count }
+        let writeCount = committed.reduce(0) { $0 + $1.0.changes.inserts.count + $1.0.changes.updates.count }
+        rekeyed.reserveCapacity(insertCount)
+        changeSet.inserted.reserveCapacity(insertCount)
+        changeSet.versions.reserveCapacity(writeCount)
         for (unit, commit) in committed {
             if idMap.isEmpty { idMap = commit.permanentIDs } else { idMap.merge(commit.permanentIDs) { a, _ in a } }
             for (index, insert) in unit.changes.inserts.enumerated() {
                 let planned = index < unit.insertedObjects.count ? unit.insertedObjects[index] : nil
-                guard let object = graph.registeredObject(for: insert.temporaryID) else { continue }
+                // The planned object when it still holds the ID (no lookup),
+                // else whatever the registry has under it.
+                let object: ManagedObject
+                if let planned, planned.object.isRegistered, planned.object.objectID == insert.temporaryID {
+                    object = planned.object
+                } else if let registered = graph.registeredObject(for: insert.temporaryID) {
+                    object = registered
+                } else {
+                    continue
+                }
                 let permanent = commit.permanentIDs[insert.temporaryID] ?? insert.temporaryID
                 // Absent keys read as nil: no need to add them.
                 object.committed = insert.values
@@ -471,7 +524,7 @@ extension Context {
                 changeSet.deleted.append(delete.objectID)
             }
             // Inserted-then-deleted objects of this store never reach it.
-            for object in graph.registered.values where object.isDeleted && object.isInserted && object.storeIdentifier == unit.store.identifier {
+            for object in graph.changedObjects where object.isDeleted && object.isInserted && object.storeIdentifier == unit.store.identifier {
                 graph.unregister(object.objectID)
             }
         }

@@ -49,7 +49,7 @@ extension Context {
         let checkAll = object.isInserted
         // Only attributes with something to check: mandatory, bounded,
         // patterned, or transient (checked when set).
-        for attribute in plan.attributes {
+        for attribute in plan.checks {
             guard checkAll || object.changes[attribute.name] != nil || attribute.isTransient else { continue }
             let value: PropertyValue
             if attribute.isTransient {
@@ -66,8 +66,8 @@ extension Context {
                 continue
             }
             // Most attributes have no bounds: skip building the message.
-            guard !attribute.minValue.isNull || !attribute.maxValue.isNull || attribute.regularExpression != nil else { continue }
-            problems += Self.boundsProblems(value, attribute, "\(entity).\(attribute.name) of \(object.objectID)").map { problem($0.0, attribute.name, $0.1) }
+            guard attribute.hasBounds else { continue }
+            problems += Self.boundsProblems(value, plan.attributes[attribute.index], "\(entity).\(attribute.name) of \(object.objectID)").map { problem($0.0, attribute.name, $0.1) }
         }
         for relationship in plan.relationships {
             var name: String { "\(entity).\(relationship.name) of \(object.objectID)" }
@@ -95,6 +95,9 @@ extension Context {
         /// The attributes with something to check: mandatory, bounded,
         /// patterned, or transient (checked when set).
         let attributes: [AttributeDescription]
+        /// What the per-object loop reads of each of ``attributes`` (same
+        /// order), so that it does not copy whole descriptions.
+        let checks: [Check]
         /// The persisted relationships.
         let relationships: [RelationshipDescription]
         /// The persisted to-manys with a minimum or maximum count (their
@@ -106,9 +109,31 @@ extension Context {
             attributes = model.attributes(of: entity).filter {
                 !$0.isOptional || $0.isTransient || !$0.minValue.isNull || !$0.maxValue.isNull || $0.regularExpression != nil
             }
+            checks = attributes.enumerated().map { index, attribute in
+                Check(
+                    name: attribute.name,
+                    isOptional: attribute.isOptional,
+                    isTransient: attribute.isTransient,
+                    defaultValue: attribute.defaultValue,
+                    hasBounds: !attribute.minValue.isNull || !attribute.maxValue.isNull || attribute.regularExpression != nil,
+                    index: index
+                )
+            }
             relationships = model.relationships(of: entity).filter { !$0.isTransient }
             countedLists = relationships.filter { $0.isToMany && ($0.minCount > 0 || $0.maxCount > 0) }
         }
+    }
+
+    /// One attribute as validation reads it.
+    struct Check {
+        let name: String
+        let isOptional: Bool
+        let isTransient: Bool
+        let defaultValue: PropertyValue
+        /// A minimum, a maximum or a pattern.
+        let hasBounds: Bool
+        /// The index in ``ValidationPlan/attributes``.
+        let index: Int
     }
 
     /// The validation plan of an entity.

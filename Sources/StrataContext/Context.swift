@@ -221,7 +221,7 @@ public actor Context {
                 object.changes[key] = nil
             }
         }
-        vanished.remove(snapshot.objectID)
+        if !vanished.isEmpty { vanished.remove(snapshot.objectID) }
         return object
     }
 

@@ -19,6 +19,8 @@ public final class ManagedObject {
     public internal(set) var storeIdentifier: String
 
     unowned let graph: ObjectGraph
+    /// The entity's attribute lookups, set by ``ObjectGraph/layout(of:)``.
+    var layout: ObjectGraph.EntityLayout?
 
     /// The persisted values as last read from (or written to) the store;
     /// `nil` for a fault or a newly inserted object.
@@ -27,7 +29,10 @@ public final class ManagedObject {
     var version: Int64 = 0
     /// Local changes to persisted attributes and to-one relationships.
     var changes: [String: PropertyValue] = [:] {
-        didSet { changeGeneration &+= 1 }
+        didSet {
+            changeGeneration &+= 1
+            if !isEnrolled { graph.enroll(self) }
+        }
     }
     /// Values of transient attributes.
     var transients: [String: PropertyValue] = [:]
@@ -35,7 +40,10 @@ public final class ManagedObject {
     var committedToMany: [String: [ObjectID]] = [:]
     /// Local changes to to-many relationships.
     var toManyChanges: [String: ToManyChange] = [:] {
-        didSet { changeGeneration &+= 1 }
+        didSet {
+            changeGeneration &+= 1
+            if !isEnrolled { graph.enroll(self) }
+        }
     }
     /// Bumped by every write to ``changes`` or ``toManyChanges`` (the
     /// observers do not read the old value, so writes stay in place): a save
@@ -46,9 +54,20 @@ public final class ManagedObject {
     var fetchedCache: [String: [ObjectID]] = [:]
 
     /// Whether the object was inserted and not saved yet.
-    public internal(set) var isInserted = false
+    public internal(set) var isInserted = false {
+        didSet { if !isEnrolled { graph.enroll(self) } }
+    }
     /// Whether the object was deleted and the delete not saved yet.
-    public internal(set) var isDeleted = false
+    public internal(set) var isDeleted = false {
+        didSet { if !isEnrolled { graph.enroll(self) } }
+    }
+
+    /// Whether the graph's registry maps ``objectID`` to this object (kept
+    /// by ``ObjectGraph``).
+    var isRegistered = false
+    /// Whether the object is in the graph's list of objects that may have
+    /// changes (kept by ``ObjectGraph``).
+    var isEnrolled = false
 
     init(objectID: ObjectID, storeIdentifier: String, graph: ObjectGraph) {
         self.objectID = objectID

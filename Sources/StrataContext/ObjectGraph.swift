@@ -11,6 +11,11 @@ final class ObjectGraph {
     let transformers: ValueTransformerRegistry
     let transientRules: [String: [String: TransientRule]]
     private(set) var registered: [ObjectID: ManagedObject] = [:]
+    /// Objects that may have unsaved changes, in the order they first got
+    /// one (see ``enroll(_:)``); ``changedObjects`` drops the others.
+    private var enrolled: [ManagedObject] = []
+    /// Attribute lookups by entity, built on first use (see ``EntityLayout``).
+    private var layouts: [String: EntityLayout] = [:]
 
     init(model: ObjectModel, transformers: ValueTransformerRegistry, transientRules: [String: [String: TransientRule]]) {
         self.model = model
@@ -57,13 +62,58 @@ final class ObjectGraph {
         }
     }
 
+    /// An entity's attributes by name, for the per-value paths (setting a
+    /// value): one lookup of a reference instead of the model's two
+    /// lookups and a copy of the whole ``AttributeDescription``.
+    final class EntityLayout {
+        /// One attribute, shared by reference.
+        final class Attribute {
+            let description: AttributeDescription
+            /// The fields setting a value reads, apart (reading them from
+            /// `description` would copy the whole description).
+            let name: String
+            let type: AttributeType
+            let isTransient: Bool
+            init(_ description: AttributeDescription) {
+                self.description = description
+                name = description.name
+                type = description.type
+                isTransient = description.isTransient
+            }
+        }
+
+        let attributes: [String: Attribute]
+
+        init(entity: String, model: ObjectModel) {
+            var attributes: [String: Attribute] = [:]
+            for attribute in model.attributes(of: entity) { attributes[attribute.name] = Attribute(attribute) }
+            self.attributes = attributes
+        }
+    }
+
+    /// The layout of an object's entity, kept on the object after the first use.
+    func layout(of object: ManagedObject) -> EntityLayout {
+        if let layout = object.layout { return layout }
+        let layout: EntityLayout
+        if let cached = layouts[object.entityName] {
+            layout = cached
+        } else {
+            layout = EntityLayout(entity: object.entityName, model: model)
+            layouts[object.entityName] = layout
+        }
+        object.layout = layout
+        return layout
+    }
+
     // MARK: Registry
 
     /// The registered object for an ID, registering a fault when unknown.
     func object(for id: ObjectID) -> ManagedObject {
-        if let object = registered[id] { return object }
-        let object = ManagedObject(objectID: id, storeIdentifier: id.storeIdentifier, graph: self)
-        registered[id] = object
+        // One probe of the registry for both the lookup and the insertion
+        // (the defaulted subscript's modify accessor inserts in place).
+        func current(_ slot: inout ManagedObject) -> ManagedObject { slot }
+        let object = current(&registered[id, default: ManagedObject(objectID: id, storeIdentifier: id.storeIdentifier, graph: self)])
+        object.isRegistered = true
         return object
     }
 
@@ -74,24 +124,49 @@ final class ObjectGraph {
 
     /// Registers a newly inserted object.
     func register(_ object: ManagedObject) {
-        registered[object.objectID] = object
+        if let previous = registered.updateValue(object, forKey: object.objectID), previous !== object {
+            previous.isRegistered = false
+        }
+        object.isRegistered = true
+        if object.hasChanges, !object.isEnrolled { enroll(object) }
     }
 
     /// Forgets an object.
     func unregister(_ id: ObjectID) {
-        registered[id] = nil
+        registered.removeValue(forKey: id)?.isRegistered = false
+    }
+
+    /// Notes that an object may have changes (its change properties were
+    /// written); called once per object until ``changedObjects`` drops it.
+    func enroll(_ object: ManagedObject) {
+        object.isEnrolled = true
+        enrolled.append(object)
+    }
+
+    /// Makes room for `capacity` registered objects.
+    func reserveCapacity(_ capacity: Int) {
+        if capacity > registered.capacity { registered.reserveCapacity(capacity) }
     }
 
     /// Forgets every object.
     func removeAll() {
+        for object in registered.values { object.isRegistered = false }
         registered.removeAll()
+        for object in enrolled { object.isEnrolled = false }
+        enrolled.removeAll()
     }
 
     /// Re-keys an object after its save gave it a permanent ID.
     func changeID(of object: ManagedObject, to id: ObjectID) {
-        registered[object.objectID] = nil
+        if let previous = registered.removeValue(forKey: object.objectID), previous !== object {
+            previous.isRegistered = false
+        }
         object.objectID = id
-        registered[id] = object
+        if let previous = registered.updateValue(object, forKey: id), previous !== object {
+            previous.isRegistered = false
+        }
+        object.isRegistered = true
+        if object.hasChanges, !object.isEnrolled { enroll(object) }
     }
 
     /// Re-keys many objects at once (after a save): the registry is rebuilt
@@ -105,13 +180,34 @@ final class ObjectGraph {
         for (object, id) in changes { object.objectID = id }
         var rebuilt: [ObjectID: ManagedObject] = [:]
         rebuilt.reserveCapacity(registered.count)
-        for object in registered.values { rebuilt[object.objectID] = object }
+        for object in registered.values {
+            if let previous = rebuilt.updateValue(object, forKey: object.objectID), previous !== object {
+                previous.isRegistered = false
+            }
+        }
         registered = rebuilt
     }
 
-    /// Objects with unsaved changes.
+    /// Registered objects with unsaved changes, in the order they first
+    /// got one (inserted objects in insertion order). Every write to an
+    /// object's change properties enrolls it, so no registered object with
+    /// changes is missing; the others are dropped here.
     var changedObjects: [ManagedObject] {
-        registered.values.filter(\.hasChanges)
+        // The save's steps ask several times in a row with nothing to drop:
+        // then the list is returned as it is, not copied.
+        guard let first = enrolled.firstIndex(where: { !$0.isRegistered || !$0.hasChanges }) else { return enrolled }
+        var kept: [ManagedObject] = []
+        kept.reserveCapacity(enrolled.count)
+        kept.append(contentsOf: enrolled[..<first])
+        for object in enrolled[first...] {
+            if object.isRegistered, object.hasChanges {
+                kept.append(object)
+            } else {
+                object.isEnrolled = false
+            }
+        }
+        enrolled = kept
+        return kept
     }
 
     // MARK: Reading
@@ -175,8 +271,8 @@ final class ObjectGraph {
         guard !object.isDeleted else {
             throw StrataError(.invalidValue, "\(object.objectID) was deleted: cannot set '\(key)'")
         }
-        if let attribute = model.attribute(named: key, in: object.entityName) {
-            let checked = try Self.checked(value, for: attribute, entity: object.entityName)
+        if let attribute = layout(of: object).attributes[key] {
+            let checked = try Self.checked(value, type: attribute.type, name: attribute.name, entity: object.entityName)
             if attribute.isTransient {
                 object.transients[key] = checked
             } else {
@@ -437,16 +533,21 @@ final class ObjectGraph {
 
     /// Checks (and normalises) a value for an attribute's type.
     static func checked(_ value: PropertyValue, for attribute: AttributeDescription, entity: String) throws -> PropertyValue {
+        try checked(value, type: attribute.type, name: attribute.name, entity: entity)
+    }
+
+    /// ``checked(_:for:entity:)`` given the attribute's type and name.
+    static func checked(_ value: PropertyValue, type: AttributeType, name: String, entity: String) throws -> PropertyValue {
         func wrong() -> StrataError {
-            StrataError(.invalidValue, "'\(entity).\(attribute.name)' is \(attribute.type.xcodeName); \(value) does not fit")
+            StrataError(.invalidValue, "'\(entity).\(name)' is \(type.xcodeName); \(value) does not fit")
         }
         if case .null = value { return .null }
-        switch attribute.type {
+        switch type {
         case .integer16, .integer32, .integer64:
-            let range = attribute.type.integerRange ?? (Int64.min...Int64.max)
+            let range = type.integerRange ?? (Int64.min...Int64.max)
             guard case .integer(let v) = value else { throw wrong() }
             guard range.contains(v) else {
-                throw StrataError(.invalidValue, "'\(entity).\(attribute.name)': \(v) does not fit \(attribute.type.xcodeName)")
+                throw StrataError(.invalidValue, "'\(entity).\(name)': \(v) does not fit \(type.xcodeName)")
             }
             return value
         case .decimal:

@@ -81,6 +81,25 @@ import Testing
         }
     }
 
+    /// Keys short enough for the integer path decode to the very bytes
+    /// the text parser gives.
+    @Test func compactDecodingMatchesTextParsing() throws {
+        #expect(DecimalKey.isCompactDecodingVerified)
+        var random = Random(state: 7)
+        for _ in 0..<2000 {
+            let digits = Int(random.next() % 18) + 1
+            var text = random.next() % 2 == 0 ? "-" : ""
+            for i in 0..<digits { text += String(i == 0 ? random.next() % 9 + 1 : random.next() % 10) }
+            text += "e\(Int(random.next() % 60) - 30)"
+            let value = try #require(Decimal(string: text, locale: nil))
+            let key = try #require(DecimalKey.encode(value))
+            let decoded = try #require(DecimalKey.decode(key))
+            #expect(decoded == value, "\(text)")
+            let parsed = try #require(Decimal(string: "\(value)", locale: nil))
+            #expect(decoded.description == parsed.description, "\(text)")
+        }
+    }
+
     @Test func roundTripsExactly() throws {
         for value in Self.randomDecimals(count: 3000, seed: 99) {
             let key = try #require(DecimalKey.encode(value))

@@ -76,9 +76,8 @@ public enum SQLiteValueCoding {
             guard data.count == 16 else {
                 throw StrataError(.invalidValue, "stored UUID has \(data.count) bytes instead of 16")
             }
-            let bytes = [UInt8](data)
-            return .uuid(UUID(uuid: (bytes[0], bytes[1], bytes[2], bytes[3], bytes[4], bytes[5], bytes[6], bytes[7],
-                                     bytes[8], bytes[9], bytes[10], bytes[11], bytes[12], bytes[13], bytes[14], bytes[15])))
+            // Read in place: no intermediate byte array per row.
+            return .uuid(UUID(uuid: data.withUnsafeBytes { $0.loadUnaligned(as: uuid_t.self) }))
         case (.objectID, .string(let s)):
             return .uri(s)
         default:

@@ -47,6 +47,7 @@ public enum DecimalKey {
 
     /// The decimal a key encodes, or `nil` when `key` is not a well-formed key.
     public static func decode(_ key: String) -> Decimal? {
+        if let value = decodeCompact(key) { return value }
         let bytes = Array(key.utf8)
         guard let first = bytes.first else { return nil }
         switch first {
@@ -154,6 +155,72 @@ public enum DecimalKey {
               first != UInt8(ascii: "0"), last != UInt8(ascii: "0") else { return false }
         return digits.allSatisfy { $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") }
     }
+
+    /// ``decode(_:)`` for well-formed keys of at most 18 digits, without
+    /// going through text: the digits as a `UInt64` significand scaled by a
+    /// power of ten. `nil` (the caller takes the general path) for any
+    /// other key, or when ``isCompactDecodingVerified`` found that this
+    /// Foundation builds such values differently from its parser.
+    private static func decodeCompact(_ key: String) -> Decimal? {
+        var utf8 = key.utf8.makeIterator()
+        guard let first = utf8.next() else { return nil }
+        let negative: Bool
+        switch first {
+        case UInt8(ascii: "2"): negative = false
+        case UInt8(ascii: "0"): negative = true
+        default: return nil
+        }
+        var biased = 0
+        for _ in 0..<3 {
+            guard let byte = utf8.next(), byte >= UInt8(ascii: "0"), byte <= UInt8(ascii: "9") else { return nil }
+            biased = biased * 10 + Int(byte - UInt8(ascii: "0"))
+        }
+        var significand: UInt64 = 0
+        var count = 0
+        var lastDigit: UInt8 = 0
+        var terminated = false
+        while let byte = utf8.next() {
+            if negative, byte == UInt8(ascii: "~") {
+                terminated = true
+                break
+            }
+            guard byte >= UInt8(ascii: "0"), byte <= UInt8(ascii: "9"), count < 18 else { return nil }
+            var digit = byte - UInt8(ascii: "0")
+            if negative { digit = 9 - digit }
+            if count == 0, digit == 0 { return nil }
+            significand = significand * 10 + UInt64(digit)
+            lastDigit = digit
+            count += 1
+        }
+        guard count > 0, lastDigit != 0, terminated == negative, utf8.next() == nil else { return nil }
+        let exponent = (negative ? (999 - biased) : biased) - 500
+        let scale = exponent - count
+        guard scale >= -100, scale <= 100, isCompactDecodingVerified else { return nil }
+        return compactDecimal(negative: negative, scale: scale, significand: significand)
+    }
+
+    private static func compactDecimal(negative: Bool, scale: Int, significand: UInt64) -> Decimal {
+        Decimal(sign: negative ? .minus : .plus, exponent: scale, significand: Decimal(significand))
+    }
+
+    /// Whether ``compactDecimal(negative:scale:significand:)`` builds the
+    /// very bytes the text path (``makeDecimal(negative:exponent:digits:)``)
+    /// does, checked once per process on probe values.
+    static let isCompactDecodingVerified: Bool = {
+        let probes: [(Bool, Int, UInt64)] = [
+            (false, -2, 1234), (false, -1, 125), (false, 2, 1), (false, -1, 5), (false, 0, 99), (true, -1, 125),
+            (false, -14, 123_456_789_012_345_678), (true, 0, 999_999_999_999_999_999), (false, -100, 7), (false, 100, 3),
+            (true, -3, 5), (false, 0, 65535), (false, 0, 65536), (false, -5, 4_294_967_296), (false, 19, 7),
+        ]
+        for (negative, scale, significand) in probes {
+            let digits = Array(String(significand).utf8)
+            guard let expected = makeDecimal(negative: negative, exponent: scale + digits.count, digits: digits) else { return false }
+            let actual = compactDecimal(negative: negative, scale: scale, significand: significand)
+            let same = withUnsafeBytes(of: expected) { e in withUnsafeBytes(of: actual) { a in e.elementsEqual(a) } }
+            guard same else { return false }
+        }
+        return true
+    }()
 
     private static func makeDecimal(negative: Bool, exponent: Int, digits: [UInt8]) -> Decimal? {
         let text = (negative ? "-0." : "0.") + String(decoding: digits, as: UTF8.self) + "e" + String(exponent)

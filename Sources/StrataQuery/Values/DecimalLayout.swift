@@ -46,12 +46,35 @@ enum DecimalLayout {
             let length = Int(flags >> 4)
             let negative = flags & 0b0000_1000 != 0
             guard length > 0, length <= 8 else { return nil }
+            if length <= 4 {
+                // Fits a UInt64 (every price, count and most amounts):
+                // no word array, no base-10000 long division.
+                var mantissa: UInt64 = 0
+                for i in stride(from: length - 1, through: 0, by: -1) {
+                    mantissa = mantissa << 16 | UInt64(raw[4 + 2 * i]) | UInt64(raw[5 + 2 * i]) << 8
+                }
+                return (negative, exponent, digits(of: mantissa))
+            }
             var words = [UInt16](repeating: 0, count: length)
             for i in 0..<length {
                 words[i] = UInt16(raw[4 + 2 * i]) | UInt16(raw[5 + 2 * i]) << 8
             }
             return (negative, exponent, digits(ofLittleEndianWords: words))
         }
+    }
+
+    /// Base-10 digits of `value`, most significant first; `"0"` for zero
+    /// (as ``digits(ofLittleEndianWords:)`` writes them).
+    private static func digits(of value: UInt64) -> [UInt8] {
+        var result: [UInt8] = []
+        result.reserveCapacity(20)
+        var rest = value
+        repeat {
+            result.append(UInt8(ascii: "0") + UInt8(rest % 10))
+            rest /= 10
+        } while rest > 0
+        result.reverse()
+        return result
     }
 
     /// Base-10 digits of an unsigned multi-word integer (little-endian

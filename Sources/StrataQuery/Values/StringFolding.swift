@@ -14,7 +14,51 @@ public enum StringFolding {
             // Fast path: ASCII has no diacritics and folds case by lowercasing.
             return options.contains(.caseInsensitive) ? string.lowercased() : string
         }
+        if foundationOptions == [.caseInsensitive, .diacriticInsensitive], let folded = foldLatin(string) {
+            return folded
+        }
         return string.folding(options: foundationOptions, locale: nil)
+    }
+
+    /// The first scalar past the Latin ranges ``latinFolds`` covers
+    /// (Latin-1 Supplement and Latin Extended-A).
+    private static let latinLimit: UInt32 = 0x180
+
+    /// Foundation's `[c, d]` folding of each scalar from U+0080 below
+    /// ``latinLimit``, computed once. These ranges hold no combining marks
+    /// and no scalar whose folding depends on its neighbours (with no
+    /// locale), so a string made of them and ASCII folds scalar by scalar.
+    private static let latinFolds: [[UInt8]] = (0x80..<latinLimit).map { value in
+        guard let scalar = Unicode.Scalar(value) else { return [] }
+        return Array(String(Character(scalar)).folding(options: [.caseInsensitive, .diacriticInsensitive], locale: nil).utf8)
+    }
+
+    /// `[c, d]` folding of text made of ASCII and the Latin ranges of
+    /// ``latinFolds``, without Foundation's per-call cost (most accented
+    /// European text); nil for any other text. Works on the UTF-8 bytes:
+    /// the scalars below ``latinLimit`` take one or two bytes.
+    private static func foldLatin(_ string: String) -> String? {
+        var output: [UInt8] = []
+        output.reserveCapacity(string.utf8.count)
+        var lead: UInt8 = 0
+        for byte in string.utf8 {
+            if lead != 0 {
+                // The continuation byte of a two-byte scalar.
+                let value = UInt32(lead & 0x1F) << 6 | UInt32(byte & 0x3F)
+                lead = 0
+                guard value >= 0x80, value < latinLimit else { return nil }
+                output.append(contentsOf: latinFolds[Int(value - 0x80)])
+            } else if byte < 0x80 {
+                // ASCII folds by lowercasing, as in the fast path above.
+                output.append(byte >= 0x41 && byte <= 0x5A ? byte + 0x20 : byte)
+            } else if byte & 0xE0 == 0xC0 {
+                lead = byte
+            } else {
+                return nil
+            }
+        }
+        guard lead == 0 else { return nil }
+        return String(decoding: output, as: UTF8.self)
     }
 
     /// `canonical:(x)`: case- and diacritic-insensitive form.
