@@ -84,22 +84,18 @@ final class Workload: Sendable {
         case .refresh:
             _ = try await client.refresh([randomID(&random)])
         case .query:
-            let low = Int64(random.next() % 990) + 1
             _ = try await client.fetch(Strata_V1_FetchRequest.with {
                 $0.entity = entity
                 $0.predicate = predicate
-                $0.variables["LOW"] = Strata_V1_VariableValue.with { $0.value = PropertyValue.integer(low).wire }
-                $0.variables["HIGH"] = Strata_V1_VariableValue.with { $0.value = PropertyValue.integer(low + 10).wire }
+                $0.variables = rangeVariables(&random)
                 $0.limit = queryLimit
                 if sortsByPages { $0.sort = [Strata_V1_SortKey.with { $0.key = "pages" }] }
             })
         case .count:
-            let low = Int64(random.next() % 990) + 1
             _ = try await client.fetch(Strata_V1_FetchRequest.with {
                 $0.entity = entity
                 $0.predicate = predicate
-                $0.variables["LOW"] = Strata_V1_VariableValue.with { $0.value = PropertyValue.integer(low).wire }
-                $0.variables["HIGH"] = Strata_V1_VariableValue.with { $0.value = PropertyValue.integer(low + 10).wire }
+                $0.variables = rangeVariables(&random)
                 $0.resultType = .count
             })
         case .insert:
@@ -133,6 +129,15 @@ final class Workload: Sendable {
                 throw error
             }
         }
+    }
+
+    /// `$LOW` and `$HIGH`: a random 10-page range.
+    private func rangeVariables(_ random: inout SplitMix64) -> [String: Strata_V1_VariableValue] {
+        let low = Int64(random.next() % 990) + 1
+        return [
+            "LOW": Strata_V1_VariableValue.with { $0.value = PropertyValue.integer(low).wire },
+            "HIGH": Strata_V1_VariableValue.with { $0.value = PropertyValue.integer(low + 10).wire },
+        ]
     }
 
     private func randomID(_ random: inout SplitMix64) -> String {

@@ -54,6 +54,6 @@ enum ErrorReporter {
     /// `error: NOT_FOUND (133000): message`.
     private static func headline(_ code: Strata_V1_StatusCode, _ strataCode: Int, _ message: String) -> String {
         let label = Console.stderrStyle.red("error:")
-        return "\(label) \(code.protocolName)" + (strataCode != 0 ? " (\(strataCode))" : "") + ": \(message)"
+        return "\(label) \(code.name)" + (strataCode != 0 ? " (\(strataCode))" : "") + ": \(message)"
     }
 }
