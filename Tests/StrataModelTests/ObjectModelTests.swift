@@ -28,5 +28,12 @@ import Testing
         let temp = ObjectID.temporary(entityName: "Book")
         #expect(ObjectID(uriRepresentation: temp.uriRepresentation) == temp)
         #expect(ObjectID(uriRepresentation: "strata://x/Book/q1") == nil)
+        // The one-pass parser accepts exactly the printed form.
+        #expect(ObjectID(uriRepresentation: "strata://6461600E-813D/Crème/p7")?.entityName == "Crème")
+        #expect(ObjectID(uriRepresentation: "strata://x/Book/p-3")?.primaryKey == -3)
+        for malformed in ["strata://x/Book/p", "strata://x/Book/p1/extra", "strata://x//p1", "strata://x/Book", "strata://xBookp1",
+                          "strata://x/Book/p1x", "strata://x/Book/p99999999999999999999", "strata:/x/Book/p1", "strata-temp://Book/tnot-a-uuid", ""] {
+            #expect(ObjectID(uriRepresentation: malformed) == nil, "\(malformed)")
+        }
     }
 }
