@@ -334,6 +334,36 @@ import Testing
         #expect(try await store.count(ResolvedFetch(entityName: "Book")) == 1)
     }
 
+    @Test func closingWritesTheSavesAlreadyQueued() async throws {
+        let directory = try SQLiteTestDirectory()
+        defer { directory.remove() }
+        let store = try await open(directory)
+        let outcomes = await withTaskGroup(of: Bool?.self) { group in
+            for index in 0..<30 {
+                group.addTask {
+                    let changes = StoreChanges(inserts: [.init(temporaryID: .temporary(entityName: "Tag"), values: ["name": .string("q\(index)")])])
+                    do {
+                        if case .committed = try await store.save(changes) { return true }
+                        return false
+                    } catch {
+                        return nil // refused because the store had closed: fine
+                    }
+                }
+            }
+            group.addTask {
+                try? await Task.sleep(for: .milliseconds(1))
+                try? await store.close()
+                return false
+            }
+            var committed = 0
+            for await outcome in group where outcome == true { committed += 1 }
+            return committed
+        }
+        let reopened = try await open(directory)
+        #expect(try await reopened.count(ResolvedFetch(entityName: "Tag")) == outcomes)
+        try await reopened.close()
+    }
+
     // MARK: - Versions and conflicts
 
     @Test func versionsGrowByOneAndStaleWritesConflictWithoutWriting() async throws {

@@ -73,6 +73,9 @@ extension SQLiteStore {
             }
         }
         isCommitting = false
+        let waiters = drainWaiters
+        drainWaiters.removeAll()
+        for waiter in waiters { waiter.resume() }
     }
 
     /// Writes a group of change sets in one immediate transaction, each in

@@ -57,6 +57,8 @@ public actor SQLiteStore: PersistentStore {
     var pendingSaves: [PendingSave] = []
     /// Whether a group of saves is being written now.
     var isCommitting = false
+    /// Closers waiting for the saves already queued to be written.
+    var drainWaiters: [CheckedContinuation<Void, Never>] = []
 
     /// Opens the store at `description.url`, creating the file (and its
     /// directory) when missing, migrating lightweight model changes when
@@ -288,6 +290,10 @@ public actor SQLiteStore: PersistentStore {
     /// Closes the connections (SQLite checkpoints the WAL into the file).
     /// Later calls fail with 134080; closing again does nothing.
     public func close() async throws {
+        // Saves already accepted are written (and answered) first.
+        if isCommitting {
+            await withCheckedContinuation { drainWaiters.append($0) }
+        }
         guard let database else { return }
         self.database = nil
         do {
