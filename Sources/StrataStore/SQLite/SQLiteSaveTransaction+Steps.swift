@@ -1,4 +1,3 @@
-import Synchronization
 import Foundation
 import GRDB
 import StrataModel
@@ -198,10 +197,11 @@ extension SQLiteSaveTransaction {
         }
         var next: [String: Int64] = [:]
         for table in order {
-            guard let root = mapping.tables[table]?.rootEntity, let count = counts[table] else { continue }
+            guard let root = mapping.tables[table]?.rootEntity, let count = counts[table],
+                  let sql = mapping.keyAllocation[table] else { continue }
             // Every save of the table runs these three: prepared once per
-            // connection (GRDB's statement cache), their text built once.
-            let sql = KeyAllocationSQL.for(table)
+            // connection (GRDB's statement cache), their text built once
+            // per store (in the mapping).
             let recorded = try Int64.fetchOne(db.cachedStatement(sql: sql.recorded), arguments: [root]) ?? 0
             let highest = try Int64.fetchOne(db.cachedStatement(sql: sql.highest)) ?? 0
             let base = max(recorded, highest)
@@ -268,19 +268,12 @@ struct KeyAllocationSQL: Sendable {
     /// Records the new highest key.
     let record: String
 
-    private static let cache = Mutex<[String: KeyAllocationSQL]>([:])
-
-    /// The statements of `table` (built once per table name).
-    static func `for`(_ table: String) -> KeyAllocationSQL {
-        if let known = cache.withLock({ $0[table] }) { return known }
+    /// The statements of `table`.
+    init(table: String) {
         let q = SQLiteSaveTransaction.q
         let keyTable = q(SQLiteStoreMetadata.primaryKeyTableName)
-        let made = KeyAllocationSQL(
-            recorded: "SELECT \(q("Z_MAX")) FROM \(keyTable) WHERE \(q("Z_NAME")) = ?",
-            highest: "SELECT MAX(\(q("Z_PK"))) FROM \(q(table))",
-            record: "INSERT OR REPLACE INTO \(keyTable) (\(q("Z_NAME")), \(q("Z_MAX"))) VALUES (?, ?)"
-        )
-        cache.withLock { $0[table] = made }
-        return made
+        recorded = "SELECT \(q("Z_MAX")) FROM \(keyTable) WHERE \(q("Z_NAME")) = ?"
+        highest = "SELECT MAX(\(q("Z_PK"))) FROM \(q(table))"
+        record = "INSERT OR REPLACE INTO \(keyTable) (\(q("Z_NAME")), \(q("Z_MAX"))) VALUES (?, ?)"
     }
 }

@@ -149,6 +149,8 @@ struct SQLiteStoreMapping: Sendable {
     let joinReferences: [String: [JoinReference]]
     /// Hierarchy tables by name.
     let tables: [String: SQLiteSchema.Table]
+    /// The key-allocation statements of each hierarchy table, built once.
+    let keyAllocation: [String: KeyAllocationSQL]
 
     /// The mapping of `schema`. Its tables never use the store's own names
     /// (``SQLiteSchema/isReserved(_:)``): the layout skips them.
@@ -232,6 +234,7 @@ struct SQLiteStoreMapping: Sendable {
         self.joinTables = Dictionary(schema.joinTables.map { ($0.name, $0) }, uniquingKeysWith: { a, _ in a })
         self.joinReferences = references
         self.tables = Dictionary(schema.tables.map { ($0.name, $0) }, uniquingKeysWith: { a, _ in a })
+        self.keyAllocation = tables.mapValues { KeyAllocationSQL(table: $0.name) }
     }
 
     private static func resolution(of destination: String, schema: SQLiteSchema) -> DestinationResolution {
