@@ -212,7 +212,7 @@ extension Context {
                 unit = byStore.count
                 storeIndex[storeID] = unit
                 storeIDs.append(storeID)
-                byStore.append(StoreChanges(checksVersions: checksVersions))
+                byStore.append(StoreChanges(checksVersions: checksVersions, author: transactionAuthor, contextName: name))
                 insertedByStore.append([])
             }
             lastStoreID = storeID

@@ -18,6 +18,9 @@ public actor Context {
     public nonisolated let name: String?
     /// How saves resolve conflicts.
     public var mergePolicy: MergePolicy
+    /// Who saves (Core Data's `transactionAuthor`): recorded with every
+    /// save in persistent history, so that consumers can tell writers apart.
+    public var transactionAuthor: String?
     /// A unique token naming this context as the origin of its change sets.
     public nonisolated let token: String
 
@@ -57,6 +60,11 @@ public actor Context {
     /// Changes the merge policy.
     public func setMergePolicy(_ policy: MergePolicy) {
         mergePolicy = policy
+    }
+
+    /// Changes the author recorded in persistent history for later saves.
+    public func setTransactionAuthor(_ author: String?) {
+        transactionAuthor = author
     }
 
     /// Merges every change set other contexts save through the coordinator,

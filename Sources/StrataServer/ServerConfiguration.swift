@@ -1,3 +1,4 @@
+import StrataContext
 import StrataWire
 
 /// How a ``StrataServer`` listens and what it allows each connection.
@@ -22,6 +23,11 @@ public struct ServerConfiguration: Sendable {
     public var shutdownGracePeriod: Duration
     /// The name the hello reports.
     public var serverName: String
+    /// How the server follows other processes' saves to its stores
+    /// (persistent history: contexts merge them, subscribers are notified);
+    /// nil ignores them. Without a consumer name the server records its
+    /// position as `<serverName>@<host>:<port>`.
+    public var otherProcesses: ExternalChangeMonitor.Options?
 
     /// Creates a configuration; the defaults serve 127.0.0.1:7420.
     public init(
@@ -33,7 +39,8 @@ public struct ServerConfiguration: Sendable {
         authToken: String? = nil,
         maxRequestsInFlight: Int = 128,
         shutdownGracePeriod: Duration = .seconds(10),
-        serverName: String = "strata-server"
+        serverName: String = "strata-server",
+        otherProcesses: ExternalChangeMonitor.Options? = ExternalChangeMonitor.Options()
     ) {
         self.host = host
         self.port = port
@@ -44,5 +51,6 @@ public struct ServerConfiguration: Sendable {
         self.maxRequestsInFlight = maxRequestsInFlight
         self.shutdownGracePeriod = shutdownGracePeriod
         self.serverName = serverName
+        self.otherProcesses = otherProcesses
     }
 }

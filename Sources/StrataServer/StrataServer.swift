@@ -86,6 +86,7 @@ public actor StrataServer: Service {
         guard case .listening(let listener, let port) = state else { return }
         state = .running(listener.channel, port: port)
         logger.info("strata-server serving model '\(core.model.name)' on \(configuration.host):\(port) (\(core.coordinator.stores.map { "\($0.configurationName ?? "default")=\($0.storeDescription.type.rawValue)" }.joined(separator: ", ")))")
+        let monitor = startFollowingOtherProcesses(port: port)
         try await withGracefulShutdownHandler {
             try await withThrowingDiscardingTaskGroup { tasks in
                 try await listener.executeThenClose { inbound in
@@ -97,8 +98,25 @@ public actor StrataServer: Service {
         } onGracefulShutdown: {
             Task { await self.shutdown() }
         }
+        await monitor?.stop()
         state = .stopped
         logger.info("strata-server stopped")
+    }
+
+    /// Follows other processes' saves to the stores (see
+    /// ``ServerConfiguration/otherProcesses``), logging failures.
+    private func startFollowingOtherProcesses(port: Int) -> ExternalChangeMonitor? {
+        guard var options = configuration.otherProcesses else { return nil }
+        if options.consumerName == nil {
+            options.consumerName = "\(configuration.serverName)@\(configuration.host):\(port)"
+        }
+        let logger = self.logger
+        let report = options.onError
+        options.onError = { store, error in
+            logger.warning("following other processes' saves failed; restarting", metadata: ["store": "\(store)", "error": "\(error)"])
+            report?(store, error)
+        }
+        return ExternalChangeMonitor(coordinator: core.coordinator, options: options)
     }
 
     /// Stops accepting, stops reading open connections (their running

@@ -66,13 +66,19 @@ public struct StoreChanges: Sendable, Hashable {
     public var deletes: [Delete]
     /// When false (the overwrite merge policy) versions are not compared.
     public var checksVersions: Bool
+    /// Who saved (Core Data's transaction author), recorded in persistent history.
+    public var author: String?
+    /// The saving context's name, recorded in persistent history.
+    public var contextName: String?
 
     /// Creates a change set.
-    public init(inserts: [Insert] = [], updates: [Update] = [], deletes: [Delete] = [], checksVersions: Bool = true) {
+    public init(inserts: [Insert] = [], updates: [Update] = [], deletes: [Delete] = [], checksVersions: Bool = true, author: String? = nil, contextName: String? = nil) {
         self.inserts = inserts
         self.updates = updates
         self.deletes = deletes
         self.checksVersions = checksVersions
+        self.author = author
+        self.contextName = contextName
     }
 
     /// Whether there is nothing to write.

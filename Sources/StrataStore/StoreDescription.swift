@@ -29,6 +29,14 @@ public struct StoreDescription: Sendable, Hashable {
     public var migratesAutomatically: Bool
     /// How long a SQLite writer waits for another process's lock.
     public var busyTimeout: Duration
+    /// Whether saves record persistent history (SQLite stores; see
+    /// ``HistoryTrackingStore``). A store whose file already records history
+    /// keeps recording whatever this says, so that no process's save is
+    /// missing from it. Other processes notice this process's saves only
+    /// through history. On by default; turn it off only for a store no other
+    /// process shares.
+    public var tracksHistory: Bool
+
 
     /// Creates a description.
     public init(
@@ -37,7 +45,8 @@ public struct StoreDescription: Sendable, Hashable {
         configuration: String? = nil,
         isReadOnly: Bool = false,
         migratesAutomatically: Bool = true,
-        busyTimeout: Duration = .seconds(5)
+        busyTimeout: Duration = .seconds(5),
+        tracksHistory: Bool = true
     ) {
         self.url = url
         self.type = type
@@ -45,6 +54,7 @@ public struct StoreDescription: Sendable, Hashable {
         self.isReadOnly = isReadOnly
         self.migratesAutomatically = migratesAutomatically
         self.busyTimeout = busyTimeout
+        self.tracksHistory = tracksHistory
     }
 
     /// An in-memory store for a configuration.

@@ -5,7 +5,7 @@ import StrataQuery
 
 /// One ``SQLiteStore/save(_:)``: the change set checked and encoded first
 /// (``init(changes:mapping:storeIdentifier:path:)``, no database access), then
-/// written in one `BEGIN IMMEDIATE` transaction (``run(_:)``).
+/// written inside one `BEGIN IMMEDIATE` transaction (``execute(_:)``).
 ///
 /// Order inside the transaction:
 /// 1. version checks (when asked): `Z_OPT` of every updated or deleted row,
@@ -400,18 +400,8 @@ struct SQLiteSaveTransaction {
 
     // MARK: - The transaction
 
-    /// Writes the change set in one immediate transaction; rolls back and
-    /// answers conflicts when there are some.
-    mutating func run(_ db: Database) throws -> StoreSaveResult {
-        var outcome = StoreSaveResult.committed(StoreCommit())
-        try db.inTransaction(.immediate) {
-            outcome = try execute(db)
-            if case .committed = outcome { return .commit }
-            return .rollback
-        }
-        return outcome
-    }
-
+    /// Writes the change set inside the caller's immediate transaction (or
+    /// savepoint); the caller rolls back unless the answer is `.committed`.
     mutating func execute(_ db: Database) throws -> StoreSaveResult {
         if checksVersions, let conflicts = try versionConflicts(db), !conflicts.isEmpty {
             return .conflicts(conflicts)

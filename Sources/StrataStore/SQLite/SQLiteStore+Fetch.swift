@@ -13,7 +13,7 @@ extension SQLiteStore {
         let query = try mapping.compiler.rowQuery(fetch)
         let decoder = self.decoder
         do {
-            return try await database.read { db in
+            return try await read(database) { db in
                 try decoder.snapshots(db, statement: db.cachedStatement(sql: query.sql), arguments: query.statementArguments, table: table)
             }
         } catch {
@@ -31,7 +31,7 @@ extension SQLiteStore {
         let decoder = self.decoder
         let entity = fetch.entityName
         do {
-            return try await database.read { db in
+            return try await read(database) { db in
                 try decoder.objectIDs(statement: db.cachedStatement(sql: query.sql), arguments: query.statementArguments, fallbackEntity: entity)
             }
         } catch {
@@ -47,7 +47,7 @@ extension SQLiteStore {
         _ = try heldTable(of: fetch)
         let query = try mapping.compiler.countQuery(fetch)
         do {
-            return try await database.read { db in
+            return try await read(database) { db in
                 try Int.fetchOne(db.cachedStatement(sql: query.sql), arguments: query.statementArguments) ?? 0
             }
         } catch {
@@ -83,7 +83,7 @@ extension SQLiteStore {
         let requested = keysByTable
         let found: [String: [Int64: Snapshot]]
         do {
-            found = try await database.read { db in
+            found = try await read(database) { db in
                 var result: [String: [Int64: Snapshot]] = [:]
                 for (table, keys) in requested {
                     result[table] = try decoder.snapshots(db, table: table, keys: Array(Set(keys)))
@@ -152,7 +152,7 @@ extension SQLiteStore {
         let sourceSQL = "SELECT \(q("Z_ENT")) FROM \(q(entity.table)) WHERE \(q("Z_PK")) = ?"
         let sourceEntity = entity.name
         do {
-            return try await database.read { db in
+            return try await read(database) { db in
                 guard let number = try Int64.fetchOne(db.cachedStatement(sql: sourceSQL), arguments: [key]),
                       let actual = mapping.entitiesByNumber[number]?.name,
                       model.isEntity(actual, kindOf: sourceEntity) else { return [] }
@@ -160,6 +160,17 @@ extension SQLiteStore {
             }
         } catch {
             throw strataError(error, failure: .storeOpen, operation: "read of \(entity.name).\(relationship)")
+        }
+    }
+}
+
+extension SQLiteStore {
+    /// A read on a reader connection, retried while another connection
+    /// holds a lock SQLite's busy handler does not wait for (see
+    /// ``SQLiteBusyRetry``).
+    nonisolated func read<T: Sendable>(_ database: any DatabaseWriter, _ body: @escaping @Sendable (Database) throws -> T) async throws -> T {
+        try await SQLiteBusyRetry.run(deadline: storeDescription.busyTimeout) {
+            try await database.read(body)
         }
     }
 }

@@ -1,3 +1,4 @@
+import Foundation
 import GRDB
 import StrataModel
 import StrataQuery
@@ -58,10 +59,13 @@ extension SQLiteStore {
             let mapping = self.mapping
             let identifier = self.identifier
             let path = self.path
+            let history = recordsHistory ? HistoryRecording(origin: historyOrigin, model: model) : nil
             var results: [Result<StoreSaveResult, any Error>]
             do {
-                results = try await database.writeWithoutTransaction { db in
-                    try Self.write(changes, db: db, mapping: mapping, identifier: identifier, path: path)
+                results = try await SQLiteBusyRetry.run(deadline: storeDescription.busyTimeout) {
+                    try await database.writeWithoutTransaction { db in
+                        try Self.write(changes, db: db, mapping: mapping, identifier: identifier, path: path, history: history)
+                    }
                 }
             } catch {
                 results = Array(repeating: .failure(error), count: group.count)
@@ -81,15 +85,30 @@ extension SQLiteStore {
     /// Writes a group of change sets in one immediate transaction, each in
     /// a savepoint that is rolled back when that change set conflicts or
     /// fails. Checking and encoding happen before the transaction begins.
-    private static func write(_ group: [StoreChanges], db: Database, mapping: SQLiteStoreMapping, identifier: String, path: String) throws -> [Result<StoreSaveResult, any Error>] {
+    ///
+    /// A lock held by another connection (SQLite's BUSY or LOCKED) is
+    /// thrown out of the whole group, after the rollback, so that
+    /// ``SQLiteBusyRetry`` writes the group again.
+    private static func write(_ group: [StoreChanges], db: Database, mapping: SQLiteStoreMapping, identifier: String, path: String, history: HistoryRecording?) throws -> [Result<StoreSaveResult, any Error>] {
         let prepared: [Result<SQLiteSaveTransaction, any Error>] = group.map { changes in
             Result { try SQLiteSaveTransaction(changes: changes, mapping: mapping, storeIdentifier: identifier, path: path) }
         }
+        let timestamp = Date()
         if prepared.count == 1 {
-            return [prepared[0].flatMap { transaction in
-                var transaction = transaction
-                return Result { try transaction.run(db) }
-            }]
+            guard case .success(var transaction) = prepared[0] else { return [prepared[0].map { _ in .committed(StoreCommit()) }] }
+            var outcome = StoreSaveResult.committed(StoreCommit())
+            do {
+                try db.inTransaction(.immediate) {
+                    outcome = try execute(&transaction, changes: group[0], db: db, mapping: mapping, history: history, timestamp: timestamp)
+                    if case .committed = outcome { return .commit }
+                    return .rollback
+                }
+            } catch let error as DatabaseError where SQLiteBusyRetry.isBusy(error) {
+                throw error
+            } catch {
+                return [.failure(error)]
+            }
+            return [.success(outcome)]
         }
         var results: [Result<StoreSaveResult, any Error>] = prepared.map { $0.map { _ in .committed(StoreCommit()) } }
         try db.inTransaction(.immediate) {
@@ -97,7 +116,7 @@ extension SQLiteStore {
                 guard case .success(var transaction) = prepared[index] else { continue }
                 try db.execute(sql: "SAVEPOINT strata_group_save")
                 do {
-                    let outcome = try transaction.execute(db)
+                    let outcome = try execute(&transaction, changes: group[index], db: db, mapping: mapping, history: history, timestamp: timestamp)
                     if case .committed = outcome {
                         try db.execute(sql: "RELEASE SAVEPOINT strata_group_save")
                     } else {
@@ -105,6 +124,8 @@ extension SQLiteStore {
                         try db.execute(sql: "RELEASE SAVEPOINT strata_group_save")
                     }
                     results[index] = .success(outcome)
+                } catch let error as DatabaseError where SQLiteBusyRetry.isBusy(error) {
+                    throw error
                 } catch {
                     try db.execute(sql: "ROLLBACK TO SAVEPOINT strata_group_save")
                     try db.execute(sql: "RELEASE SAVEPOINT strata_group_save")
@@ -115,6 +136,29 @@ extension SQLiteStore {
         }
         return results
     }
+
+    /// Runs one change set inside the open transaction and, when it
+    /// commits and the store records history, records its transaction
+    /// (the preserved values of deleted rows are read before the deletes).
+    private static func execute(_ transaction: inout SQLiteSaveTransaction, changes: StoreChanges, db: Database, mapping: SQLiteStoreMapping, history: HistoryRecording?, timestamp: Date) throws -> StoreSaveResult {
+        guard let history else { return try transaction.execute(db) }
+        let tombstones = changes.deletes.isEmpty ? [:] : try SQLiteHistory.tombstones(db, deletes: changes.deletes, mapping: mapping, model: history.model)
+        let outcome = try transaction.execute(db)
+        if case .committed(let commit) = outcome {
+            try SQLiteHistory.record(db, changes: changes, commit: commit, tombstones: tombstones, origin: history.origin, processID: HistoryRecording.processID, timestamp: timestamp)
+        }
+        return outcome
+    }
+}
+
+/// What a save needs to record persistent history.
+struct HistoryRecording: Sendable {
+    /// This process's ID.
+    static let processID = ProcessInfo.processInfo.processIdentifier
+    /// The store instance writing.
+    let origin: String
+    /// The model (which attributes are preserved after deletion).
+    let model: ObjectModel
 }
 
 /// A save waiting for its group commit.

@@ -59,6 +59,10 @@ public actor SQLiteStore: PersistentStore {
     var isCommitting = false
     /// Closers waiting for the saves already queued to be written.
     var drainWaiters: [CheckedContinuation<Void, Never>] = []
+    /// Whether saves record persistent history (the file has its tables).
+    public nonisolated let recordsHistory: Bool
+    /// Identifies this open instance in the history it writes.
+    public nonisolated let historyOrigin: String = UUID().uuidString
 
     /// Opens the store at `description.url`, creating the file (and its
     /// directory) when missing, migrating lightweight model changes when
@@ -80,6 +84,7 @@ public actor SQLiteStore: PersistentStore {
         let names = StoreOpening.entityNames(configuration: description.configuration, model: model)
         let opened = try await Self.open(description: description, path: path, entityNames: names.sorted(), model: model)
         let mapping = SQLiteStoreMapping(schema: opened.layout.schema)
+        let recordsHistory = try await Self.prepareHistory(opened.database, description: description, path: path)
 
         self.identifier = opened.identifier
         self.storeDescription = description
@@ -90,6 +95,29 @@ public actor SQLiteStore: PersistentStore {
         self.path = path
         self.decoder = SQLiteRowDecoder(mapping: mapping, storeIdentifier: opened.identifier, path: path)
         self.database = opened.database
+        self.recordsHistory = recordsHistory
+    }
+
+    /// Creates the history tables when the description asks for history
+    /// (a writable store), and answers whether saves record history: yes
+    /// whenever the file has the tables, whoever created them.
+    private static func prepareHistory(_ database: any DatabaseWriter, description: StoreDescription, path: String) async throws -> Bool {
+        do {
+            if description.tracksHistory, !description.isReadOnly {
+                return try await database.writeWithoutTransaction { db in
+                    if try SQLiteHistory.exists(db) { return true }
+                    try db.inTransaction(.immediate) {
+                        for statement in SQLiteHistory.createStatements { try db.execute(sql: statement) }
+                        return .commit
+                    }
+                    return true
+                }
+            }
+            return try await database.read { db in try SQLiteHistory.exists(db) }
+        } catch {
+            try? database.close()
+            throw openError(error, path: path)
+        }
     }
 
     // MARK: - Opening

@@ -1,0 +1,149 @@
+import Foundation
+import StrataModel
+import StrataStore
+
+/// Brings other processes' saves into this process: for every store of a
+/// coordinator that records history, it follows the store's
+/// ``HistoryTrackingStore/externalChanges(pollInterval:)``, publishes each
+/// transaction as a ``ChangeSet`` on the coordinator's change hub (the row
+/// cache drops the rows, contexts merge, server subscriptions are
+/// notified, exactly as for a local save), records how far it has merged as
+/// a history consumer, and purges history on a schedule.
+///
+/// When following a store fails (a read error, history purged past what it
+/// had seen), the failure is reported to ``Options/onError``, the row cache
+/// is emptied (what it holds can no longer be trusted) and following starts
+/// again from the store's current token after a pause.
+public final class ExternalChangeMonitor: Sendable {
+    /// How the monitor works.
+    public struct Options: Sendable {
+        /// How often each store is checked for other connections' commits.
+        public var pollInterval: Duration
+        /// The consumer name under which the merged token is recorded in
+        /// each store (nil: not recorded, so history is not held back for
+        /// this process).
+        public var consumerName: String?
+        /// At most how often the consumer token is written.
+        public var consumerInterval: Duration
+        /// How often history is purged (nil: never, by this process).
+        public var purgeInterval: Duration?
+        /// Consumers silent for longer than this no longer hold history back,
+        /// and with no live consumer transactions older than this go.
+        public var retention: Duration
+        /// Told of each failure (the store's display name and the error).
+        public var onError: (@Sendable (String, any Error) -> Void)?
+
+        /// Creates options.
+        public init(
+            pollInterval: Duration = .milliseconds(10),
+            consumerName: String? = nil,
+            consumerInterval: Duration = .seconds(1),
+            purgeInterval: Duration? = .seconds(60),
+            retention: Duration = .seconds(7 * 24 * 3600),
+            onError: (@Sendable (String, any Error) -> Void)? = nil
+        ) {
+            self.pollInterval = pollInterval
+            self.consumerName = consumerName
+            self.consumerInterval = consumerInterval
+            self.purgeInterval = purgeInterval
+            self.retention = retention
+            self.onError = onError
+        }
+    }
+
+    /// The coordinator whose hub receives the changes.
+    public let coordinator: Coordinator
+    /// How it works.
+    public let options: Options
+    private let tasks: [Task<Void, Never>]
+
+    /// Starts following every history-recording store of `coordinator`.
+    public init(coordinator: Coordinator, options: Options = Options()) {
+        self.coordinator = coordinator
+        self.options = options
+        var tasks: [Task<Void, Never>] = []
+        for store in coordinator.stores {
+            guard let store = store as? any HistoryTrackingStore else { continue }
+            tasks.append(Task { await Self.follow(store, coordinator: coordinator, options: options) })
+            if let interval = options.purgeInterval, !store.isReadOnly {
+                tasks.append(Task { await Self.purge(store, every: interval, options: options) })
+            }
+        }
+        self.tasks = tasks
+    }
+
+    deinit {
+        for task in tasks { task.cancel() }
+    }
+
+    /// Stops following (the coordinator's stores stay open).
+    public func stop() async {
+        for task in tasks { task.cancel() }
+        for task in tasks { await task.value }
+    }
+
+    /// The change set that merges one transaction.
+    public static func changeSet(of transaction: HistoryTransaction) -> ChangeSet {
+        var changes = ChangeSet(contextName: transaction.contextName ?? transaction.author, origin: "history:\(transaction.origin)")
+        for change in transaction.changes {
+            switch change.kind {
+            case .insert:
+                changes.inserted.append(change.objectID)
+                changes.versions[change.objectID] = change.version
+            case .update:
+                changes.updated[change.objectID, default: []].formUnion(change.changedProperties)
+                changes.versions[change.objectID] = change.version
+            case .delete:
+                changes.deleted.append(change.objectID)
+                changes.versions[change.objectID] = nil
+            }
+        }
+        return changes
+    }
+
+    private static func follow(_ store: any HistoryTrackingStore, coordinator: Coordinator, options: Options) async {
+        let clock = ContinuousClock()
+        var lastRecorded: ContinuousClock.Instant?
+        var pending: HistoryToken?
+        while !Task.isCancelled {
+            do {
+                for try await update in store.externalChanges(pollInterval: options.pollInterval) {
+                    for transaction in update.transactions {
+                        coordinator.changes.publish(changeSet(of: transaction))
+                    }
+                    guard let name = options.consumerName, !store.isReadOnly else { continue }
+                    pending = update.token
+                    if let last = lastRecorded, last.duration(to: clock.now) < options.consumerInterval { continue }
+                    if let token = pending {
+                        try await store.recordConsumer(name, token: token)
+                        lastRecorded = clock.now
+                        pending = nil
+                    }
+                }
+            } catch is CancellationError {
+                break
+            } catch {
+                if Task.isCancelled { break }
+                options.onError?(store.storeDescription.displayName, error)
+                coordinator.rowCache.removeAll()
+                try? await Task.sleep(for: .seconds(1))
+            }
+        }
+        if let name = options.consumerName, let token = pending, !store.isReadOnly {
+            try? await store.recordConsumer(name, token: token)
+        }
+    }
+
+    private static func purge(_ store: any HistoryTrackingStore, every interval: Duration, options: Options) async {
+        while !Task.isCancelled {
+            do {
+                try await Task.sleep(for: interval)
+                _ = try await store.purgeHistory(maximumAge: options.retention)
+            } catch is CancellationError {
+                break
+            } catch {
+                options.onError?(store.storeDescription.displayName, error)
+            }
+        }
+    }
+}

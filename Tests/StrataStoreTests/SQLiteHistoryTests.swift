@@ -1,0 +1,225 @@
+import Foundation
+import GRDB
+import StrataModel
+import StrataQuery
+import Testing
+@testable import StrataStore
+
+/// Persistent history, change detection between store instances and the
+/// busy retry of the SQLite store.
+@Suite struct SQLiteHistoryTests {
+    typealias Models = SQLiteTestModels
+
+    /// The library model with a Book attribute preserved after deletion.
+    static let model = Models.library(bookAttributes: [
+        AttributeDescription(name: "serial", type: .string, isOptional: true, preserveAfterDeletion: true),
+    ])
+
+    private func open(_ url: URL, tracksHistory: Bool = true, busyTimeout: Duration = .seconds(2), readOnly: Bool = false) async throws -> SQLiteStore {
+        try await SQLiteStore(
+            description: StoreDescription(url: url, type: .sqlite, isReadOnly: readOnly, busyTimeout: busyTimeout, tracksHistory: tracksHistory),
+            model: Self.model
+        )
+    }
+
+    private func expectError(_ code: StrataError.Code, _ body: () async throws -> Void) async {
+        do {
+            try await body()
+            Issue.record("expected error \(code.rawValue)")
+        } catch let error as StrataError {
+            #expect(error.code == code, "\(error)")
+        } catch {
+            Issue.record("expected a StrataError \(code.rawValue), got \(error)")
+        }
+    }
+
+    @Test func everyCommittedSaveRecordsOneTransaction() async throws {
+        let directory = try SQLiteTestDirectory()
+        defer { directory.remove() }
+        let store = try await open(directory.storeURL)
+        #expect(store.recordsHistory)
+        #expect(try await store.currentHistoryToken().value == 0)
+
+        let author = ObjectID.temporary(entityName: "Author")
+        let book = ObjectID.temporary(entityName: "Book")
+        let first = try await store.commit(StoreChanges(inserts: [
+            .init(temporaryID: author, values: ["name": .string("Ursula")], toMany: ["books": [book]]),
+            .init(temporaryID: book, values: ["title": .string("Earthsea"), "serial": .string("S-1"), "author": .object(author)]),
+        ], author: "importer", contextName: "background"))
+        let bookID = try #require(first.permanentIDs[book])
+        let authorID = try #require(first.permanentIDs[author])
+
+        let all = try await store.history(after: nil, limit: 100)
+        #expect(all.count == 1)
+        let transaction = try #require(all.first)
+        #expect(transaction.token.value == 1)
+        #expect(transaction.token.storeIdentifier == store.identifier)
+        #expect(transaction.author == "importer")
+        #expect(transaction.contextName == "background")
+        #expect(transaction.processID == ProcessInfo.processInfo.processIdentifier)
+        #expect(transaction.origin == store.historyOrigin)
+        #expect(abs(transaction.timestamp.timeIntervalSinceNow) < 60)
+        #expect(transaction.changes == [
+            HistoryChange(kind: .insert, objectID: authorID, version: 1, changedProperties: ["books", "name"]),
+            HistoryChange(kind: .insert, objectID: bookID, version: 1, changedProperties: ["author", "serial", "title"]),
+        ])
+
+        _ = try await store.commit(StoreChanges(updates: [.init(objectID: bookID, expectedVersion: 1, values: ["title": .string("A Wizard of Earthsea")])]))
+        // A conflicting save writes nothing, history included.
+        let stale = try await store.save(StoreChanges(updates: [.init(objectID: bookID, expectedVersion: 1, values: ["title": .string("stale")])]))
+        guard case .conflicts = stale else {
+            Issue.record("expected a conflict, got \(stale)")
+            return
+        }
+        _ = try await store.commit(StoreChanges(deletes: [.init(objectID: bookID, expectedVersion: 2)]))
+
+        let later = try await store.history(after: transaction.token, limit: 100)
+        #expect(later.map(\.token.value) == [2, 3])
+        #expect(later[0].changes == [HistoryChange(kind: .update, objectID: bookID, version: 2, changedProperties: ["title"])])
+        #expect(later[1].changes == [HistoryChange(kind: .delete, objectID: bookID, version: 0, tombstone: ["serial": .string("S-1")])])
+        #expect(try await store.history(after: later[0].token, limit: 100).map(\.token.value) == [3])
+        #expect(try await store.history(after: nil, limit: 2).map(\.token.value) == [1, 2])
+        #expect(try await store.currentHistoryToken().value == 3)
+        try await store.close()
+    }
+
+    @Test func groupedSavesRecordOneTransactionEach() async throws {
+        let directory = try SQLiteTestDirectory()
+        defer { directory.remove() }
+        let store = try await open(directory.storeURL)
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for i in 0..<40 {
+                group.addTask {
+                    _ = try await store.commit(StoreChanges(inserts: [.init(temporaryID: .temporary(entityName: "Tag"), values: ["name": .string("t\(i)")])], author: "w\(i)"))
+                }
+            }
+            try await group.waitForAll()
+        }
+        let history = try await store.history(after: nil, limit: 1000)
+        #expect(history.count == 40)
+        #expect(history.map(\.token.value) == Array(1...40))
+        #expect(Set(history.compactMap(\.author)).count == 40)
+        #expect(history.allSatisfy { $0.changes.count == 1 && $0.changes[0].kind == .insert })
+        try await store.close()
+    }
+
+    @Test func purgeKeepsWhatLiveConsumersNeedAndExpiresOlderTokens() async throws {
+        let directory = try SQLiteTestDirectory()
+        defer { directory.remove() }
+        let store = try await open(directory.storeURL)
+        for i in 0..<5 {
+            _ = try await store.commit(StoreChanges(inserts: [.init(temporaryID: .temporary(entityName: "Tag"), values: ["name": .string("t\(i)")])]))
+        }
+        let token = { (value: Int64) in HistoryToken(storeIdentifier: store.identifier, value: value) }
+        try await store.recordConsumer("a", token: token(2))
+        try await store.recordConsumer("b", token: token(4))
+        try await store.recordConsumer("b", token: token(3))   // never backwards
+        #expect(try await store.consumers().map(\.name) == ["a", "b"])
+        #expect(try await store.consumers().map(\.token.value) == [2, 4])
+
+        let purge = try await store.purgeHistory(maximumAge: .seconds(3600))
+        #expect(purge.transactions == 2)
+        #expect(purge.purgedThrough == token(2))
+        #expect(try await store.history(after: token(2), limit: 10).map(\.token.value) == [3, 4, 5])
+        #expect(try await store.history(after: nil, limit: 10).map(\.token.value) == [3, 4, 5])
+        await expectError(.historyTokenExpired) { _ = try await store.history(after: token(1), limit: 10) }
+        await expectError(.invalidValue) { _ = try await store.history(after: HistoryToken(storeIdentifier: "other", value: 3), limit: 10) }
+
+        // Consumers silent for longer than the retention no longer hold
+        // history back; tokens are never reused after a purge.
+        try await Task.sleep(for: .milliseconds(20))
+        let all = try await store.purgeHistory(maximumAge: .milliseconds(10))
+        #expect(all.purgedThrough == token(5))
+        #expect(try await store.history(after: token(5), limit: 10).isEmpty)
+        _ = try await store.commit(StoreChanges(inserts: [.init(temporaryID: .temporary(entityName: "Tag"), values: ["name": .string("after")])]))
+        #expect(try await store.history(after: token(5), limit: 10).map(\.token.value) == [6])
+        try await store.close()
+    }
+
+    @Test func anotherInstanceSeesCommitsButNotItsOwn() async throws {
+        let directory = try SQLiteTestDirectory()
+        defer { directory.remove() }
+        let writer = try await open(directory.storeURL)
+        let reader = try await open(directory.storeURL)
+        #expect(writer.historyOrigin != reader.historyOrigin)
+
+        var updates = reader.externalChanges(pollInterval: .milliseconds(5)).makeAsyncIterator()
+        // Give the watcher time to take its starting token.
+        try await Task.sleep(for: .milliseconds(100))
+        _ = try await reader.commit(StoreChanges(inserts: [.init(temporaryID: .temporary(entityName: "Tag"), values: ["name": .string("own")])]))
+        let commit = try await writer.commit(StoreChanges(inserts: [.init(temporaryID: .temporary(entityName: "Tag"), values: ["name": .string("theirs")])], author: "writer"))
+        let theirs = try #require(commit.permanentIDs.values.first)
+
+        var seen: [HistoryTransaction] = []
+        let deadline = ContinuousClock.now.advanced(by: .seconds(10))
+        while seen.isEmpty, ContinuousClock.now < deadline {
+            guard let update = try await updates.next() else { break }
+            #expect(update.token.value >= 1)
+            seen += update.transactions
+        }
+        #expect(seen.count == 1)
+        #expect(seen.first?.author == "writer")
+        #expect(seen.first?.changes.map(\.objectID) == [theirs])
+        #expect(seen.first?.origin == writer.historyOrigin)
+        try await writer.close()
+        try await reader.close()
+    }
+
+    @Test func historyCanBeTurnedOffOnlyForAFileWithoutIt() async throws {
+        let directory = try SQLiteTestDirectory()
+        defer { directory.remove() }
+        let plain = try await open(directory.storeURL, tracksHistory: false)
+        #expect(!plain.recordsHistory)
+        _ = try await plain.commit(StoreChanges(inserts: [.init(temporaryID: .temporary(entityName: "Tag"), values: ["name": .string("t")])]))
+        #expect(try await plain.history(after: nil, limit: 10).isEmpty)
+        await expectError(.storeSave) { try await plain.recordConsumer("a", token: HistoryToken(storeIdentifier: plain.identifier, value: 0)) }
+        try await plain.close()
+
+        let tracking = try await open(directory.storeURL)
+        #expect(tracking.recordsHistory)
+        try await tracking.close()
+        // Once the file has history, an opener that does not ask still records.
+        let again = try await open(directory.storeURL, tracksHistory: false)
+        #expect(again.recordsHistory)
+        _ = try await again.commit(StoreChanges(inserts: [.init(temporaryID: .temporary(entityName: "Tag"), values: ["name": .string("u")])]))
+        #expect(try await again.history(after: nil, limit: 10).count == 1)
+        try await again.close()
+    }
+
+    /// Takes the write lock on `connection` for `seconds`, then commits.
+    private func holdWriteLock(_ connection: DatabaseQueue, seconds: Double) -> Task<Void, any Error> {
+        Task {
+            try await connection.writeWithoutTransaction { db in
+                try db.execute(sql: "BEGIN IMMEDIATE")
+                Thread.sleep(forTimeInterval: seconds)
+                try db.execute(sql: "COMMIT")
+            }
+        }
+    }
+
+    @Test func savesWaitForAnotherConnectionsLockAndTimeOutWith134090() async throws {
+        let directory = try SQLiteTestDirectory()
+        defer { directory.remove() }
+        let store = try await open(directory.storeURL, busyTimeout: .seconds(5))
+        let other = try DatabaseQueue(path: directory.storeURL.path)
+        let tag = { StoreChanges(inserts: [.init(temporaryID: .temporary(entityName: "Tag"), values: ["name": .string("t")])]) }
+
+        // Held for a while, then released: the save waits and commits.
+        let holder = holdWriteLock(other, seconds: 0.3)
+        try await Task.sleep(for: .milliseconds(50))
+        _ = try await store.commit(tag())
+        try await holder.value
+        try await store.close()
+
+        // Held past the deadline: 134090, nothing written.
+        let impatient = try await open(directory.storeURL, busyTimeout: .milliseconds(100))
+        let before = try await impatient.currentHistoryToken()
+        let longHolder = holdWriteLock(other, seconds: 1.0)
+        try await Task.sleep(for: .milliseconds(50))
+        await expectError(.storeTimeout) { _ = try await impatient.save(tag()) }
+        try await longHolder.value
+        #expect(try await impatient.currentHistoryToken() == before)
+        try await impatient.close()
+        try other.close()
+    }
+}
