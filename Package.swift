@@ -244,6 +244,7 @@ let package = Package(
                 "StrataWire",
                 "StrataClient",
                 .product(name: "SwiftProtobuf", package: "swift-protobuf"),
+                .product(name: "GRDB", package: "GRDB.swift"),
             ],
             swiftSettings: strictSettings
         ),

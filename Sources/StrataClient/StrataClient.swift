@@ -80,6 +80,23 @@ public actor StrataClient {
         return stats
     }
 
+    /// Persistent history of one store (by configuration or identifier;
+    /// empty for the server's only store): the transactions after
+    /// `afterToken` (nil: from the oldest kept), at most `limit` (0: the
+    /// server's default). With `consumer`, the server first records that
+    /// this consumer has merged everything up to `afterToken`. An expired
+    /// token fails with Strata code 134301.
+    public nonisolated func history(store: String = "", afterToken: UInt64? = nil, limit: UInt32 = 0, consumer: String = "") async throws -> Strata_V1_HistoryResponse {
+        let frame = try await call(.history(Strata_V1_HistoryRequest.with {
+            $0.store = store
+            if let afterToken { $0.afterToken = afterToken }
+            $0.limit = limit
+            $0.consumer = consumer
+        }))
+        guard case .history(let history)? = frame.response else { throw unexpected(frame, "history") }
+        return history
+    }
+
     /// Runs a fetch and gathers every batch.
     public nonisolated func fetch(_ request: Strata_V1_FetchRequest) async throws -> FetchResult {
         var result = FetchResult()

@@ -19,8 +19,10 @@ extension Context {
             || model.relationship(named: key, in: object.entityName).map({ !$0.isToMany && !$0.isTransient }) == true {
             committed[key] = value
         }
+        let moved = version != object.version
         object.committed = committed
         object.version = version
+        object.keepsUnchangedValues = moved
         object.committedToMany.removeAll()
     }
 

@@ -38,11 +38,13 @@ public actor Context {
     private var isSaving = false
     private var saveWaiters: [CheckedContinuation<Void, Never>] = []
 
-    /// Creates a context over a coordinator.
-    public init(coordinator: Coordinator, name: String? = nil, mergePolicy: MergePolicy = .error) {
+    /// Creates a context over a coordinator; its saves are recorded in
+    /// persistent history with `transactionAuthor`.
+    public init(coordinator: Coordinator, name: String? = nil, mergePolicy: MergePolicy = .error, transactionAuthor: String? = nil) {
         self.coordinator = coordinator
         self.name = name
         self.mergePolicy = mergePolicy
+        self.transactionAuthor = transactionAuthor
         self.token = UUID().uuidString
         self.graph = ObjectGraph(model: coordinator.model, transformers: coordinator.transformers, transientRules: coordinator.transientRules)
     }

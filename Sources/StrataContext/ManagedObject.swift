@@ -26,7 +26,15 @@ public final class ManagedObject {
     /// `nil` for a fault or a newly inserted object.
     var committed: [String: PropertyValue]?
     /// The version the committed values are at (0 when unknown or inserted).
-    var version: Int64 = 0
+    /// Any new version ends a rebase (see ``keepsUnchangedValues``).
+    var version: Int64 = 0 {
+        didSet { keepsUnchangedValues = false }
+    }
+    /// Set by ``Context/rebase(_:onVersion:values:)`` when the change set is
+    /// based on another version than the committed values: a value set equal
+    /// to a committed value is still a change (the client's base may have
+    /// held another value), so the save checks the version and writes it.
+    var keepsUnchangedValues = false
     /// Local changes to persisted attributes and to-one relationships.
     var changes: [String: PropertyValue] = [:] {
         didSet {

@@ -455,7 +455,7 @@ final class ObjectGraph {
     // MARK: Raw changes (no inverse maintenance)
 
     func setRaw(_ object: ManagedObject, _ key: String, _ value: PropertyValue) {
-        if !object.isInserted, let committed = object.committed, (committed[key] ?? .null) == value {
+        if !object.isInserted, !object.keepsUnchangedValues, let committed = object.committed, (committed[key] ?? .null) == value {
             object.changes[key] = nil
         } else {
             object.changes[key] = value

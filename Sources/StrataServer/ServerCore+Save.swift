@@ -9,7 +9,7 @@ extension ServerCore {
     /// nothing, conflicts resolved by the requested merge policy.
     func save(_ request: Strata_V1_SaveRequest, clientName: String) async throws -> Strata_V1_SaveResponse {
         let policy = try Self.mergePolicy(request.mergePolicy)
-        let context = makeContext(clientName: request.author.isEmpty ? clientName : request.author, mergePolicy: policy)
+        let context = makeContext(clientName: request.author.isEmpty ? clientName : request.author, mergePolicy: policy, author: request.author.isEmpty ? clientName : request.author)
         let model = self.model
         try checkWritable(request)
         return try await context.perform { context in

@@ -83,7 +83,7 @@ final class ServerCore: Sendable {
     }
 
     /// A new context for one request.
-    func makeContext(clientName: String, mergePolicy: MergePolicy = .error) -> Context {
-        Context(coordinator: coordinator, name: clientName, mergePolicy: mergePolicy)
+    func makeContext(clientName: String, mergePolicy: MergePolicy = .error, author: String? = nil) -> Context {
+        Context(coordinator: coordinator, name: clientName, mergePolicy: mergePolicy, transactionAuthor: author ?? clientName)
     }
 }

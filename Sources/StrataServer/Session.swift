@@ -93,6 +93,9 @@ actor Session {
                 try await writer.send(requestID: requestID, .unsubscribe(Strata_V1_UnsubscribeResponse()))
             case .stats?:
                 try await writer.send(requestID: requestID, .stats(core.statsResponse()))
+            case .history(let history)?:
+                let response = try await core.history(history)
+                try await writer.send(requestID: requestID, .history(response))
             case nil:
                 throw WireError(.unimplemented, "request \(requestID) names no operation this server knows (protocol \(WireProtocol.version.major).\(WireProtocol.version.minor))")
             }
@@ -120,6 +123,7 @@ actor Session {
         case .subscribe?: "subscribe"
         case .unsubscribe?: "unsubscribe"
         case .stats?: "stats"
+        case .history?: "history"
         case nil: "unknown"
         }
     }

@@ -53,6 +53,18 @@ struct StrataServerCommand: AsyncParsableCommand {
     @Option(help: "Token every client's hello must carry (also STRATA_AUTH_TOKEN).")
     var authToken: String?
 
+    @Option(help: "Milliseconds between checks for other processes' saves to the SQLite stores (persistent history); 0 ignores other processes.")
+    var historyPoll: Int = 10
+
+    @Option(help: "Name under which this server records how far it has merged history (default <server>@<host>:<port>); give each server on a data directory its own.")
+    var historyConsumer: String?
+
+    @Option(help: "Hours after which history no live consumer needs is purged; consumers silent that long stop holding it back.")
+    var historyRetention: Int = 168
+
+    @Option(help: "Seconds between history purges; 0 never purges.")
+    var historyPurgeInterval: Int = 60
+
     func validate() throws {
         guard Logger.Level(rawValue: logLevel) != nil else {
             throw ValidationError("--log-level must be one of trace, debug, info, notice, warning, error, critical")
@@ -62,6 +74,9 @@ struct StrataServerCommand: AsyncParsableCommand {
         guard maxFrameBytes >= 1024 else { throw ValidationError("--max-frame-bytes must be at least 1024") }
         guard idleTimeout >= 0 else { throw ValidationError("--idle-timeout must not be negative") }
         guard rowCache >= 0 else { throw ValidationError("--row-cache must not be negative") }
+        guard historyPoll >= 0 else { throw ValidationError("--history-poll must not be negative") }
+        guard historyRetention > 0 else { throw ValidationError("--history-retention must be at least 1 hour") }
+        guard historyPurgeInterval >= 0 else { throw ValidationError("--history-purge-interval must not be negative") }
     }
 
     func run() async throws {
@@ -88,7 +103,13 @@ struct StrataServerCommand: AsyncParsableCommand {
                 maxConnections: maxConnections,
                 maxFrameBytes: maxFrameBytes,
                 idleTimeout: idleTimeout == 0 ? nil : .seconds(idleTimeout),
-                authToken: token?.isEmpty == false ? token : nil
+                authToken: token?.isEmpty == false ? token : nil,
+                otherProcesses: historyPoll == 0 ? nil : ExternalChangeMonitor.Options(
+                    pollInterval: .milliseconds(historyPoll),
+                    consumerName: historyConsumer,
+                    purgeInterval: historyPurgeInterval == 0 ? nil : .seconds(historyPurgeInterval),
+                    retention: .seconds(historyRetention * 3600)
+                )
             ),
             logger: logger
         )

@@ -7,6 +7,44 @@ import StrataStore
 
 /// Regressions for review findings on the context.
 @Suite struct ReviewRegressionTests {
+    /// A remote client read version 1 (name "a") and writes "b"; meanwhile
+    /// another writer saved "b" (version 2), which is what the server's
+    /// context loads. Writing "b" on version 1 is not "no change": it must
+    /// conflict, or the client's write is silently lost (found by the
+    /// four-process counter test).
+    @Test(arguments: ContextFixture.storeKinds)
+    func aRebasedWriteOfTheCurrentValueStillChecksItsVersion(kind: StoreDescription.StoreType) async throws {
+        let directory = TemporaryDirectory()
+        let container = try await ContextFixture.library(kind, in: directory)
+        let id = try await container.viewContext.perform { context in
+            let tag = try context.insert("Tag")
+            try tag.setValue(.string("a"), forKey: "name")
+            _ = try await context.save()
+            try tag.setValue(.string("b"), forKey: "name")
+            _ = try await context.save()
+            return tag.objectID
+        }
+        let replay = container.newBackgroundContext(name: "replay")
+        await #expect(throws: StrataError.self) {
+            try await replay.perform { context in
+                let tag = try await context.existingObject(with: id)
+                #expect(tag.persistedVersion == 2)
+                try context.rebase(tag, onVersion: 1)
+                try tag.setValue(.string("b"), forKey: "name")
+                #expect(tag.hasChanges)
+                _ = try await context.save()
+            }
+        }
+        // On the current version, an equal value is no change at all.
+        try await container.newBackgroundContext().perform { context in
+            let tag = try await context.existingObject(with: id)
+            try context.rebase(tag, onVersion: 2)
+            try tag.setValue(.string("b"), forKey: "name")
+            #expect(!tag.hasChanges)
+        }
+        try await container.close()
+    }
+
     @Test(arguments: ContextFixture.storeKinds)
     func overlappingSavesWriteInsertsOnce(kind: StoreDescription.StoreType) async throws {
         let directory = TemporaryDirectory()

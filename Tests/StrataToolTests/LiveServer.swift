@@ -17,7 +17,9 @@ final class LiveServer {
     }
 
     /// Starts the server and waits (up to 20 s) for its "serving" log line.
-    static func start(_ arguments: [String] = []) throws -> LiveServer {
+    /// Its stores go to `dataDirectory` when given (servers started with the
+    /// same one share their store files), else to a fresh directory.
+    static func start(_ arguments: [String] = [], dataDirectory shared: URL? = nil) throws -> LiveServer {
         let executable = try #require(Executables.url("strata-server"), "build strata-server first (swift build)")
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("strata-live-\(UUID().uuidString)", isDirectory: true)
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
@@ -25,7 +27,7 @@ final class LiveServer {
         _ = FileManager.default.createFile(atPath: logFile.path, contents: nil)
         let process = Process()
         process.executableURL = executable
-        process.arguments = ["--port", "0", "--data-dir", directory.appendingPathComponent("data").path] + arguments
+        process.arguments = ["--port", "0", "--data-dir", (shared ?? directory.appendingPathComponent("data")).path] + arguments
         process.standardOutput = try FileHandle(forWritingTo: logFile)
         process.standardError = try FileHandle(forWritingTo: logFile)
         try process.run()

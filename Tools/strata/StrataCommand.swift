@@ -20,7 +20,7 @@ struct StrataCommand: AsyncParsableCommand {
         subcommands: [
             PingCommand.self, ModelCommand.self, FetchCommand.self, CountCommand.self,
             InsertCommand.self, UpdateCommand.self, DeleteCommand.self, RefreshCommand.self,
-            WatchCommand.self, StatsCommand.self, ShellCommand.self,
+            WatchCommand.self, StatsCommand.self, HistoryCommand.self, ShellCommand.self,
         ]
     )
 }

@@ -299,6 +299,14 @@ public nonisolated struct Strata_V1_ClientFrame: Sendable {
     set {request = .stats(newValue)}
   }
 
+  public var history: Strata_V1_HistoryRequest {
+    get {
+      if case .history(let v)? = request {return v}
+      return Strata_V1_HistoryRequest()
+    }
+    set {request = .history(newValue)}
+  }
+
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
   public nonisolated enum OneOf_Request: Equatable, Sendable {
@@ -311,6 +319,7 @@ public nonisolated struct Strata_V1_ClientFrame: Sendable {
     case subscribe(Strata_V1_SubscribeRequest)
     case unsubscribe(Strata_V1_UnsubscribeRequest)
     case stats(Strata_V1_StatsRequest)
+    case history(Strata_V1_HistoryRequest)
 
   }
 
@@ -427,6 +436,14 @@ public nonisolated struct Strata_V1_ServerFrame: @unchecked Sendable {
     set {_uniqueStorage()._response = .stats(newValue)}
   }
 
+  public var history: Strata_V1_HistoryResponse {
+    get {
+      if case .history(let v)? = _storage._response {return v}
+      return Strata_V1_HistoryResponse()
+    }
+    set {_uniqueStorage()._response = .history(newValue)}
+  }
+
   public var notification: Strata_V1_ChangeNotification {
     get {
       if case .notification(let v)? = _storage._response {return v}
@@ -447,6 +464,7 @@ public nonisolated struct Strata_V1_ServerFrame: @unchecked Sendable {
     case subscribe(Strata_V1_SubscribeResponse)
     case unsubscribe(Strata_V1_UnsubscribeResponse)
     case stats(Strata_V1_StatsResponse)
+    case history(Strata_V1_HistoryResponse)
     case notification(Strata_V1_ChangeNotification)
 
   }
@@ -1447,6 +1465,151 @@ public nonisolated struct Strata_V1_ChangeNotification: Sendable {
   public init() {}
 }
 
+/// The transactions committed to one store after a token, from every process
+/// that writes it (Core Data's persistent history). A consumer keeps the
+/// token of the last transaction it merged and asks for what follows.
+public nonisolated struct Strata_V1_HistoryRequest: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  /// The store: its identifier or its configuration name; empty when the
+  /// server has a single store.
+  public var store: String = String()
+
+  /// Transactions after this token; absent = from the oldest one kept.
+  /// A token older than the purge horizon fails with OUT_OF_RANGE, Strata
+  /// code 134301: fetch the objects again and continue from current_token.
+  public var afterToken: UInt64 {
+    get {_afterToken ?? 0}
+    set {_afterToken = newValue}
+  }
+  /// Returns true if `afterToken` has been explicitly set.
+  public var hasAfterToken: Bool {self._afterToken != nil}
+  /// Clears the value of `afterToken`. Subsequent reads from it will return its default value.
+  public mutating func clearAfterToken() {self._afterToken = nil}
+
+  /// At most this many transactions (0 = 1000; at most 10000).
+  public var limit: UInt32 = 0
+
+  /// When set (and after_token is present), records that this consumer has
+  /// merged everything up to after_token, so purging keeps what follows.
+  public var consumer: String = String()
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
+
+  fileprivate var _afterToken: UInt64? = nil
+}
+
+public nonisolated struct Strata_V1_HistoryChange: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  public var kind: Strata_V1_HistoryChange.Kind = .insert
+
+  public var id: String = String()
+
+  public var entity: String = String()
+
+  /// The object's version after the transaction; 0 for deletions.
+  public var version: Int64 = 0
+
+  /// The persisted properties the save set (inserts and updates).
+  public var changedKeys: [String] = []
+
+  /// For deletions: the last values of attributes marked preserveAfterDeletion.
+  public var tombstone: Dictionary<String,Strata_V1_Value> = [:]
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public nonisolated enum Kind: SwiftProtobuf.Enum, Swift.CaseIterable {
+    public typealias RawValue = Int
+    case insert // = 0
+    case update // = 1
+    case delete // = 2
+    case UNRECOGNIZED(Int)
+
+    public init() {
+      self = .insert
+    }
+
+    public init?(rawValue: Int) {
+      switch rawValue {
+      case 0: self = .insert
+      case 1: self = .update
+      case 2: self = .delete
+      default: self = .UNRECOGNIZED(rawValue)
+      }
+    }
+
+    public var rawValue: Int {
+      switch self {
+      case .insert: return 0
+      case .update: return 1
+      case .delete: return 2
+      case .UNRECOGNIZED(let i): return i
+      }
+    }
+
+    // The compiler won't synthesize support with the UNRECOGNIZED case.
+    public static let allCases: [Strata_V1_HistoryChange.Kind] = [
+      .insert,
+      .update,
+      .delete,
+    ]
+
+  }
+
+  public init() {}
+}
+
+public nonisolated struct Strata_V1_HistoryTransaction: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  public var token: UInt64 = 0
+
+  /// When it committed, microseconds since 1970-01-01 UTC.
+  public var timestampMicros: Int64 = 0
+
+  /// The saving context's transaction author and name (empty when unset).
+  public var author: String = String()
+
+  public var contextName: String = String()
+
+  /// The operating-system process that saved, and the store instance within it.
+  public var processID: Int32 = 0
+
+  public var origin: String = String()
+
+  public var changes: [Strata_V1_HistoryChange] = []
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
+}
+
+public nonisolated struct Strata_V1_HistoryResponse: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  public var storeID: String = String()
+
+  public var transactions: [Strata_V1_HistoryTransaction] = []
+
+  /// The store's newest token when the request ran.
+  public var currentToken: UInt64 = 0
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
+}
+
 public nonisolated struct Strata_V1_StatsRequest: Sendable {
   // SwiftProtobuf.Message conformance is added in an extension below. See the
   // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
@@ -1546,7 +1709,7 @@ nonisolated extension Strata_V1_MergePolicy: SwiftProtobuf._ProtoNameProviding {
 
 nonisolated extension Strata_V1_ClientFrame: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".ClientFrame"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}request_id\0\u{2}\u{9}hello\0\u{1}ping\0\u{3}get_model\0\u{1}fetch\0\u{1}save\0\u{1}refresh\0\u{1}subscribe\0\u{1}unsubscribe\0\u{1}stats\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}request_id\0\u{2}\u{9}hello\0\u{1}ping\0\u{3}get_model\0\u{1}fetch\0\u{1}save\0\u{1}refresh\0\u{1}subscribe\0\u{1}unsubscribe\0\u{1}stats\0\u{1}history\0")
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -1672,6 +1835,19 @@ nonisolated extension Strata_V1_ClientFrame: SwiftProtobuf.Message, SwiftProtobu
           self.request = .stats(v)
         }
       }()
+      case 19: try {
+        var v: Strata_V1_HistoryRequest?
+        var hadOneofValue = false
+        if let current = self.request {
+          hadOneofValue = true
+          if case .history(let m) = current {v = m}
+        }
+        try decoder.decodeSingularMessageField(value: &v)
+        if let v = v {
+          if hadOneofValue {try decoder.handleConflictingOneOf()}
+          self.request = .history(v)
+        }
+      }()
       default: break
       }
     }
@@ -1722,6 +1898,10 @@ nonisolated extension Strata_V1_ClientFrame: SwiftProtobuf.Message, SwiftProtobu
       guard case .stats(let v)? = self.request else { preconditionFailure() }
       try visitor.visitSingularMessageField(value: v, fieldNumber: 18)
     }()
+    case .history?: try {
+      guard case .history(let v)? = self.request else { preconditionFailure() }
+      try visitor.visitSingularMessageField(value: v, fieldNumber: 19)
+    }()
     case nil: break
     }
     try unknownFields.traverse(visitor: &visitor)
@@ -1737,7 +1917,7 @@ nonisolated extension Strata_V1_ClientFrame: SwiftProtobuf.Message, SwiftProtobu
 
 nonisolated extension Strata_V1_ServerFrame: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".ServerFrame"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}request_id\0\u{1}status\0\u{3}more_follows\0\u{2}\u{7}hello\0\u{1}ping\0\u{1}model\0\u{1}fetch\0\u{1}save\0\u{1}refresh\0\u{1}subscribe\0\u{1}unsubscribe\0\u{1}stats\0\u{2}\u{2}notification\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}request_id\0\u{1}status\0\u{3}more_follows\0\u{2}\u{7}hello\0\u{1}ping\0\u{1}model\0\u{1}fetch\0\u{1}save\0\u{1}refresh\0\u{1}subscribe\0\u{1}unsubscribe\0\u{1}stats\0\u{1}history\0\u{1}notification\0")
 
   fileprivate class _StorageClass {
     var _requestID: UInt64 = 0
@@ -1896,6 +2076,19 @@ nonisolated extension Strata_V1_ServerFrame: SwiftProtobuf.Message, SwiftProtobu
             _storage._response = .stats(v)
           }
         }()
+        case 19: try {
+          var v: Strata_V1_HistoryResponse?
+          var hadOneofValue = false
+          if let current = _storage._response {
+            hadOneofValue = true
+            if case .history(let m) = current {v = m}
+          }
+          try decoder.decodeSingularMessageField(value: &v)
+          if let v = v {
+            if hadOneofValue {try decoder.handleConflictingOneOf()}
+            _storage._response = .history(v)
+          }
+        }()
         case 20: try {
           var v: Strata_V1_ChangeNotification?
           var hadOneofValue = false
@@ -1966,6 +2159,10 @@ nonisolated extension Strata_V1_ServerFrame: SwiftProtobuf.Message, SwiftProtobu
       case .stats?: try {
         guard case .stats(let v)? = _storage._response else { preconditionFailure() }
         try visitor.visitSingularMessageField(value: v, fieldNumber: 18)
+      }()
+      case .history?: try {
+        guard case .history(let v)? = _storage._response else { preconditionFailure() }
+        try visitor.visitSingularMessageField(value: v, fieldNumber: 19)
       }()
       case .notification?: try {
         guard case .notification(let v)? = _storage._response else { preconditionFailure() }
@@ -3938,6 +4135,214 @@ nonisolated extension Strata_V1_ChangeNotification: SwiftProtobuf.Message, Swift
     if lhs.updated != rhs.updated {return false}
     if lhs.deleted != rhs.deleted {return false}
     if lhs.origin != rhs.origin {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension Strata_V1_HistoryRequest: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".HistoryRequest"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}store\0\u{3}after_token\0\u{1}limit\0\u{1}consumer\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeSingularStringField(value: &self.store) }()
+      case 2: try { try decoder.decodeSingularUInt64Field(value: &self._afterToken) }()
+      case 3: try { try decoder.decodeSingularUInt32Field(value: &self.limit) }()
+      case 4: try { try decoder.decodeSingularStringField(value: &self.consumer) }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    // The use of inline closures is to circumvent an issue where the compiler
+    // allocates stack space for every if/case branch local when no optimizations
+    // are enabled. https://github.com/apple/swift-protobuf/issues/1034 and
+    // https://github.com/apple/swift-protobuf/issues/1182
+    if !self.store.isEmpty {
+      try visitor.visitSingularStringField(value: self.store, fieldNumber: 1)
+    }
+    try { if let v = self._afterToken {
+      try visitor.visitSingularUInt64Field(value: v, fieldNumber: 2)
+    } }()
+    if self.limit != 0 {
+      try visitor.visitSingularUInt32Field(value: self.limit, fieldNumber: 3)
+    }
+    if !self.consumer.isEmpty {
+      try visitor.visitSingularStringField(value: self.consumer, fieldNumber: 4)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: Strata_V1_HistoryRequest, rhs: Strata_V1_HistoryRequest) -> Bool {
+    if lhs.store != rhs.store {return false}
+    if lhs._afterToken != rhs._afterToken {return false}
+    if lhs.limit != rhs.limit {return false}
+    if lhs.consumer != rhs.consumer {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension Strata_V1_HistoryChange: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".HistoryChange"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}kind\0\u{1}id\0\u{1}entity\0\u{1}version\0\u{3}changed_keys\0\u{1}tombstone\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeSingularEnumField(value: &self.kind) }()
+      case 2: try { try decoder.decodeSingularStringField(value: &self.id) }()
+      case 3: try { try decoder.decodeSingularStringField(value: &self.entity) }()
+      case 4: try { try decoder.decodeSingularInt64Field(value: &self.version) }()
+      case 5: try { try decoder.decodeRepeatedStringField(value: &self.changedKeys) }()
+      case 6: try { try decoder.decodeMapField(fieldType: SwiftProtobuf._ProtobufMessageMap<SwiftProtobuf.ProtobufString,Strata_V1_Value>.self, value: &self.tombstone) }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    if self.kind != .insert {
+      try visitor.visitSingularEnumField(value: self.kind, fieldNumber: 1)
+    }
+    if !self.id.isEmpty {
+      try visitor.visitSingularStringField(value: self.id, fieldNumber: 2)
+    }
+    if !self.entity.isEmpty {
+      try visitor.visitSingularStringField(value: self.entity, fieldNumber: 3)
+    }
+    if self.version != 0 {
+      try visitor.visitSingularInt64Field(value: self.version, fieldNumber: 4)
+    }
+    if !self.changedKeys.isEmpty {
+      try visitor.visitRepeatedStringField(value: self.changedKeys, fieldNumber: 5)
+    }
+    if !self.tombstone.isEmpty {
+      try visitor.visitMapField(fieldType: SwiftProtobuf._ProtobufMessageMap<SwiftProtobuf.ProtobufString,Strata_V1_Value>.self, value: self.tombstone, fieldNumber: 6)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: Strata_V1_HistoryChange, rhs: Strata_V1_HistoryChange) -> Bool {
+    if lhs.kind != rhs.kind {return false}
+    if lhs.id != rhs.id {return false}
+    if lhs.entity != rhs.entity {return false}
+    if lhs.version != rhs.version {return false}
+    if lhs.changedKeys != rhs.changedKeys {return false}
+    if lhs.tombstone != rhs.tombstone {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension Strata_V1_HistoryChange.Kind: SwiftProtobuf._ProtoNameProviding {
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{2}\0INSERT\0\u{1}UPDATE\0\u{1}DELETE\0")
+}
+
+nonisolated extension Strata_V1_HistoryTransaction: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".HistoryTransaction"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}token\0\u{3}timestamp_micros\0\u{1}author\0\u{3}context_name\0\u{3}process_id\0\u{1}origin\0\u{1}changes\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeSingularUInt64Field(value: &self.token) }()
+      case 2: try { try decoder.decodeSingularInt64Field(value: &self.timestampMicros) }()
+      case 3: try { try decoder.decodeSingularStringField(value: &self.author) }()
+      case 4: try { try decoder.decodeSingularStringField(value: &self.contextName) }()
+      case 5: try { try decoder.decodeSingularInt32Field(value: &self.processID) }()
+      case 6: try { try decoder.decodeSingularStringField(value: &self.origin) }()
+      case 7: try { try decoder.decodeRepeatedMessageField(value: &self.changes) }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    if self.token != 0 {
+      try visitor.visitSingularUInt64Field(value: self.token, fieldNumber: 1)
+    }
+    if self.timestampMicros != 0 {
+      try visitor.visitSingularInt64Field(value: self.timestampMicros, fieldNumber: 2)
+    }
+    if !self.author.isEmpty {
+      try visitor.visitSingularStringField(value: self.author, fieldNumber: 3)
+    }
+    if !self.contextName.isEmpty {
+      try visitor.visitSingularStringField(value: self.contextName, fieldNumber: 4)
+    }
+    if self.processID != 0 {
+      try visitor.visitSingularInt32Field(value: self.processID, fieldNumber: 5)
+    }
+    if !self.origin.isEmpty {
+      try visitor.visitSingularStringField(value: self.origin, fieldNumber: 6)
+    }
+    if !self.changes.isEmpty {
+      try visitor.visitRepeatedMessageField(value: self.changes, fieldNumber: 7)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: Strata_V1_HistoryTransaction, rhs: Strata_V1_HistoryTransaction) -> Bool {
+    if lhs.token != rhs.token {return false}
+    if lhs.timestampMicros != rhs.timestampMicros {return false}
+    if lhs.author != rhs.author {return false}
+    if lhs.contextName != rhs.contextName {return false}
+    if lhs.processID != rhs.processID {return false}
+    if lhs.origin != rhs.origin {return false}
+    if lhs.changes != rhs.changes {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension Strata_V1_HistoryResponse: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".HistoryResponse"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}store_id\0\u{1}transactions\0\u{3}current_token\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeSingularStringField(value: &self.storeID) }()
+      case 2: try { try decoder.decodeRepeatedMessageField(value: &self.transactions) }()
+      case 3: try { try decoder.decodeSingularUInt64Field(value: &self.currentToken) }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    if !self.storeID.isEmpty {
+      try visitor.visitSingularStringField(value: self.storeID, fieldNumber: 1)
+    }
+    if !self.transactions.isEmpty {
+      try visitor.visitRepeatedMessageField(value: self.transactions, fieldNumber: 2)
+    }
+    if self.currentToken != 0 {
+      try visitor.visitSingularUInt64Field(value: self.currentToken, fieldNumber: 3)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: Strata_V1_HistoryResponse, rhs: Strata_V1_HistoryResponse) -> Bool {
+    if lhs.storeID != rhs.storeID {return false}
+    if lhs.transactions != rhs.transactions {return false}
+    if lhs.currentToken != rhs.currentToken {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }

@@ -1,0 +1,255 @@
+import Foundation
+import GRDB
+import StrataClient
+import StrataModel
+import StrataWire
+import Testing
+
+/// Several `strata-server` processes on one data directory: saves through
+/// one reach the others' subscribers, concurrent writers lose nothing, a
+/// writer killed mid-save leaves a sound store.
+@Suite("Many processes on one store", .serialized, .timeLimit(.minutes(3)))
+struct MultiProcessTests {
+    /// A fresh shared data directory.
+    private func sharedDirectory() throws -> URL {
+        let url = FileManager.default.temporaryDirectory.appendingPathComponent("strata-shared-\(UUID().uuidString)", isDirectory: true)
+        try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
+        return url
+    }
+
+    private func client(_ server: LiveServer, _ name: String) -> StrataClient {
+        StrataClient(configuration: ClientConfiguration(host: "127.0.0.1", port: server.port, clientName: name, connectTimeout: .seconds(5)))
+    }
+
+    private static func insertBook(_ title: String, pages: Int64 = 100) -> Strata_V1_SaveRequest {
+        Strata_V1_SaveRequest.with {
+            $0.inserts = [Strata_V1_InsertedObject.with {
+                $0.temporaryID = "b"
+                $0.entity = "Book"
+                $0.values["uuid"] = PropertyValue.uuid(UUID()).wire
+                $0.values["title"] = PropertyValue.string(title).wire
+                $0.values["pages"] = PropertyValue.integer(pages).wire
+            }]
+        }
+    }
+
+    private static func pages(_ state: Strata_V1_ObjectState) throws -> Int64 {
+        guard let wire = state.values["pages"], case .integer(let pages) = try PropertyValue(wire: wire, field: "pages") else {
+            throw StrataClientError(.internal, "\(state.id) has no pages")
+        }
+        return pages
+    }
+
+    @Test("A save through one server reaches a subscriber of another; its refresh shows the change")
+    func notificationsCrossProcesses() async throws {
+        let data = try sharedDirectory()
+        defer { try? FileManager.default.removeItem(at: data) }
+        let a = try LiveServer.start(["--history-consumer", "a"], dataDirectory: data)
+        defer { a.stop() }
+        let b = try LiveServer.start(["--history-consumer", "b"], dataDirectory: data)
+        defer { b.stop() }
+        let writer = client(a, "writer-on-a")
+        let watcher = client(b, "watcher-on-b")
+
+        let notifications = try await watcher.subscribe(entity: "Book")
+        var iterator = notifications.makeAsyncIterator()
+        let saved = try await writer.save(Self.insertBook("Solaris"))
+        let id = try #require(saved.inserted.first?.id)
+        let inserted = try #require(await iterator.next())
+        #expect(inserted.inserted.map(\.id) == [id])
+        #expect(inserted.inserted.first?.version == 1)
+        #expect(inserted.origin == "writer-on-a")
+        #expect(try await watcher.refresh([id]).objects.first?.values["title"] == PropertyValue.string("Solaris").wire)
+
+        _ = try await writer.save(Strata_V1_SaveRequest.with {
+            $0.updates = [Strata_V1_UpdatedObject.with {
+                $0.id = id
+                $0.baseVersion = 1
+                $0.values["title"] = PropertyValue.string("Solaris (1961)").wire
+            }]
+        })
+        let updated = try #require(await iterator.next())
+        #expect(updated.updated.map(\.id) == [id])
+        #expect(updated.updated.first?.changedKeys.contains("title") == true)
+        #expect(updated.updated.first?.version == 2)
+        let refreshed = try #require(try await watcher.refresh([id]).objects.first)
+        #expect(refreshed.values["title"] == PropertyValue.string("Solaris (1961)").wire)
+        #expect(refreshed.version == 2)
+
+        // Both servers read the same history, through the CLI as well.
+        let history = try await watcher.history(store: "Book")
+        #expect(history.transactions.count == 2)
+        #expect(history.transactions.map(\.author) == ["writer-on-a", "writer-on-a"])
+        #expect(history.transactions.last?.changes.first?.changedKeys.contains("title") == true)
+        let cli = try Executables.run("strata", ["history", "--port", String(b.port), "--store", "Book", "--after", "1", "--json"])
+        #expect(cli.status == 0, "\(cli.stderr)")
+        let json = try JSONSerialization.jsonObject(with: Data(cli.stdout.utf8)) as? [String: Any]
+        let transactions = json?["transactions"] as? [[String: Any]]
+        #expect(transactions?.count == 1)
+        #expect((transactions?.first?["changes"] as? [[String: Any]])?.first?["kind"] as? String == "update")
+    }
+
+    /// What one writer client saw.
+    struct WriterReport: Sendable {
+        var acknowledged: [String] = []
+        var increments: [String: Int] = [:]
+        var conflicts = 0
+        var failures: [String] = []
+    }
+
+    /// Inserts books with unique titles and increments shared counters
+    /// (read, then save with the version read) until `deadline`.
+    private static func write(_ client: StrataClient, name: String, counters: [String], until deadline: ContinuousClock.Instant) async -> WriterReport {
+        var report = WriterReport()
+        var n = 0
+        while ContinuousClock.now < deadline {
+            n += 1
+            let title = "\(name)-\(n)"
+            do {
+                _ = try await client.save(insertBook(title))
+                report.acknowledged.append(title)
+            } catch {
+                report.failures.append("insert \(title): \(error)")
+            }
+            let counter = counters[n % counters.count]
+            do {
+                let state = try #require(try await client.refresh([counter]).objects.first)
+                let pages = try Self.pages(state)
+                _ = try await client.save(Strata_V1_SaveRequest.with {
+                    $0.updates = [Strata_V1_UpdatedObject.with {
+                        $0.id = counter
+                        $0.baseVersion = state.version
+                        $0.values["pages"] = PropertyValue.integer(pages + 1).wire
+                    }]
+                })
+                report.increments[counter, default: 0] += 1
+            } catch let error as StrataClientError where error.strataCode == 133020 {
+                report.conflicts += 1
+            } catch {
+                report.failures.append("increment \(counter): \(error)")
+            }
+        }
+        return report
+    }
+
+    /// Every `Book` title in the store with its count, and the counters' states.
+    private func titles(_ client: StrataClient) async throws -> [String: Int] {
+        let result = try await client.fetch(Strata_V1_FetchRequest.with { $0.entity = "Book" })
+        var titles: [String: Int] = [:]
+        for object in result.objects {
+            if let wire = object.values["title"], case .string(let title) = try PropertyValue(wire: wire, field: "title") {
+                titles[title, default: 0] += 1
+            }
+        }
+        return titles
+    }
+
+    private func integrityCheck(_ file: URL) throws -> String {
+        let queue = try DatabaseQueue(path: file.path)
+        defer { try? queue.close() }
+        return try queue.read { db in try String.fetchOne(db, sql: "PRAGMA integrity_check") ?? "" }
+    }
+
+    @Test("Four writer processes: every acknowledged write is there once, versions add up, no locking error")
+    func fourWriterProcesses() async throws {
+        let data = try sharedDirectory()
+        defer { try? FileManager.default.removeItem(at: data) }
+        var servers: [LiveServer] = []
+        defer { for server in servers { server.stop() } }
+        for i in 0..<4 { servers.append(try LiveServer.start(["--history-consumer", "w\(i)"], dataDirectory: data)) }
+        let clients = servers.enumerated().flatMap { i, server in (0..<2).map { client(server, "w\(i)-\($0)") } }
+
+        var counters: [String] = []
+        for i in 0..<3 {
+            counters.append(try #require(try await clients[0].save(Self.insertBook("counter-\(i)", pages: 0)).inserted.first?.id))
+        }
+        let deadline = ContinuousClock.now.advanced(by: .seconds(4))
+        let reports = await withTaskGroup(of: WriterReport.self) { group in
+            for (i, client) in clients.enumerated() {
+                let counters = counters
+                group.addTask { await Self.write(client, name: "c\(i)", counters: counters, until: deadline) }
+            }
+            var reports: [WriterReport] = []
+            for await report in group { reports.append(report) }
+            return reports
+        }
+        let failures = reports.flatMap(\.failures)
+        #expect(failures.isEmpty, "\(failures.prefix(5))")
+        let acknowledged = reports.flatMap(\.acknowledged)
+        #expect(acknowledged.count > 40)
+
+        // Read through another server than most writers used.
+        let titles = try await titles(clients[7])
+        for title in acknowledged { #expect(titles[title] == 1, "\(title) is there \(titles[title] ?? 0) times") }
+        #expect(titles.keys.filter { !$0.hasPrefix("counter-") }.count == acknowledged.count)
+        let states = try await clients[5].refresh(counters).objects
+        for state in states {
+            let increments = reports.reduce(0) { $0 + ($1.increments[state.id] ?? 0) }
+            #expect(try Self.pages(state) == Int64(increments), "\(state.id)")
+            #expect(state.version == Int64(1 + increments), "\(state.id)")
+        }
+        print("four writer processes: \(acknowledged.count) inserts, \(reports.reduce(0) { $0 + $1.increments.values.reduce(0, +) }) increments, \(reports.reduce(0) { $0 + $1.conflicts }) conflicts")
+        for server in servers { server.stop(removingFiles: false) }
+        #expect(try integrityCheck(data.appendingPathComponent("Books.sqlite")) == "ok")
+    }
+
+    @Test("A writer process killed with SIGKILL mid-save: the store is sound, the others go on, nothing acknowledged is lost")
+    func killedWriter() async throws {
+        let data = try sharedDirectory()
+        defer { try? FileManager.default.removeItem(at: data) }
+        var servers: [LiveServer] = []
+        defer { for server in servers { server.stop() } }
+        for i in 0..<3 { servers.append(try LiveServer.start(["--history-consumer", "k\(i)"], dataDirectory: data)) }
+        let clients = servers.enumerated().flatMap { i, server in (0..<2).map { client(server, "k\(i)-\($0)") } }
+        let counter = try #require(try await clients[2].save(Self.insertBook("counter", pages: 0)).inserted.first?.id)
+
+        let start = ContinuousClock.now
+        let victim = servers[0].process.processIdentifier
+        let killer = Task {
+            try await Task.sleep(for: .milliseconds(1500))
+            kill(victim, SIGKILL)
+        }
+        let reports = await withTaskGroup(of: (Int, WriterReport).self) { group in
+            for (i, client) in clients.enumerated() {
+                group.addTask { (i, await Self.write(client, name: "k\(i)", counters: [counter], until: start.advanced(by: .seconds(3)))) }
+            }
+            var reports: [(Int, WriterReport)] = []
+            for await report in group { reports.append(report) }
+            return reports.sorted { $0.0 < $1.0 }.map(\.1)
+        }
+        try await killer.value
+        #expect(!servers[0].process.isRunning)
+
+        // The survivors' clients saw no error; the killed server's clients
+        // lost their connection (and nothing else).
+        for report in reports[2...] { #expect(report.failures.isEmpty, "\(report.failures.prefix(3))") }
+        #expect(reports[2...].allSatisfy { $0.acknowledged.count > 5 })
+
+        let titles = try await titles(clients[4])
+        for report in reports {
+            for title in report.acknowledged { #expect(titles[title] == 1, "\(title) is there \(titles[title] ?? 0) times") }
+        }
+        let increments = reports.reduce(0) { $0 + ($1.increments[counter] ?? 0) }
+        let state = try #require(try await clients[3].refresh([counter]).objects.first)
+        // An increment acknowledged by the killed server is counted; one it
+        // committed without answering may add one more.
+        #expect(try Self.pages(state) >= Int64(increments))
+        #expect(try Self.pages(state) <= Int64(increments + 2))
+        #expect(state.version == 1 + (try Self.pages(state)))
+        for server in servers { server.stop(removingFiles: false) }
+        #expect(try integrityCheck(data.appendingPathComponent("Books.sqlite")) == "ok")
+        #expect(try integrityCheck(data.appendingPathComponent("Feedback.sqlite")) == "ok")
+    }
+
+    @Test("A binary store cannot be shared: a second process gets a clear error")
+    func binaryStoreIsSingleProcess() throws {
+        let data = try sharedDirectory()
+        defer { try? FileManager.default.removeItem(at: data) }
+        let stores = ["--store", "Book=binary:Books.strata", "--store", "Feedback=memory"]
+        let first = try LiveServer.start(stores, dataDirectory: data)
+        defer { first.stop() }
+        let second = try Executables.run("strata-server", ["--port", "0", "--data-dir", data.path] + stores, timeout: 20)
+        #expect(second.status != 0)
+        #expect(second.stderr.contains("open in another process"), "\(second.stderr)")
+    }
+}
