@@ -241,6 +241,28 @@ struct MultiProcessTests {
         #expect(try integrityCheck(data.appendingPathComponent("Feedback.sqlite")) == "ok")
     }
 
+    @Test("strata-bench --watch-port measures how long another server takes to announce each insert")
+    func benchMeasuresNotificationLatency() throws {
+        let data = try sharedDirectory()
+        defer { try? FileManager.default.removeItem(at: data) }
+        let a = try LiveServer.start(["--history-consumer", "a"], dataDirectory: data)
+        defer { a.stop() }
+        let b = try LiveServer.start(["--history-consumer", "b"], dataDirectory: data)
+        defer { b.stop() }
+        let run = try Executables.run("strata-bench", [
+            "--port", "\(a.port)", "--watch-port", "\(b.port)", "-c", "2", "-n", "100", "--mix", "insert=100", "--json",
+        ], timeout: 60)
+        #expect(run.status == 0, "\(run.stderr)")
+        let report = try #require(try JSONSerialization.jsonObject(with: Data(run.stdout.utf8)) as? [String: Any])
+        let notification = try #require(report["notification"] as? [String: Any])
+        #expect((notification["matched"] as? NSNumber)?.intValue == 100)
+        #expect((notification["missing"] as? NSNumber)?.intValue == 0)
+        let latency = try #require(notification["latency_ms"] as? [String: Any])
+        let p50 = (latency["p50"] as? NSNumber)?.doubleValue ?? -1
+        let max = (latency["max"] as? NSNumber)?.doubleValue ?? -1
+        #expect(p50 >= 0 && p50 <= max)
+    }
+
     @Test("A binary store cannot be shared: a second process gets a clear error")
     func binaryStoreIsSingleProcess() throws {
         let data = try sharedDirectory()

@@ -54,6 +54,10 @@ struct BenchCommand: AsyncParsableCommand {
     var json = false
     @Option(help: "Also write the JSON report to this file.")
     var out: String?
+    @Option(help: "Port of another server on the same store: subscribe there and measure how long each acknowledged insert takes to be announced (notification latency).")
+    var watchPort: Int?
+    @Option(help: "Host of the --watch-port server (default: --host).")
+    var watchHost: String?
 
     func validate() throws {
         guard connections > 0 else { throw ValidationError("-c must be at least 1") }
@@ -109,11 +113,23 @@ struct BenchCommand: AsyncParsableCommand {
             Self.stderr("no Book objects to read: seeding 1000 (use --dataset N to choose)")
             versions = try await Workload.seed(count: 1000, feedback: feedbackPerBook, client: clients[0]) { _ in }
         }
+        var probe: NotificationProbe?
+        if let watchPort {
+            let watcher = StrataClient(configuration: ClientConfiguration(host: watchHost ?? host, port: watchPort, clientName: "strata-bench-watch", authToken: token))
+            do {
+                let started = NotificationProbe(client: watcher)
+                try await started.start(entity: "Book")
+                probe = started
+            } catch {
+                Self.stderr("strata-bench: cannot subscribe on \(watchHost ?? host):\(watchPort): \(error)")
+                throw ExitCode(2)
+            }
+        }
         let workload = Workload(
             entity: entity, predicate: predicate,
             sortsByPages: predicate == "pages >= $LOW AND pages <= $HIGH",
             queryLimit: UInt32(clamping: queryLimit),
-            ids: versions.keys.sorted(), versions: versions
+            ids: versions.keys.sorted(), versions: versions, probe: probe
         )
         let concurrency = self.concurrency ?? connections
         if let warmup, let warmupDuration = DurationParsing.parse(warmup), warmupDuration > .zero {
@@ -137,7 +153,11 @@ struct BenchCommand: AsyncParsableCommand {
             "duration_limit_s": duration.flatMap(DurationParsing.parse).map { Double($0.components.seconds) } ?? 0,
             "dataset": versions.count, "compression": compression, "where": predicate,
         ]
-        let report = Report(recorder: recorder, duration: elapsed, settings: settings)
+        var report = Report(recorder: recorder, duration: elapsed, settings: settings)
+        if let probe {
+            let (latencies, matched, missing) = await probe.finish()
+            report.notification = .init(latencies: latencies, matched: matched, missing: missing)
+        }
         let jsonText = try report.jsonText()
         if let out {
             try Data((jsonText + "\n").utf8).write(to: URL(fileURLWithPath: out))

@@ -3,9 +3,26 @@ import Histogram
 
 /// The summary: for people (tables and a histogram) or as one JSON object.
 struct Report {
+    /// Notification latency measured with `--watch-port`.
+    struct Notification {
+        /// From each insert's acknowledgement to its notification on the other server, µs.
+        var latencies: Histogram<UInt64>
+        /// Inserts announced.
+        var matched: Int
+        /// Acknowledged inserts never announced (within the grace period).
+        var missing: Int
+    }
+
     let recorder: Recorder
     let duration: Duration
     let settings: [String: Any]
+    var notification: Notification?
+
+    init(recorder: Recorder, duration: Duration, settings: [String: Any]) {
+        self.recorder = recorder
+        self.duration = duration
+        self.settings = settings
+    }
 
     var seconds: Double {
         Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18
@@ -52,6 +69,13 @@ struct Report {
         }
         object["operations"] = operations
         object["settings"] = settings
+        if let notification {
+            object["notification"] = [
+                "matched": notification.matched,
+                "missing": notification.missing,
+                "latency_ms": Self.latency(notification.latencies),
+            ] as [String: Any]
+        }
         return object
     }
 
@@ -94,6 +118,12 @@ struct Report {
         lines.append("latency in ms")
         lines.append(format(header))
         for row in rows { lines.append(format(row)) }
+        if let notification {
+            let l = Self.latency(notification.latencies)
+            lines.append("")
+            lines.append(String(format: "notification latency (insert acknowledged → announced by the other server): %d announced, %d missing; ms p50 %.3f  p90 %.3f  p99 %.3f  max %.3f",
+                                notification.matched, notification.missing, l["p50"] ?? 0, l["p90"] ?? 0, l["p99"] ?? 0, l["max"] ?? 0))
+        }
         lines.append("")
         lines.append("latency histogram (all operations)")
         lines += histogramLines(recorder.overall)

@@ -15,8 +15,11 @@ final class Workload: Sendable {
     let sortsByPages: Bool
     let ids: [String]
     private let versions: Mutex<[String: Int64]>
+    /// Told of every acknowledged insert (with `--watch-port`).
+    let probe: NotificationProbe?
 
-    init(entity: String, predicate: String, sortsByPages: Bool, queryLimit: UInt32, ids: [String], versions: [String: Int64]) {
+    init(entity: String, predicate: String, sortsByPages: Bool, queryLimit: UInt32, ids: [String], versions: [String: Int64], probe: NotificationProbe? = nil) {
+        self.probe = probe
         self.entity = entity
         self.predicate = predicate
         self.sortsByPages = sortsByPages
@@ -100,7 +103,7 @@ final class Workload: Sendable {
             })
         case .insert:
             let pages = Int64(random.next() % 1000) + 1
-            _ = try await client.save(Strata_V1_SaveRequest.with {
+            let response = try await client.save(Strata_V1_SaveRequest.with {
                 $0.inserts = [Strata_V1_InsertedObject.with {
                     $0.temporaryID = "n"
                     $0.entity = "Book"
@@ -109,6 +112,7 @@ final class Workload: Sendable {
                     $0.values["pages"] = PropertyValue.integer(pages).wire
                 }]
             })
+            probe?.acknowledged(response.inserted.map(\.id))
         case .update:
             let id = randomID(&random)
             let base = versions.withLock { $0[id] ?? 0 }
