@@ -53,6 +53,9 @@ struct StrataServerCommand: AsyncParsableCommand {
     @Option(help: "Token every client's hello must carry (also STRATA_AUTH_TOKEN).")
     var authToken: String?
 
+    @Flag(help: "Do not record persistent history in new SQLite store files (only for a store no other process opens; a file that already records history keeps recording). Implies --history-poll 0.")
+    var noHistory = false
+
     @Option(help: "Milliseconds between checks for other processes' saves to the SQLite stores (persistent history); 0 ignores other processes.")
     var historyPoll: Int = 10
 
@@ -104,7 +107,7 @@ struct StrataServerCommand: AsyncParsableCommand {
                 maxFrameBytes: maxFrameBytes,
                 idleTimeout: idleTimeout == 0 ? nil : .seconds(idleTimeout),
                 authToken: token?.isEmpty == false ? token : nil,
-                otherProcesses: historyPoll == 0 ? nil : ExternalChangeMonitor.Options(
+                otherProcesses: historyPoll == 0 || noHistory ? nil : ExternalChangeMonitor.Options(
                     pollInterval: .milliseconds(historyPoll),
                     consumerName: historyConsumer,
                     purgeInterval: historyPurgeInterval == 0 ? nil : .seconds(historyPurgeInterval),
@@ -131,14 +134,21 @@ struct StrataServerCommand: AsyncParsableCommand {
         logger.info("stores closed")
     }
 
+    /// `description` recording history unless `--no-history`.
+    private func withHistoryChoice(_ description: StoreDescription) -> StoreDescription {
+        var description = description
+        description.tracksHistory = !noHistory
+        return description
+    }
+
     /// Loads the model and opens its stores.
     private func openContainer() async throws -> PersistentContainer {
         let dataDirectory = URL(fileURLWithPath: dataDir, isDirectory: true)
         try FileManager.default.createDirectory(at: dataDirectory, withIntermediateDirectories: true)
         guard let modelPath = model else {
-            let descriptions = stores.isEmpty
+            let descriptions = (stores.isEmpty
                 ? BooksSample.sqliteStores(in: dataDirectory)
-                : stores.map { $0.description(in: dataDirectory) }
+                : stores.map { $0.description(in: dataDirectory) }).map(withHistoryChoice)
             return try await PersistentContainer(
                 model: BooksSample.model,
                 storeDescriptions: descriptions,
@@ -155,6 +165,7 @@ struct StrataServerCommand: AsyncParsableCommand {
                 ? [StoreDescription(url: dataDirectory.appendingPathComponent("\(objectModel.name.isEmpty ? "Model" : objectModel.name).sqlite"), type: .sqlite)]
                 : configurations.map { StoreDescription(url: dataDirectory.appendingPathComponent("\($0).sqlite"), type: .sqlite, configuration: $0) }
         }
+        descriptions = descriptions.map(withHistoryChoice)
         var transformers = ValueTransformerRegistry()
         for entity in objectModel.entities {
             for attribute in entity.attributes {
