@@ -89,6 +89,45 @@ struct MultiProcessTests {
         #expect((transactions?.first?["changes"] as? [[String: Any]])?.first?["kind"] as? String == "update")
     }
 
+    @Test("Merge policies resolve a conflict between two processes as within one")
+    func mergePoliciesAcrossProcesses() async throws {
+        let data = try sharedDirectory()
+        defer { try? FileManager.default.removeItem(at: data) }
+        let a = try LiveServer.start(["--history-consumer", "a"], dataDirectory: data)
+        defer { a.stop() }
+        let b = try LiveServer.start(["--history-consumer", "b"], dataDirectory: data)
+        defer { b.stop() }
+        let first = client(a, "first")
+        let second = client(b, "second")
+        let id = try #require(try await first.save(Self.insertBook("Ubik", pages: 200)).inserted.first?.id)
+        func update(_ client: StrataClient, _ key: String, _ value: PropertyValue, base: PropertyValue, policy: Strata_V1_MergePolicy) async throws -> Strata_V1_SaveResponse {
+            try await client.save(Strata_V1_SaveRequest.with {
+                $0.mergePolicy = policy
+                $0.updates = [Strata_V1_UpdatedObject.with {
+                    $0.id = id
+                    $0.baseVersion = 1
+                    $0.values[key] = value.wire
+                    $0.baseValues[key] = base.wire
+                }]
+            })
+        }
+        // Both read version 1; A changes the title, then B (another process) the pages.
+        _ = try await update(first, "title", .string("Ubik (1969)"), base: .string("Ubik"), policy: .error)
+        do {
+            _ = try await update(second, "pages", .integer(202), base: .integer(200), policy: .error)
+            Issue.record("a stale update through another process was accepted")
+        } catch let error as StrataClientError {
+            #expect(error.strataCode == 133020)
+            #expect(error.conflicts.first?.currentVersion == 2)
+        }
+        let merged = try await update(second, "pages", .integer(202), base: .integer(200), policy: .mergeByPropertyObjectTrump)
+        #expect(merged.versions[id] == 3)
+        let state = try #require(try await first.refresh([id]).objects.first)
+        #expect(state.values["title"] == PropertyValue.string("Ubik (1969)").wire)
+        #expect(state.values["pages"] == PropertyValue.integer(202).wire)
+        #expect(state.version == 3)
+    }
+
     /// What one writer client saw.
     struct WriterReport: Sendable {
         var acknowledged: [String] = []
