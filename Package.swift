@@ -45,6 +45,7 @@ let package = Package(
             dependencies: [
                 "StrataModel",
                 .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
             ],
             swiftSettings: strictSettings
         ),
