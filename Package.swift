@@ -62,7 +62,12 @@ let package = Package(
         // Layer 4: the coordinator, contexts and the container.
         .target(
             name: "StrataContext",
-            dependencies: ["StrataModel", "StrataQuery", "StrataStore"],
+            dependencies: [
+                "StrataModel",
+                "StrataQuery",
+                "StrataStore",
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+            ],
             swiftSettings: strictSettings
         ),
         // The bundled Books & Feedback sample (tests, the server's default).
