@@ -123,6 +123,7 @@ let package = Package(
                 "StrataStore",
                 "StrataContext",
                 "StrataWire",
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "SwiftProtobuf", package: "swift-protobuf"),
