@@ -45,6 +45,7 @@ let package = Package(
             dependencies: [
                 "StrataModel",
                 .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
             ],
             swiftSettings: strictSettings
         ),
@@ -61,7 +62,12 @@ let package = Package(
         // Layer 4: the coordinator, contexts and the container.
         .target(
             name: "StrataContext",
-            dependencies: ["StrataModel", "StrataQuery", "StrataStore"],
+            dependencies: [
+                "StrataModel",
+                "StrataQuery",
+                "StrataStore",
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+            ],
             swiftSettings: strictSettings
         ),
         // The bundled Books & Feedback sample (tests, the server's default).
@@ -97,6 +103,7 @@ let package = Package(
                 "StrataStore",
                 "StrataContext",
                 "StrataWire",
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "SwiftProtobuf", package: "swift-protobuf"),
@@ -116,6 +123,7 @@ let package = Package(
                 "StrataStore",
                 "StrataContext",
                 "StrataWire",
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "SwiftProtobuf", package: "swift-protobuf"),
@@ -160,6 +168,7 @@ let package = Package(
                 "StrataClient",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "SwiftProtobuf", package: "swift-protobuf"),
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "Histogram", package: "hdrhistogram-swift"),
@@ -228,6 +237,7 @@ let package = Package(
                 "StrataWire",
                 "StrataServer",
                 "StrataClient",
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "SwiftProtobuf", package: "swift-protobuf"),

@@ -1,8 +1,8 @@
+import NIOConcurrencyHelpers
 import NIOCore
 import NIOPosix
 import StrataWire
 import SwiftProtobuf
-import Synchronization
 
 /// One TCP connection to a server: writes request frames, and a reader
 /// task routes every response to the request waiting for it (by request
@@ -19,7 +19,7 @@ final class ClientConnection: Sendable {
         var onFailure: (@Sendable (StrataClientError) -> Void)?
     }
 
-    private let state = Mutex(State())
+    private let state = NIOLockedValueBox(State())
     private let channel: any Channel
     private let outbound: NIOAsyncChannelOutboundWriter<Frame>
     private let compressRequests: Bool
@@ -85,7 +85,7 @@ final class ClientConnection: Sendable {
     }
 
     /// Whether the connection is still usable.
-    var isOpen: Bool { state.withLock { $0.failure == nil } }
+    var isOpen: Bool { state.withLockedValue { $0.failure == nil } }
 
     /// Sends a request and returns the stream of its response frames; the
     /// stream ends after the final frame and throws when the status is not
@@ -93,14 +93,14 @@ final class ClientConnection: Sendable {
     func send(_ frame: Strata_V1_ClientFrame) async throws -> Responses {
         let (stream, continuation) = Responses.makeStream()
         let id = frame.requestID
-        let failure: StrataClientError? = state.withLock { state in
+        let failure: StrataClientError? = state.withLockedValue { state in
             if let failure = state.failure { return failure }
             state.pending[id] = continuation
             return nil
         }
         if let failure { throw failure }
         continuation.onTermination = { [weak self] _ in
-            self?.state.withLock { _ = $0.pending.removeValue(forKey: id) }
+            self?.state.withLockedValue { _ = $0.pending.removeValue(forKey: id) }
         }
         do {
             let bytes: [UInt8] = try frame.serializedBytes()
@@ -108,7 +108,7 @@ final class ClientConnection: Sendable {
             try await outbound.write(Frame(payload: ByteBuffer(bytes: bytes), compressed: compress))
         } catch {
             let failure = StrataClientError(.unavailable, "cannot send to \(endpoint): \(error)")
-            state.withLock { _ = $0.pending.removeValue(forKey: id) }
+            state.withLockedValue { _ = $0.pending.removeValue(forKey: id) }
             throw failure
         }
         return stream
@@ -124,18 +124,18 @@ final class ClientConnection: Sendable {
 
     /// Routes notifications of a server subscription id.
     func route(subscription id: UInt64, to handler: @escaping @Sendable (Strata_V1_ChangeNotification) -> Void) {
-        state.withLock { $0.routes[id] = handler }
+        state.withLockedValue { $0.routes[id] = handler }
     }
 
     /// Stops routing a subscription's notifications.
     func unroute(subscription id: UInt64) {
-        state.withLock { _ = $0.routes.removeValue(forKey: id) }
+        state.withLockedValue { _ = $0.routes.removeValue(forKey: id) }
     }
 
     /// Calls `handler` once when the connection fails or closes (at once
     /// when it already has).
     func onFailure(_ handler: @escaping @Sendable (StrataClientError) -> Void) {
-        let failure: StrataClientError? = state.withLock { state in
+        let failure: StrataClientError? = state.withLockedValue { state in
             if let failure = state.failure { return failure }
             state.onFailure = handler
             return nil
@@ -160,7 +160,7 @@ final class ClientConnection: Sendable {
         }
         if message.requestID == 0 {
             if case .notification(let notification)? = message.response {
-                let handler = state.withLock { $0.routes[notification.subscriptionID] }
+                let handler = state.withLockedValue { $0.routes[notification.subscriptionID] }
                 handler?(notification)
             } else if message.hasStatus {
                 // A connection-level error; the server closes next.
@@ -169,7 +169,7 @@ final class ClientConnection: Sendable {
             return
         }
         let last = !message.moreFollows || (message.hasStatus && message.status.code != .ok)
-        let continuation = state.withLock { state in
+        let continuation = state.withLockedValue { state in
             last ? state.pending.removeValue(forKey: message.requestID) : state.pending[message.requestID]
         }
         guard let continuation else { return }
@@ -182,7 +182,7 @@ final class ClientConnection: Sendable {
     }
 
     private func fail(_ error: StrataClientError) {
-        let (pending, failure, handler): ([Responses.Continuation], StrataClientError, (@Sendable (StrataClientError) -> Void)?) = state.withLock { state in
+        let (pending, failure, handler): ([Responses.Continuation], StrataClientError, (@Sendable (StrataClientError) -> Void)?) = state.withLockedValue { state in
             var handler: (@Sendable (StrataClientError) -> Void)?
             if state.failure == nil {
                 state.failure = error

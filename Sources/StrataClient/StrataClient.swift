@@ -1,5 +1,6 @@
 import Foundation
 import Logging
+import NIOConcurrencyHelpers
 import StrataModel
 import StrataWire
 import Synchronization
@@ -15,11 +16,11 @@ public actor StrataClient {
     public private(set) var serverInfo: Strata_V1_HelloResponse?
 
     private var connection: ClientConnection? {
-        didSet { openConnection.withLock { $0 = connection } }
+        didSet { openConnection.withLockedValue { $0 = connection } }
     }
     /// The open connection, readable without a hop onto the actor (the
     /// fast path of every request).
-    private nonisolated let openConnection = Mutex<ClientConnection?>(nil)
+    private nonisolated let openConnection = NIOLockedValueBox<ClientConnection?>(nil)
     private var connecting: Task<ClientConnection, any Error>?
     private nonisolated let requestIDs = Atomic<UInt64>(0)
     private var subscriptions: [UInt64: LocalSubscription] = [:]
@@ -203,7 +204,7 @@ public actor StrataClient {
 
     /// The open connection without touching the actor, else through it.
     private nonisolated func currentConnection() async throws -> ClientConnection {
-        if let open = openConnection.withLock({ $0 }), open.isOpen { return open }
+        if let open = openConnection.withLockedValue({ $0 }), open.isOpen { return open }
         return try await liveConnection()
     }
 

@@ -1,9 +1,10 @@
+import NIOConcurrencyHelpers
 import Synchronization
 
 /// Broadcasts committed change sets to every subscriber (contexts that merge
 /// automatically, server subscriptions).
 public final class ChangeHub: Sendable {
-    private let subscribers = Mutex<[Int: AsyncStream<ChangeSet>.Continuation]>([:])
+    private let subscribers = NIOLockedValueBox<[Int: AsyncStream<ChangeSet>.Continuation]>([:])
     private let nextID = Atomic<Int>(0)
     private let beforeDelivery: (@Sendable (ChangeSet) -> Void)?
 
@@ -21,9 +22,9 @@ public final class ChangeHub: Sendable {
         let id = nextID.add(1, ordering: .relaxed).newValue
         let (stream, continuation) = AsyncStream<ChangeSet>.makeStream(bufferingPolicy: .bufferingNewest(limit))
         continuation.onTermination = { [weak self] _ in
-            self?.subscribers.withLock { _ = $0.removeValue(forKey: id) }
+            self?.subscribers.withLockedValue { _ = $0.removeValue(forKey: id) }
         }
-        subscribers.withLock { $0[id] = continuation }
+        subscribers.withLockedValue { $0[id] = continuation }
         return stream
     }
 
@@ -31,13 +32,13 @@ public final class ChangeHub: Sendable {
     public func publish(_ changes: ChangeSet) {
         guard !changes.isEmpty else { return }
         beforeDelivery?(changes)
-        let targets = subscribers.withLock { Array($0.values) }
+        let targets = subscribers.withLockedValue { Array($0.values) }
         for continuation in targets { continuation.yield(changes) }
     }
 
     /// Ends every subscription.
     public func finish() {
-        let targets = subscribers.withLock { all in
+        let targets = subscribers.withLockedValue { all in
             defer { all.removeAll() }
             return Array(all.values)
         }

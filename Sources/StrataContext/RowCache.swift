@@ -1,6 +1,6 @@
+import NIOConcurrencyHelpers
 import StrataModel
 import StrataStore
-import Synchronization
 
 /// The coordinator's row cache: the last snapshots read by object ID, shared
 /// by every context, so fetching an object by ID (a fault, `existingObject`,
@@ -24,7 +24,7 @@ public final class RowCache: Sendable {
 
     /// The most snapshots kept (0 disables the cache).
     public let capacity: Int
-    private let state = Mutex(State())
+    private let state = NIOLockedValueBox(State())
 
     /// A cache of at most `capacity` snapshots.
     public init(capacity: Int) {
@@ -37,7 +37,7 @@ public final class RowCache: Sendable {
     /// The cached snapshots among `ids`, the IDs still to read, and the
     /// generation to hand back to ``store(_:readAt:)``.
     func lookup(_ ids: [ObjectID]) -> (found: [Snapshot], missing: [ObjectID], generation: UInt64) {
-        state.withLock { state in
+        state.withLockedValue { state in
             var found: [Snapshot] = []
             var missing: [ObjectID] = []
             for id in ids {
@@ -53,7 +53,7 @@ public final class RowCache: Sendable {
     /// anything since `generation` (the read may predate it).
     func store(_ snapshots: [Snapshot], readAt generation: UInt64) {
         guard isEnabled, !snapshots.isEmpty else { return }
-        state.withLock { state in
+        state.withLockedValue { state in
             guard state.generation == generation else { return }
             for snapshot in snapshots {
                 if state.entries.updateValue(snapshot, forKey: snapshot.objectID) == nil {
@@ -66,7 +66,7 @@ public final class RowCache: Sendable {
     /// Drops what a committed save changed.
     func invalidate(_ changes: ChangeSet) {
         guard isEnabled, !(changes.updated.isEmpty && changes.deleted.isEmpty) else { return }
-        state.withLock { state in
+        state.withLockedValue { state in
             state.generation &+= 1
             for id in changes.updated.keys { state.entries[id] = nil }
             for id in changes.deleted { state.entries[id] = nil }
@@ -75,7 +75,7 @@ public final class RowCache: Sendable {
 
     /// Drops everything (e.g. when another process changed the store).
     public func removeAll() {
-        state.withLock { state in
+        state.withLockedValue { state in
             state.generation &+= 1
             state.entries.removeAll()
             state.order.removeAll()
@@ -85,7 +85,7 @@ public final class RowCache: Sendable {
 
     /// Lookups answered from the cache and lookups that went to a store.
     public var statistics: (hits: UInt64, misses: UInt64, count: Int) {
-        state.withLock { ($0.hits, $0.misses, $0.entries.count) }
+        state.withLockedValue { ($0.hits, $0.misses, $0.entries.count) }
     }
 
     /// FIFO eviction over a ring of keys.

@@ -1,4 +1,4 @@
-import Synchronization
+import NIOConcurrencyHelpers
 
 /// A counting semaphore for requests in flight on one connection: the
 /// reader acquires a slot before starting a request and waits when none
@@ -11,18 +11,18 @@ final class InFlightLimiter: Sendable {
         var idleWaiters: [CheckedContinuation<Void, Never>] = []
     }
 
-    private let state: Mutex<State>
+    private let state: NIOLockedValueBox<State>
 
     init(limit: Int) {
-        state = Mutex(State(available: max(1, limit)))
+        state = NIOLockedValueBox(State(available: max(1, limit)))
     }
 
     /// Requests running now.
-    var running: Int { state.withLock { $0.running } }
+    var running: Int { state.withLockedValue { $0.running } }
 
     /// Takes a slot, waiting for one when all are taken.
     func acquire() async {
-        let acquired = state.withLock { state -> Bool in
+        let acquired = state.withLockedValue { state -> Bool in
             guard state.available > 0 else { return false }
             state.available -= 1
             state.running += 1
@@ -30,7 +30,7 @@ final class InFlightLimiter: Sendable {
         }
         if acquired { return }
         await withCheckedContinuation { continuation in
-            let resumeNow = state.withLock { state -> Bool in
+            let resumeNow = state.withLockedValue { state -> Bool in
                 if state.available > 0 {
                     state.available -= 1
                     state.running += 1
@@ -45,7 +45,7 @@ final class InFlightLimiter: Sendable {
 
     /// Gives a slot back (to a waiting reader if there is one).
     func release() {
-        let (next, idle): (CheckedContinuation<Void, Never>?, [CheckedContinuation<Void, Never>]) = state.withLock { state in
+        let (next, idle): (CheckedContinuation<Void, Never>?, [CheckedContinuation<Void, Never>]) = state.withLockedValue { state in
             if !state.waiters.isEmpty {
                 // The slot passes straight to the waiter: running stays the same.
                 return (state.waiters.removeFirst(), [])
@@ -63,7 +63,7 @@ final class InFlightLimiter: Sendable {
     /// Returns when no request is running.
     func waitUntilIdle() async {
         await withCheckedContinuation { continuation in
-            let idle = state.withLock { state -> Bool in
+            let idle = state.withLockedValue { state -> Bool in
                 if state.running == 0 { return true }
                 state.idleWaiters.append(continuation)
                 return false

@@ -1,8 +1,8 @@
 import Foundation
 import Histogram
 import Metrics
+import NIOConcurrencyHelpers
 import StrataWire
-import Synchronization
 
 /// The server's own figures for the Stats operation (connections, requests
 /// and errors per operation, latency percentiles), also reported to
@@ -22,11 +22,11 @@ final class ServerStats: Sendable {
         var subscriptions = 0
     }
 
-    private let state = Mutex(State())
+    private let state = NIOLockedValueBox(State())
     let started = ContinuousClock.now
     /// swift-metrics handles per operation, made once (making them looks
     /// up the factory and allocates).
-    private let metrics = Mutex<[String: OperationMetrics]>([:])
+    private let metrics = NIOLockedValueBox<[String: OperationMetrics]>([:])
 
     private struct OperationMetrics: Sendable {
         let requests: Counter
@@ -35,7 +35,7 @@ final class ServerStats: Sendable {
     }
 
     private func handles(for operation: String) -> OperationMetrics {
-        metrics.withLock { cache in
+        metrics.withLockedValue { cache in
             if let existing = cache[operation] { return existing }
             let made = OperationMetrics(
                 requests: Counter(label: "strata_requests_total", dimensions: [("operation", operation)]),
@@ -50,7 +50,7 @@ final class ServerStats: Sendable {
     /// Records one finished request.
     func record(operation: String, duration: Duration, failed: Bool) {
         let micros = UInt64(max(0, duration.components.seconds)) * 1_000_000 + UInt64(max(0, duration.components.attoseconds / 1_000_000_000_000))
-        state.withLock { state in
+        state.withLockedValue { state in
             var op = state.operations[operation] ?? Operation()
             op.requests += 1
             if failed { op.errors += 1 }
@@ -66,7 +66,7 @@ final class ServerStats: Sendable {
     /// Counts a new connection unless `limit` are open already (one
     /// check-and-count, so simultaneous arrivals cannot pass the limit).
     func openConnection(limit: Int) -> Bool {
-        let opened: Int? = state.withLock { state in
+        let opened: Int? = state.withLockedValue { state in
             guard state.connectionsOpen < limit else { return nil }
             state.connectionsOpen += 1
             state.connectionsTotal += 1
@@ -79,7 +79,7 @@ final class ServerStats: Sendable {
 
     /// A connection closed.
     func closeConnection() {
-        let open = state.withLock { state in
+        let open = state.withLockedValue { state in
             state.connectionsOpen -= 1
             return state.connectionsOpen
         }
@@ -87,16 +87,16 @@ final class ServerStats: Sendable {
     }
 
     /// Connections open now.
-    var connectionsOpen: Int { state.withLock { $0.connectionsOpen } }
+    var connectionsOpen: Int { state.withLockedValue { $0.connectionsOpen } }
 
     /// A subscription was added (+1) or removed (-1).
     func subscriptions(changedBy delta: Int) {
-        state.withLock { $0.subscriptions += delta }
+        state.withLockedValue { $0.subscriptions += delta }
     }
 
     /// The figures as the Stats operation reports them.
     func snapshot() -> Strata_V1_StatsResponse {
-        state.withLock { state in
+        state.withLockedValue { state in
             Strata_V1_StatsResponse.with { response in
                 let uptime = (ContinuousClock.now - started).components
                 response.uptimeSeconds = Double(uptime.seconds) + Double(uptime.attoseconds) / 1e18

@@ -1,10 +1,10 @@
 import Logging
+import NIOConcurrencyHelpers
 import NIOCore
 import NIOPosix
 import ServiceLifecycle
 import StrataContext
 import StrataWire
-import Synchronization
 
 /// The Strata network server: serves a coordinator's model and stores to
 /// clients speaking the wire protocol (`Protocol/PROTOCOL.md`).
@@ -174,15 +174,15 @@ public enum StrataServerError: Error, Sendable {
 
 /// The open connections of a server, so shutdown can reach them.
 private final class ConnectionRegistry: Sendable {
-    private let channels = Mutex<[ObjectIdentifier: any Channel]>([:])
+    private let channels = NIOLockedValueBox<[ObjectIdentifier: any Channel]>([:])
 
     func add(_ channel: any Channel, key: ObjectIdentifier) {
-        channels.withLock { $0[key] = channel }
+        channels.withLockedValue { $0[key] = channel }
     }
 
     func remove(_ key: ObjectIdentifier) {
-        channels.withLock { _ = $0.removeValue(forKey: key) }
+        channels.withLockedValue { _ = $0.removeValue(forKey: key) }
     }
 
-    var all: [any Channel] { channels.withLock { Array($0.values) } }
+    var all: [any Channel] { channels.withLockedValue { Array($0.values) } }
 }

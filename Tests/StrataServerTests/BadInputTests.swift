@@ -1,11 +1,11 @@
 import Foundation
+import NIOConcurrencyHelpers
 import NIOCore
 import NIOPosix
 import StrataClient
 import StrataModel
 import StrataWire
 import SwiftProtobuf
-import Synchronization
 import Testing
 
 // MARK: - A raw TCP connection
@@ -27,24 +27,24 @@ final class RawConnection: Sendable {
             var closed = false
         }
 
-        private let state = Mutex(State())
+        private let state = NIOLockedValueBox(State())
 
         func append(_ bytes: ByteBuffer) {
-            state.withLock { state in
+            state.withLockedValue { state in
                 var bytes = bytes
                 state.buffer.writeBuffer(&bytes)
             }
         }
 
         func markClosed() {
-            state.withLock { $0.closed = true }
+            state.withLockedValue { $0.closed = true }
         }
 
-        var isClosed: Bool { state.withLock { $0.closed } }
+        var isClosed: Bool { state.withLockedValue { $0.closed } }
 
         /// Removes one complete frame from the buffer: (flags, payload).
         func takeFrame() -> (flags: UInt8, payload: ByteBuffer)? {
-            state.withLock { state in
+            state.withLockedValue { state in
                 guard let flags = state.buffer.getInteger(at: state.buffer.readerIndex, as: UInt8.self),
                       let length = state.buffer.getInteger(at: state.buffer.readerIndex + 1, as: UInt32.self),
                       state.buffer.readableBytes >= WireProtocol.headerSize + Int(length) else { return nil }
@@ -55,7 +55,7 @@ final class RawConnection: Sendable {
             }
         }
 
-        var pendingBytes: Int { state.withLock { $0.buffer.readableBytes } }
+        var pendingBytes: Int { state.withLockedValue { $0.buffer.readableBytes } }
     }
 
     /// Hands everything read to the inbox.

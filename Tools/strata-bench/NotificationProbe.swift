@@ -2,7 +2,7 @@ import Foundation
 import Histogram
 import StrataClient
 import StrataWire
-import Synchronization
+import NIOConcurrencyHelpers
 
 /// Measures how long an acknowledged insert takes to be announced by
 /// another server on the same store (another process): a subscriber on
@@ -15,9 +15,9 @@ final class NotificationProbe: Sendable {
         var arrived: [String: ContinuousClock.Instant] = [:]
     }
 
-    private let state = Mutex(State())
+    private let state = NIOLockedValueBox(State())
     private let client: StrataClient
-    private let listener = Mutex<Task<Void, Never>?>(nil)
+    private let listener = NIOLockedValueBox<Task<Void, Never>?>(nil)
 
     /// A probe subscribing through `client` (connected to the other server).
     init(client: StrataClient) {
@@ -30,20 +30,20 @@ final class NotificationProbe: Sendable {
         let task = Task { [self] in
             for await notification in notifications {
                 let now = ContinuousClock.now
-                self.state.withLock { state in
+                self.state.withLockedValue { state in
                     for object in notification.inserted where state.arrived[object.id] == nil {
                         state.arrived[object.id] = now
                     }
                 }
             }
         }
-        listener.withLock { $0 = task }
+        listener.withLockedValue { $0 = task }
     }
 
     /// Notes that these inserted IDs were acknowledged now.
     func acknowledged(_ ids: [String]) {
         let now = ContinuousClock.now
-        state.withLock { state in
+        state.withLockedValue { state in
             for id in ids { state.acknowledged[id] = now }
         }
     }
@@ -54,15 +54,15 @@ final class NotificationProbe: Sendable {
     func finish(grace: Duration = .seconds(2)) async -> (latencies: Histogram<UInt64>, matched: Int, missing: Int) {
         let deadline = ContinuousClock.now.advanced(by: grace)
         while ContinuousClock.now < deadline {
-            let pending = state.withLock { state in state.acknowledged.keys.contains { state.arrived[$0] == nil } }
+            let pending = state.withLockedValue { state in state.acknowledged.keys.contains { state.arrived[$0] == nil } }
             if !pending { break }
             try? await Task.sleep(for: .milliseconds(20))
         }
-        listener.withLock { $0?.cancel() }
+        listener.withLockedValue { $0?.cancel() }
         var histogram = Recorder.makeHistogram()
         var matched = 0
         var missing = 0
-        state.withLock { state in
+        state.withLockedValue { state in
             for (id, acknowledged) in state.acknowledged {
                 guard let arrived = state.arrived[id] else {
                     missing += 1

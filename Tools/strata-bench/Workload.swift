@@ -1,8 +1,8 @@
 import Foundation
+import NIOConcurrencyHelpers
 import StrataClient
 import StrataModel
 import StrataWire
-import Synchronization
 
 /// What the operations act on: the Book IDs to get, update and refresh,
 /// the versions last seen, and the request builders.
@@ -14,7 +14,7 @@ final class Workload: Sendable {
     /// not grow with the store.
     let sortsByPages: Bool
     let ids: [String]
-    private let versions: Mutex<[String: Int64]>
+    private let versions: NIOLockedValueBox<[String: Int64]>
     /// Told of every acknowledged insert (with `--watch-port`).
     let probe: NotificationProbe?
 
@@ -25,7 +25,7 @@ final class Workload: Sendable {
         self.sortsByPages = sortsByPages
         self.queryLimit = queryLimit
         self.ids = ids
-        self.versions = Mutex(versions)
+        self.versions = NIOLockedValueBox(versions)
     }
 
     /// Seeds `count` Books (each with `feedback` Feedback objects) in saves
@@ -115,7 +115,7 @@ final class Workload: Sendable {
             probe?.acknowledged(response.inserted.map(\.id))
         case .update:
             let id = randomID(&random)
-            let base = versions.withLock { $0[id] ?? 0 }
+            let base = versions.withLockedValue { $0[id] ?? 0 }
             do {
                 let response = try await client.save(Strata_V1_SaveRequest.with {
                     $0.updates = [Strata_V1_UpdatedObject.with {
@@ -124,11 +124,11 @@ final class Workload: Sendable {
                         $0.values["pages"] = PropertyValue.integer(Int64(random.next() % 1000) + 1).wire
                     }]
                 })
-                if let version = response.versions[id] { versions.withLock { $0[id] = max($0[id] ?? 0, version) } }
+                if let version = response.versions[id] { versions.withLockedValue { $0[id] = max($0[id] ?? 0, version) } }
             } catch let error as StrataClientError where error.code == .aborted {
                 // Counted as a conflict; learn the current version for next time.
                 if let current = error.conflicts.first?.currentVersion {
-                    versions.withLock { $0[id] = max($0[id] ?? 0, current) }
+                    versions.withLockedValue { $0[id] = max($0[id] ?? 0, current) }
                 }
                 throw error
             }
