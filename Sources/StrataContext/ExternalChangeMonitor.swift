@@ -120,6 +120,8 @@ public final class ExternalChangeMonitor: Sendable {
                         pending = nil
                     }
                 }
+                // The stream ended without an error: look again after a pause.
+                try await Task.sleep(for: options.pollInterval)
             } catch is CancellationError {
                 break
             } catch {

@@ -8,7 +8,9 @@ import StrataModel
 /// It keeps one read-only connection of its own and polls
 /// `PRAGMA data_version` on it, which changes exactly when another
 /// connection (of this process or another) has committed since the last
-/// poll; polling an unchanged store costs one pragma. When it changes, the
+/// poll; polling an unchanged store costs one pragma, run synchronously on
+/// the polling task (microseconds; an idle server with two stores spends
+/// well under 1% of a core on it). When it changes, the
 /// transactions after the last one seen are read (those of ``origin``, this
 /// store instance, skipped in the query) and yielded in token order.
 struct SQLiteChangeWatcher: Sendable {
@@ -59,6 +61,12 @@ struct SQLiteChangeWatcher: Sendable {
         }
         while true {
             try await Task.sleep(for: pollInterval)
+            // The common case, nothing committed: one pragma, run right
+            // here (no transaction, no hop to the connection's queue).
+            let current = try connection.inDatabase { db in
+                try Int64.fetchOne(db.cachedStatement(sql: "PRAGMA data_version")) ?? 0
+            }
+            if current == version { continue }
             let (seenVersion, seenToken) = (version, last)
             let poll = try await SQLiteBusyRetry.run(deadline: busyTimeout) {
                 try await connection.read { db -> (version: Int64, through: Int64, found: [HistoryTransaction]) in
