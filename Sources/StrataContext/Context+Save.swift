@@ -197,8 +197,6 @@ extension Context {
         var insertedByStore: [[(object: ManagedObject, generation: UInt64)]] = []
         var lastStoreID: String?
         var lastIndex = 0
-        var lastEntity: String?
-        var keys: [String] = []
         var externalErrors: [String] = []
         let checksVersions = mergePolicy != .overwrite
         for object in graph.changedObjects {
@@ -226,19 +224,11 @@ extension Context {
             var toMany: [String: [ObjectID]] = [:]
             var values: [String: PropertyValue]
             if object.isInserted {
-                // Every persisted key: the changes (which hold only persisted
-                // keys) shared as they are, plus nil for the keys never set.
-                if lastEntity != object.entityName {
-                    lastEntity = object.entityName
-                    keys = persistedKeys(of: object.entityName)
-                }
-                // No reserveCapacity: on the shared storage it would copy
-                // by rehashing every key; the first write copies it as is
-                // (insert(_:into:) sized it for every persisted key).
+                // The changes (which hold only persisted keys), shared as
+                // they are, not copied: keys never set are absent, which
+                // stores read as nil (and so does the object once they are
+                // its committed values).
                 values = object.changes
-                if values.count < keys.count {
-                    for key in keys where values[key] == nil { values[key] = .null }
-                }
             } else {
                 values = [:]
                 values.reserveCapacity(object.changes.count)
@@ -363,7 +353,7 @@ extension Context {
             objectID: id,
             expectedVersion: expected,
             currentVersion: current?.version ?? 0,
-            cachedValues: object?.committed ?? [:],
+            cachedValues: object?.committedValues ?? [:],
             persistedValues: current?.values,
             localChanges: object?.changes ?? [:]
         )
@@ -393,7 +383,7 @@ extension Context {
                 graph.dropReferences(to: [object.objectID])
                 continue
             }
-            let cached = object.committed ?? [:]
+            let cached = object.committedValues
             object.committed = persisted
             object.version = conflict.currentVersion
             object.committedToMany.removeAll()
@@ -492,7 +482,7 @@ extension Context {
                     if byTemporaryID == nil { byTemporaryID = commit.permanentIDs }
                     permanent = byTemporaryID?[insert.temporaryID] ?? insert.temporaryID
                 }
-                // Absent keys read as nil: no need to add them.
+                // Absent keys read as nil (committedValues lists them).
                 object.committed = insert.values
                 // Inserted objects start at version 1 (the store contract).
                 object.version = 1
