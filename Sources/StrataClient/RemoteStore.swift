@@ -80,15 +80,20 @@ public actor RemoteStore: PersistentStore {
         let request = saveRequest(changes)
         do {
             let response = try await client.save(request)
-            var permanentIDs: [ObjectID: ObjectID] = [:]
+            var temporaryIDs: [ObjectID] = []
+            var insertedIDs: [ObjectID] = []
             for (insert, inserted) in zip(changes.inserts, response.inserted) {
-                permanentIDs[insert.temporaryID] = try PropertyValue.parseObjectID(inserted.id)
+                temporaryIDs.append(insert.temporaryID)
+                insertedIDs.append(try PropertyValue.parseObjectID(inserted.id))
             }
+            // The response lists the inserts' versions (1) too: keep the updates'.
+            let inserted = Set(insertedIDs)
             var versions: [ObjectID: Int64] = [:]
             for (id, version) in response.versions {
-                versions[try PropertyValue.parseObjectID(id)] = version
+                let objectID = try PropertyValue.parseObjectID(id)
+                if !inserted.contains(objectID) { versions[objectID] = version }
             }
-            return .committed(StoreCommit(permanentIDs: permanentIDs, versions: versions))
+            return .committed(StoreCommit(temporaryIDs: temporaryIDs, insertedIDs: insertedIDs, updatedVersions: versions))
         } catch let error as StrataClientError where error.strataCode == StrataError.Code.mergeConflict.rawValue {
             return .conflicts(try error.conflicts.map { conflict in
                 let id = try PropertyValue.parseObjectID(conflict.objectID)

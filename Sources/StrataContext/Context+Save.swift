@@ -197,8 +197,6 @@ extension Context {
         var insertedByStore: [[(object: ManagedObject, generation: UInt64)]] = []
         var lastStoreID: String?
         var lastIndex = 0
-        var lastEntity: String?
-        var keys: [String] = []
         var externalErrors: [String] = []
         let checksVersions = mergePolicy != .overwrite
         for object in graph.changedObjects {
@@ -226,19 +224,11 @@ extension Context {
             var toMany: [String: [ObjectID]] = [:]
             var values: [String: PropertyValue]
             if object.isInserted {
-                // Every persisted key: the changes (which hold only persisted
-                // keys) shared as they are, plus nil for the keys never set.
-                if lastEntity != object.entityName {
-                    lastEntity = object.entityName
-                    keys = persistedKeys(of: object.entityName)
-                }
-                // No reserveCapacity: on the shared storage it would copy
-                // by rehashing every key; the first write copies it as is
-                // (insert(_:into:) sized it for every persisted key).
+                // The changes (which hold only persisted keys), shared as
+                // they are, not copied: keys never set are absent, which
+                // stores read as nil (and so does the object once they are
+                // its committed values).
                 values = object.changes
-                if values.count < keys.count {
-                    for key in keys where values[key] == nil { values[key] = .null }
-                }
             } else {
                 values = [:]
                 values.reserveCapacity(object.changes.count)
@@ -363,7 +353,7 @@ extension Context {
             objectID: id,
             expectedVersion: expected,
             currentVersion: current?.version ?? 0,
-            cachedValues: object?.committed ?? [:],
+            cachedValues: object?.committedValues ?? [:],
             persistedValues: current?.values,
             localChanges: object?.changes ?? [:]
         )
@@ -393,7 +383,7 @@ extension Context {
                 graph.dropReferences(to: [object.objectID])
                 continue
             }
-            let cached = object.committed ?? [:]
+            let cached = object.committedValues
             object.committed = persisted
             object.version = conflict.currentVersion
             object.committedToMany.removeAll()
@@ -461,7 +451,6 @@ extension Context {
     /// Applies committed stores' results to the objects and builds the change set.
     func finishSave(_ committed: [(StoreSaveUnit, StoreCommit)]) -> ChangeSet {
         var changeSet = ChangeSet(contextName: name, origin: token)
-        var idMap: [ObjectID: ObjectID] = [:]
         var rekeyed: [(ManagedObject, ObjectID)] = []
         // Sized once: growing these by rehashing costs more than filling them.
         let insertCount = committed.reduce(0) { $0 + $1.0.changes.inserts.count }
@@ -470,7 +459,10 @@ extension Context {
         changeSet.inserted.reserveCapacity(insertCount)
         changeSet.versions.reserveCapacity(writeCount)
         for (unit, commit) in committed {
-            if idMap.isEmpty { idMap = commit.permanentIDs } else { idMap.merge(commit.permanentIDs) { a, _ in a } }
+            // The commit lists the permanent IDs in the order of the
+            // inserts; a store that answered in another order is looked up.
+            let inOrder = commit.temporaryIDs.count == unit.changes.inserts.count
+            var byTemporaryID: [ObjectID: ObjectID]?
             for (index, insert) in unit.changes.inserts.enumerated() {
                 let planned = index < unit.insertedObjects.count ? unit.insertedObjects[index] : nil
                 // The planned object when it still holds the ID (no lookup),
@@ -483,10 +475,17 @@ extension Context {
                 } else {
                     continue
                 }
-                let permanent = commit.permanentIDs[insert.temporaryID] ?? insert.temporaryID
-                // Absent keys read as nil: no need to add them.
+                let permanent: ObjectID
+                if inOrder, commit.temporaryIDs[index] == insert.temporaryID {
+                    permanent = commit.insertedIDs[index]
+                } else {
+                    if byTemporaryID == nil { byTemporaryID = commit.permanentIDs }
+                    permanent = byTemporaryID?[insert.temporaryID] ?? insert.temporaryID
+                }
+                // Absent keys read as nil (committedValues lists them).
                 object.committed = insert.values
-                object.version = commit.versions[permanent] ?? 1
+                // Inserted objects start at version 1 (the store contract).
+                object.version = 1
                 if let planned, planned.object === object, planned.generation == object.changeGeneration {
                     // Not edited since the plan: the insert carries every
                     // change and every changed list, now all committed.
@@ -509,7 +508,7 @@ extension Context {
                 var values = object.committed ?? [:]
                 values.merge(update.values) { _, new in new }
                 object.committed = values
-                object.version = commit.versions[update.objectID] ?? object.version + 1
+                object.version = commit.updatedVersions[update.objectID] ?? object.version + 1
                 // Keep edits made while the save awaited the store.
                 for (key, value) in update.values where object.changes[key] == value { object.changes[key] = nil }
                 for (key, list) in update.toMany {
@@ -529,24 +528,52 @@ extension Context {
             }
         }
         graph.changeIDs(rekeyed)
-        if !idMap.isEmpty { replaceReferences(idMap) }
+        if committed.contains(where: { !$0.1.insertedIDs.isEmpty }) {
+            // Built only if some object holds a temporary ID.
+            replaceReferences(temporaryIDs: {
+                var map: [ObjectID: ObjectID] = [:]
+                map.reserveCapacity(committed.reduce(0) { $0 + $1.1.insertedIDs.count })
+                for (_, commit) in committed {
+                    for (temporary, permanent) in zip(commit.temporaryIDs, commit.insertedIDs) { map[temporary] = permanent }
+                }
+                return map
+            })
+        }
         return changeSet
     }
 
-    /// Rewrites every reference to old IDs (temporary ones after a save) in
-    /// registered objects' values and lists.
+    /// Rewrites every reference to the temporary IDs `map` names (after a
+    /// save, or an insert turned into an update) in registered objects'
+    /// values and lists.
     func replaceReferences(_ map: [ObjectID: ObjectID]) {
+        replaceReferences(temporaryIDs: { map })
+    }
+
+    /// ``replaceReferences(_:)`` with a map of temporary IDs that is made
+    /// only when some registered object refers to a temporary ID (most
+    /// saves insert objects nothing else points to yet).
+    func replaceReferences(temporaryIDs makeMap: () -> [ObjectID: ObjectID]) {
+        var built: [ObjectID: ObjectID]?
+        func map(_ id: ObjectID) -> ObjectID? {
+            guard id.isTemporary else { return nil }
+            if built == nil { built = makeMap() }
+            return built?[id]
+        }
+        replaceReferences(lookup: map)
+    }
+
+    private func replaceReferences(lookup: (ObjectID) -> ObjectID?) {
         func needsFix(_ value: PropertyValue) -> Bool {
             switch value {
-            case .object(let id): return map[id] != nil
-            case .objects(let ids): return ids.contains { map[$0] != nil }
+            case .object(let id): return lookup(id) != nil
+            case .objects(let ids): return ids.contains { lookup($0) != nil }
             default: return false
             }
         }
         func fix(_ value: PropertyValue) -> PropertyValue {
             switch value {
-            case .object(let id): return .object(map[id] ?? id)
-            case .objects(let ids): return .objects(ids.map { map[$0] ?? $0 })
+            case .object(let id): return .object(lookup(id) ?? id)
+            case .objects(let ids): return .objects(ids.map { lookup($0) ?? $0 })
             default: return value
             }
         }
@@ -569,21 +596,21 @@ extension Context {
                 object.committed = fixed
             }
             for (key, value) in object.transients where needsFix(value) { object.transients[key] = fix(value) }
-            for (key, list) in object.committedToMany where list.contains(where: { map[$0] != nil }) {
-                object.committedToMany[key] = list.map { map[$0] ?? $0 }
+            for (key, list) in object.committedToMany where list.contains(where: { lookup($0) != nil }) {
+                object.committedToMany[key] = list.map { lookup($0) ?? $0 }
             }
             for (key, change) in object.toManyChanges {
                 switch change {
-                case .replaced(let list) where list.contains(where: { map[$0] != nil }):
-                    object.toManyChanges[key] = .replaced(list.map { map[$0] ?? $0 })
-                case .delta(let added, let removed) where added.contains(where: { map[$0] != nil }) || removed.contains(where: { map[$0] != nil }):
-                    object.toManyChanges[key] = .delta(added: added.map { map[$0] ?? $0 }, removed: Set(removed.map { map[$0] ?? $0 }))
+                case .replaced(let list) where list.contains(where: { lookup($0) != nil }):
+                    object.toManyChanges[key] = .replaced(list.map { lookup($0) ?? $0 })
+                case .delta(let added, let removed) where added.contains(where: { lookup($0) != nil }) || removed.contains(where: { lookup($0) != nil }):
+                    object.toManyChanges[key] = .delta(added: added.map { lookup($0) ?? $0 }, removed: Set(removed.map { lookup($0) ?? $0 }))
                 default:
                     break
                 }
             }
-            for (key, ids) in object.fetchedCache where ids.contains(where: { map[$0] != nil }) {
-                object.fetchedCache[key] = ids.map { map[$0] ?? $0 }
+            for (key, ids) in object.fetchedCache where ids.contains(where: { lookup($0) != nil }) {
+                object.fetchedCache[key] = ids.map { lookup($0) ?? $0 }
             }
         }
     }

@@ -101,8 +101,16 @@ public final class ManagedObject {
     /// The locally changed persisted values, by property name.
     public var changedValues: [String: PropertyValue] { changes }
 
-    /// The persisted values as last read from the store (empty for faults and inserted objects).
-    public var committedValues: [String: PropertyValue] { committed ?? [:] }
+    /// The persisted values as last read from the store, every persisted
+    /// attribute and to-one (`.null` for nil); empty for faults and
+    /// inserted objects.
+    public var committedValues: [String: PropertyValue] {
+        // After a save the committed values are the insert's, which leave
+        // out the keys never set: they are nil.
+        guard var values = committed else { return [:] }
+        for key in graph.layout(of: self).persistedKeys where values[key] == nil { values[key] = .null }
+        return values
+    }
 
     // MARK: Reading
 

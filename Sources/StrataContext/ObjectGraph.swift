@@ -83,11 +83,15 @@ final class ObjectGraph {
         }
 
         let attributes: [String: Attribute]
+        /// The persisted attributes and to-one relationships, by name.
+        let persistedKeys: [String]
 
         init(entity: String, model: ObjectModel) {
             var attributes: [String: Attribute] = [:]
             for attribute in model.attributes(of: entity) { attributes[attribute.name] = Attribute(attribute) }
             self.attributes = attributes
+            persistedKeys = model.attributes(of: entity).filter(\.isPersisted).map(\.name)
+                + model.relationships(of: entity).filter { !$0.isToMany && !$0.isTransient }.map(\.name)
         }
     }
 

@@ -102,12 +102,21 @@ public struct ObjectID: Sendable, Hashable, CustomStringConvertible {
     /// Same as ``uriRepresentation``.
     public var description: String { uriRepresentation }
 
-    /// Hashes the key and the entity name only: they tell IDs apart in
-    /// practice, and skipping the 36-character store identifier makes
-    /// registries of many objects markedly cheaper. Equality still compares
-    /// every field.
+    /// Hashes as little as tells IDs apart in practice, since registries
+    /// and change sets hash every ID several times: a temporary key alone
+    /// (unique in the process that made it), as two words rather than
+    /// UUID's byte-wise hashing; a permanent key with the entity name
+    /// (keys are unique per entity hierarchy). The 36-character store
+    /// identifier is never hashed. Equality still compares every field.
     public func hash(into hasher: inout Hasher) {
-        hasher.combine(key)
-        hasher.combine(entityName)
+        switch key {
+        case .temporary(let uuid):
+            let words = withUnsafeBytes(of: uuid.uuid) { ($0.loadUnaligned(as: UInt64.self), $0.loadUnaligned(fromByteOffset: 8, as: UInt64.self)) }
+            hasher.combine(words.0)
+            hasher.combine(words.1)
+        case .permanent(let pk):
+            hasher.combine(pk)
+            hasher.combine(entityName)
+        }
     }
 }

@@ -12,16 +12,40 @@ public enum StoreSaveResult: Sendable, Hashable {
 }
 
 /// A committed save.
+///
+/// The inserts' IDs come as arrays in the order of
+/// ``StoreChanges/inserts`` (no dictionary keyed by temporary ID to build
+/// and probe for every insert); inserted objects are at version 1.
 public struct StoreCommit: Sendable, Hashable {
-    /// Temporary ID → permanent ID for every insert.
-    public var permanentIDs: [ObjectID: ObjectID]
-    /// The new version of every inserted (by permanent ID) and updated object.
-    public var versions: [ObjectID: Int64]
+    /// The temporary ID of every insert, in the order of ``StoreChanges/inserts``.
+    public var temporaryIDs: [ObjectID]
+    /// The permanent ID given to each insert, in the same order as ``temporaryIDs``.
+    public var insertedIDs: [ObjectID]
+    /// The new version of every updated object.
+    public var updatedVersions: [ObjectID: Int64]
 
-    /// Creates a commit record.
-    public init(permanentIDs: [ObjectID: ObjectID] = [:], versions: [ObjectID: Int64] = [:]) {
-        self.permanentIDs = permanentIDs
-        self.versions = versions
+    /// Creates a commit record; `insertedIDs[i]` is the permanent ID of
+    /// the insert whose temporary ID is `temporaryIDs[i]`.
+    public init(temporaryIDs: [ObjectID] = [], insertedIDs: [ObjectID] = [], updatedVersions: [ObjectID: Int64] = [:]) {
+        precondition(temporaryIDs.count == insertedIDs.count, "a commit needs one permanent ID per temporary ID")
+        self.temporaryIDs = temporaryIDs
+        self.insertedIDs = insertedIDs
+        self.updatedVersions = updatedVersions
+    }
+
+    /// Temporary ID → permanent ID for every insert (built on each call:
+    /// keep it in a local rather than asking once per insert).
+    public var permanentIDs: [ObjectID: ObjectID] {
+        Dictionary(zip(temporaryIDs, insertedIDs), uniquingKeysWith: { first, _ in first })
+    }
+
+    /// The new version of every inserted (by permanent ID, version 1) and
+    /// updated object (built on each call, like ``permanentIDs``).
+    public var versions: [ObjectID: Int64] {
+        var versions = updatedVersions
+        versions.reserveCapacity(updatedVersions.count + insertedIDs.count)
+        for id in insertedIDs { versions[id] = 1 }
+        return versions
     }
 }
 

@@ -167,7 +167,8 @@ import Testing
 
         let commit = try await store.commit(StoreChanges(inserts: inserts))
         #expect(commit.permanentIDs.count == inserts.count)
-        let id = { (temporary: ObjectID) throws -> ObjectID in try #require(commit.permanentIDs[temporary]) }
+        let permanentIDs = commit.permanentIDs
+        let id = { (temporary: ObjectID) throws -> ObjectID in try #require(permanentIDs[temporary]) }
         for (temporary, permanent) in commit.permanentIDs {
             #expect(permanent.entityName == temporary.entityName)
             #expect(permanent.storeIdentifier == store.identifier)
@@ -271,7 +272,8 @@ import Testing
         let count = SQLiteRowDecoder.chunkSize + 500
         let inserts = (0..<count).map { StoreChanges.Insert(temporaryID: .temporary(entityName: "Tag"), values: ["name": .string("t\($0)")]) }
         let commit = try await store.commit(StoreChanges(inserts: inserts))
-        let ids = inserts.compactMap { commit.permanentIDs[$0.temporaryID] }.reversed()
+        let permanentIDs = commit.permanentIDs
+        let ids = inserts.compactMap { permanentIDs[$0.temporaryID] }.reversed()
         let snapshots = try await store.snapshots(for: Array(ids))
         #expect(snapshots.count == count)
         #expect(snapshots.map(\.objectID) == Array(ids))
@@ -791,8 +793,9 @@ import Testing
                 .init(temporaryID: t.e, values: ["isbn": .string("e")]),
                 .init(temporaryID: t.tag, values: ["name": .string("t")], toMany: ["books": [t.b0]]),
             ]))
+            let permanentIDs = saved.permanentIDs
             func p(_ id: ObjectID) throws -> ObjectID {
-                guard let permanent = saved.permanentIDs[id] else { throw F.FixtureError.notCommitted }
+                guard let permanent = permanentIDs[id] else { throw F.FixtureError.notCommitted }
                 return permanent
             }
             let (a, gone, b0, b1, ebook, tag) = (try p(t.a), try p(t.gone), try p(t.b0), try p(t.b1), try p(t.e), try p(t.tag))

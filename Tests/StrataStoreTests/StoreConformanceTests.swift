@@ -48,7 +48,8 @@ import StrataQuery
                 .init(temporaryID: ids[0], values: first), .init(temporaryID: ids[1], values: second),
                 .init(temporaryID: ids[2], values: third), .init(temporaryID: ids[3], values: [:]),
             ]))
-            let permanent = try ids.map { try #require(commit.permanentIDs[$0]) }
+            let permanentIDs = commit.permanentIDs
+            let permanent = try ids.map { try #require(permanentIDs[$0]) }
 
             func check(_ store: any PersistentStore) async throws {
                 let snapshots = try await store.snapshots(for: permanent)
@@ -304,7 +305,8 @@ import StrataQuery
             for (i, id) in c.enumerated() { inserts.append(.init(temporaryID: id, values: ["number": .integer(Int64(i))])) }
             inserts.append(.init(temporaryID: shelf, values: ["name": .string("S")], toMany: ["books": [b[2], b[0], b[3]]]))
             let commit = try await F.commit(store, StoreChanges(inserts: inserts))
-            func p(_ id: ObjectID) throws -> ObjectID { try #require(commit.permanentIDs[id]) }
+            let permanentIDs = commit.permanentIDs
+            func p(_ id: ObjectID) throws -> ObjectID { try #require(permanentIDs[id]) }
             let (A, B, T, C, S) = (try a.map(p), try b.map(p), try t.map(p), try c.map(p), try p(shelf))
 
             // One-to-many, from either side; the inverse to-one is in the snapshot.

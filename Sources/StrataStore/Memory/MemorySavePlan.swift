@@ -47,10 +47,9 @@ struct MemorySavePlan: Sendable {
     var commit: StoreCommit {
         var versions: [ObjectID: Int64] = [:]
         let removed = Set(deletes)
-        for write in inserts { versions[write.permanentID] = write.version }
         for write in updates where !removed.contains(Removal(root: write.root, primaryKey: write.primaryKey)) {
             versions[write.objectID] = write.version
         }
-        return StoreCommit(permanentIDs: permanentIDs, versions: versions)
+        return StoreCommit(temporaryIDs: inserts.map(\.objectID), insertedIDs: inserts.map(\.permanentID), updatedVersions: versions)
     }
 }

@@ -133,8 +133,8 @@ struct SQLiteSaveTransaction {
     var updates: [Update] = []
     var deletes: [Delete] = []
     var toManys: [ToMany] = []
-    /// Temporary ID → index in ``inserts``; built only when some value or
-    /// to-many refers to a temporary ID.
+    /// Temporary ID → index in ``inserts`` (which also finds an object
+    /// inserted twice before the transaction starts).
     var insertIndex: [ObjectID: Int] = [:]
     /// Temporary IDs used as references, with the entity and property using them.
     var temporaryReferences: [(target: ObjectID, entity: String, property: String)] = []
@@ -282,13 +282,14 @@ struct SQLiteSaveTransaction {
                 temporaryReferences.append((destination, item.entity.name, item.field.name))
             }
         }
-        guard !temporaryReferences.isEmpty else { return }
+        // Each insert once (also the index references resolve through).
         insertIndex.reserveCapacity(inserts.count)
         for (i, insert) in inserts.enumerated() {
             guard insertIndex.updateValue(i, forKey: insert.objectID) == nil else {
                 throw StrataError(.invalidValue, "store \(path): \(insert.objectID) is inserted twice in one save")
             }
         }
+        guard !temporaryReferences.isEmpty else { return }
         for (target, entity, property) in temporaryReferences where insertIndex[target] == nil {
             throw StrataError(.invalidValue, "\(entity).\(property) refers to unsaved object \(target), which this save does not insert")
         }
@@ -409,8 +410,6 @@ struct SQLiteSaveTransaction {
         try allocateKeys(db)
 
         var commit = StoreCommit()
-        commit.permanentIDs.reserveCapacity(inserts.count)
-        commit.versions.reserveCapacity(inserts.count + updates.count)
 
         // To-manys through an inverse foreign key: inserted destinations get
         // their key and order in their own INSERT; the others are queued.
@@ -465,7 +464,7 @@ struct SQLiteSaveTransaction {
             do {
                 let statement = try db.cachedStatement(sql: update.sql)
                 if let version = try Int64.fetchOne(statement, arguments: StatementArguments(values)) {
-                    commit.versions[update.objectID] = version
+                    commit.updatedVersions[update.objectID] = version
                 } else {
                     missingUpdates.insert(index)
                 }
@@ -502,13 +501,18 @@ struct SQLiteSaveTransaction {
             run = end
         }
         if constraintConflicts.isEmpty {
+            // In the order of the change set's inserts: no map keyed by
+            // temporary ID (the context pairs them by position).
+            var temporaryIDs: [ObjectID] = []
+            var insertedIDs: [ObjectID] = []
+            temporaryIDs.reserveCapacity(inserts.count)
+            insertedIDs.reserveCapacity(inserts.count)
             for insert in inserts {
-                let permanent = ObjectID(storeIdentifier: storeIdentifier, entityName: insert.entity.name, key: .permanent(insert.key))
-                guard commit.permanentIDs.updateValue(permanent, forKey: insert.objectID) == nil else {
-                    throw StrataError(.invalidValue, "store \(path): \(insert.objectID) is inserted twice in one save")
-                }
-                commit.versions[permanent] = 1
+                temporaryIDs.append(insert.objectID)
+                insertedIDs.append(ObjectID(storeIdentifier: storeIdentifier, entityName: insert.entity.name, key: .permanent(insert.key)))
             }
+            commit.temporaryIDs = temporaryIDs
+            commit.insertedIDs = insertedIDs
         }
 
         // 7. Existing destinations of inverse-foreign-key to-manys, then join tables.

@@ -314,8 +314,9 @@ struct LibraryData {
     func save(into store: any PersistentStore) async throws -> (authors: [ObjectID], books: [ObjectID], tags: [ObjectID], chapters: [ObjectID]) {
         let (changes, authors, books, tags, chapters) = changes()
         let commit = try await StoreFixture.commit(store, changes)
+        let permanentIDs = commit.permanentIDs
         func permanent(_ ids: [ObjectID]) throws -> [ObjectID] {
-            try ids.map { try #require(commit.permanentIDs[$0]) }
+            try ids.map { try #require(permanentIDs[$0]) }
         }
         return (try permanent(authors), try permanent(books), try permanent(tags), try permanent(chapters))
     }
