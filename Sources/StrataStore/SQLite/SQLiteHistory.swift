@@ -81,13 +81,13 @@ enum SQLiteHistory {
         func names(_ values: [String: PropertyValue], _ toMany: [String: [ObjectID]]) -> String {
             (Array(values.keys) + Array(toMany.keys)).sorted().joined(separator: ",")
         }
-        for insert in changes.inserts {
-            guard let permanent = commit.permanentIDs[insert.temporaryID] else { continue }
-            try add(.insert, permanent, version: commit.versions[permanent] ?? 1, properties: names(insert.values, insert.toMany))
+        // The commit lists the inserts' permanent IDs in the change set's order.
+        for (insert, permanent) in zip(changes.inserts, commit.insertedIDs) {
+            try add(.insert, permanent, version: 1, properties: names(insert.values, insert.toMany))
         }
         for update in changes.updates {
             // An update of a row already gone (without version checks) changed nothing.
-            guard let version = commit.versions[update.objectID] else { continue }
+            guard let version = commit.updatedVersions[update.objectID] else { continue }
             try add(.update, update.objectID, version: version, properties: names(update.values, update.toMany))
         }
         let insertTombstone = try db.cachedStatement(sql: "INSERT INTO \(q(tombstoneTable)) (\(q("Z_TOKEN")), \(q("Z_SEQ")), \(q("Z_NAME")), \(q("Z_VALUE"))) VALUES (?, ?, ?, ?)")
