@@ -10,10 +10,14 @@ import StrataStore
 /// notified, exactly as for a local save), records how far it has merged as
 /// a history consumer, and purges history on a schedule.
 ///
-/// When following a store fails (a read error, history purged past what it
-/// had seen), the failure is reported to ``Options/onError``, the row cache
+/// When following a store fails (a read error, the file busy past its
+/// deadline), the failure is reported to ``Options/onError``, the row cache
 /// is emptied (what it holds can no longer be trusted) and following starts
-/// again from the store's current token after a pause.
+/// again after a pause from the last transaction it published, so no other
+/// process's commit goes unannounced. Only when history was purged past
+/// that point (134301) does it start again from the store's newest
+/// transaction: what was purged can no longer be announced, and contexts
+/// holding objects from before should refetch them.
 public final class ExternalChangeMonitor: Sendable {
     /// How the monitor works.
     public struct Options: Sendable {
@@ -57,14 +61,40 @@ public final class ExternalChangeMonitor: Sendable {
     public let options: Options
     private let tasks: [Task<Void, Never>]
 
-    /// Starts following every history-recording store of `coordinator`.
-    public init(coordinator: Coordinator, options: Options = Options()) {
+    /// Starts following every history-recording store of `coordinator`,
+    /// from each store's newest transaction when its watcher first reads
+    /// it: a commit made between this call and that read is not announced.
+    /// ``start(coordinator:options:)`` has no such window.
+    public convenience init(coordinator: Coordinator, options: Options = Options()) {
+        self.init(coordinator: coordinator, options: options, from: [:])
+    }
+
+    /// Reads every history-recording store's newest token, then starts
+    /// following from it: every commit made by another instance after this
+    /// call returns is announced. A store whose token cannot be read is
+    /// followed from its newest transaction when its watcher starts (and
+    /// the failure goes to ``Options/onError``).
+    public static func start(coordinator: Coordinator, options: Options = Options()) async -> ExternalChangeMonitor {
+        var tokens: [String: HistoryToken] = [:]
+        for store in coordinator.stores {
+            guard let store = store as? any HistoryTrackingStore else { continue }
+            do {
+                tokens[store.identifier] = try await store.currentHistoryToken()
+            } catch {
+                options.onError?(store.storeDescription.displayName, error)
+            }
+        }
+        return ExternalChangeMonitor(coordinator: coordinator, options: options, from: tokens)
+    }
+
+    private init(coordinator: Coordinator, options: Options, from tokens: [String: HistoryToken]) {
         self.coordinator = coordinator
         self.options = options
         var tasks: [Task<Void, Never>] = []
         for store in coordinator.stores {
             guard let store = store as? any HistoryTrackingStore else { continue }
-            tasks.append(Task { await Self.follow(store, coordinator: coordinator, options: options) })
+            let start = tokens[store.identifier]
+            tasks.append(Task { await Self.follow(store, from: start, coordinator: coordinator, options: options) })
             if let interval = options.purgeInterval, !store.isReadOnly {
                 tasks.append(Task { await Self.purge(store, every: interval, options: options) })
             }
@@ -101,16 +131,20 @@ public final class ExternalChangeMonitor: Sendable {
         return changes
     }
 
-    private static func follow(_ store: any HistoryTrackingStore, coordinator: Coordinator, options: Options) async {
+    private static func follow(_ store: any HistoryTrackingStore, from start: HistoryToken?, coordinator: Coordinator, options: Options) async {
         let clock = ContinuousClock()
         var lastRecorded: ContinuousClock.Instant?
         var pending: HistoryToken?
+        // Everything up to this token has been published (nil: from the
+        // newest transaction when the watcher starts).
+        var published = start
         while !Task.isCancelled {
             do {
-                for try await update in store.externalChanges(pollInterval: options.pollInterval) {
+                for try await update in store.externalChanges(after: published, pollInterval: options.pollInterval) {
                     for transaction in update.transactions {
                         coordinator.changes.publish(changeSet(of: transaction))
                     }
+                    published = update.token
                     guard let name = options.consumerName, !store.isReadOnly else { continue }
                     pending = update.token
                     if let last = lastRecorded, last.duration(to: clock.now) < options.consumerInterval { continue }
@@ -128,6 +162,11 @@ public final class ExternalChangeMonitor: Sendable {
                 if Task.isCancelled { break }
                 options.onError?(store.storeDescription.displayName, error)
                 coordinator.rowCache.removeAll()
+                if let error = error as? StrataError, error.code == .historyTokenExpired || error.code == .invalidValue {
+                    // What followed `published` is gone (or the token is
+                    // not this store's): go on from the newest transaction.
+                    published = nil
+                }
                 try? await Task.sleep(for: .seconds(1))
             }
         }

@@ -85,8 +85,10 @@ public actor StrataServer: Service {
         try await listen()
         guard case .listening(let listener, let port) = state else { return }
         state = .running(listener.channel, port: port)
+        // Before the "serving" line: a commit by another process after it
+        // is announced to this server's subscribers.
+        let monitor = await startFollowingOtherProcesses(port: port)
         logger.info("strata-server serving model '\(core.model.name)' on \(configuration.host):\(port) (\(core.coordinator.stores.map { "\($0.configurationName ?? "default")=\($0.storeDescription.type.rawValue)" }.joined(separator: ", ")))")
-        let monitor = startFollowingOtherProcesses(port: port)
         try await withGracefulShutdownHandler {
             try await withThrowingDiscardingTaskGroup { tasks in
                 try await listener.executeThenClose { inbound in
@@ -105,7 +107,7 @@ public actor StrataServer: Service {
 
     /// Follows other processes' saves to the stores (see
     /// ``ServerConfiguration/otherProcesses``), logging failures.
-    private func startFollowingOtherProcesses(port: Int) -> ExternalChangeMonitor? {
+    private func startFollowingOtherProcesses(port: Int) async -> ExternalChangeMonitor? {
         guard var options = configuration.otherProcesses else { return nil }
         if options.consumerName == nil {
             options.consumerName = "\(configuration.serverName)@\(configuration.host):\(port)"
@@ -116,7 +118,7 @@ public actor StrataServer: Service {
             logger.warning("following other processes' saves failed; restarting", metadata: ["store": "\(store)", "error": "\(error)"])
             report?(store, error)
         }
-        return ExternalChangeMonitor(coordinator: core.coordinator, options: options)
+        return await ExternalChangeMonitor.start(coordinator: core.coordinator, options: options)
     }
 
     /// Stops accepting, stops reading open connections (their running

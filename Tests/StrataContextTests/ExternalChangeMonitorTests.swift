@@ -52,11 +52,11 @@ import Testing
         let directory = TemporaryDirectory()
         let writer = try await container(directory)
         let reader = try await container(directory, rowCache: 100)
-        let monitor = ExternalChangeMonitor(coordinator: reader.coordinator, options: .init(pollInterval: .milliseconds(5), consumerName: "reader"))
+        // Started from the stores' newest tokens: nothing after this line is missed.
+        let monitor = await ExternalChangeMonitor.start(coordinator: reader.coordinator, options: .init(pollInterval: .milliseconds(5), consumerName: "reader"))
         let heard = reader.coordinator.changes.subscribe()
         let watching = reader.newBackgroundContext(name: "watching")
         await watching.automaticallyMergeChanges()
-        try await Task.sleep(for: .milliseconds(100))
 
         // An insert, with its author, arrives as an inserted ID.
         let writing = writer.newBackgroundContext(name: "writer")
@@ -117,6 +117,11 @@ import Testing
             _ = try await context.save()
         }
         _ = try await next(heard) { $0.deleted.contains(bookID) }
+        // The merging context drops the deleted object.
+        let stillThere = try await waitUntil {
+            await watching.perform { context in !context.registeredObjects.contains { $0.objectID == bookID } }
+        }
+        #expect(stillThere, "the deleted book is still registered in the merging context")
 
         // The reader's own saves never come back to it through history.
         let own = try await reader.newBackgroundContext(name: "own").perform { context in
@@ -151,6 +156,54 @@ import Testing
         let consumers = try await books.consumers()
         #expect(consumers.map(\.name) == ["reader"])
         #expect((consumers.first?.token.value ?? 0) >= 1)
+        try await writer.close()
+        try await reader.close()
+    }
+
+    /// Polls `condition` every 10 ms for up to 10 s; whether it held.
+    private func waitUntil(_ condition: @Sendable () async throws -> Bool) async throws -> Bool {
+        let deadline = ContinuousClock.now.advanced(by: .seconds(10))
+        while ContinuousClock.now < deadline {
+            if try await condition() { return true }
+            try await Task.sleep(for: .milliseconds(10))
+        }
+        return false
+    }
+
+    @Test func theMonitorPurgesOnItsScheduleWhatItsConsumerMerged() async throws {
+        let directory = TemporaryDirectory()
+        let writer = try await container(directory)
+        let reader = try await container(directory)
+        let books = try #require(writer.coordinator.stores.first { $0.configurationName == "Book" } as? any HistoryTrackingStore)
+        let monitor = await ExternalChangeMonitor.start(coordinator: reader.coordinator, options: .init(
+            pollInterval: .milliseconds(5), consumerName: "reader", consumerInterval: .zero,
+            purgeInterval: .milliseconds(50), retention: .seconds(3600)))
+        let heard = reader.coordinator.changes.subscribe()
+        let writing = writer.newBackgroundContext(name: "writer")
+        var last: ObjectID?
+        for i in 0..<3 {
+            last = try await writing.perform { context in
+                let book = try context.insert("Book")
+                try book.setValue(.uuid(UUID()), forKey: "uuid")
+                try book.setValue(.string("Book \(i)"), forKey: "title")
+                _ = try await context.save()
+                return book.objectID
+            }
+        }
+        let lastID = try #require(last)
+        _ = try await next(heard) { $0.inserted.contains(lastID) }
+        // No call to purgeHistory: the monitor's timer purges up to the
+        // token its consumer recorded, and older tokens then fail with 134301.
+        let purged = try await waitUntil {
+            do {
+                _ = try await books.history(after: HistoryToken(storeIdentifier: books.identifier, value: 1), limit: 10)
+                return false
+            } catch let error as StrataError where error.code == .historyTokenExpired {
+                return true
+            }
+        }
+        #expect(purged, "history merged by the only consumer was not purged on schedule")
+        await monitor.stop()
         try await writer.close()
         try await reader.close()
     }

@@ -143,9 +143,9 @@ import Testing
         let reader = try await open(directory.storeURL)
         #expect(writer.historyOrigin != reader.historyOrigin)
 
-        var updates = reader.externalChanges(pollInterval: .milliseconds(5)).makeAsyncIterator()
-        // Give the watcher time to take its starting token.
-        try await Task.sleep(for: .milliseconds(100))
+        // From the current token: no window in which a commit is missed.
+        let start = try await reader.currentHistoryToken()
+        var updates = reader.externalChanges(after: start, pollInterval: .milliseconds(5)).makeAsyncIterator()
         _ = try await reader.commit(StoreChanges(inserts: [.init(temporaryID: .temporary(entityName: "Tag"), values: ["name": .string("own")])]))
         let commit = try await writer.commit(StoreChanges(inserts: [.init(temporaryID: .temporary(entityName: "Tag"), values: ["name": .string("theirs")])], author: "writer"))
         let theirs = try #require(commit.permanentIDs.values.first)
@@ -161,6 +161,72 @@ import Testing
         #expect(seen.first?.author == "writer")
         #expect(seen.first?.changes.map(\.objectID) == [theirs])
         #expect(seen.first?.origin == writer.historyOrigin)
+        try await writer.close()
+        try await reader.close()
+    }
+
+    @Test func tokensNewerThanTheStoreAreRefusedAndPurgeStopsAtTheNewest() async throws {
+        let directory = try SQLiteTestDirectory()
+        defer { directory.remove() }
+        let store = try await open(directory.storeURL)
+        for i in 0..<3 {
+            _ = try await store.commit(StoreChanges(inserts: [.init(temporaryID: .temporary(entityName: "Tag"), values: ["name": .string("t\(i)")])]))
+        }
+        let token = { (value: Int64) in HistoryToken(storeIdentifier: store.identifier, value: value) }
+        // A token the store never handed out: refused, nothing recorded.
+        await expectError(.invalidValue) { _ = try await store.history(after: token(4), limit: 10) }
+        await expectError(.invalidValue) { try await store.recordConsumer("future", token: token(1_000_000)) }
+        #expect(try await store.consumers().isEmpty)
+        #expect(try await store.history(after: token(3), limit: 10).isEmpty)
+
+        // The only live consumer has merged everything: the purge goes up to
+        // the newest token and no further, so the next commit is readable.
+        try await store.recordConsumer("only", token: token(3))
+        let purge = try await store.purgeHistory(maximumAge: .seconds(3600))
+        #expect(purge.purgedThrough == token(3))
+        _ = try await store.commit(StoreChanges(inserts: [.init(temporaryID: .temporary(entityName: "Tag"), values: ["name": .string("next")])]))
+        #expect(try await store.history(after: token(3), limit: 10).map(\.token.value) == [4])
+        try await store.close()
+    }
+
+    @Test func aWatcherResumesAfterATokenAndReadsABacklogInPages() async throws {
+        let directory = try SQLiteTestDirectory()
+        defer { directory.remove() }
+        let writer = try await open(directory.storeURL)
+        let reader = try await open(directory.storeURL)
+        _ = try await writer.commit(StoreChanges(inserts: [.init(temporaryID: .temporary(entityName: "Tag"), values: ["name": .string("seen")])]))
+        let resumeFrom = try await reader.currentHistoryToken()
+        // Committed while nobody watched: 7 of theirs, 1 of the reader's own.
+        for i in 0..<7 {
+            _ = try await writer.commit(StoreChanges(inserts: [.init(temporaryID: .temporary(entityName: "Tag"), values: ["name": .string("w\(i)")])], author: "w\(i)"))
+            if i == 3 {
+                _ = try await reader.commit(StoreChanges(inserts: [.init(temporaryID: .temporary(entityName: "Tag"), values: ["name": .string("own")])]))
+            }
+        }
+        let watcher = SQLiteChangeWatcher(path: directory.storeURL.path, storeIdentifier: reader.identifier, origin: reader.historyOrigin, model: Self.model, busyTimeout: .seconds(2), pageSize: 3)
+        var updates = watcher.updates(after: resumeFrom.value, pollInterval: .milliseconds(5)).makeAsyncIterator()
+        var authors: [String] = []
+        var tokens: [Int64] = []
+        while authors.count < 7 {
+            guard let update = try await updates.next() else { break }
+            #expect(update.transactions.count <= 3)
+            authors += update.transactions.compactMap(\.author)
+            tokens.append(update.token.value)
+        }
+        #expect(authors == (0..<7).map { "w\($0)" })
+        #expect(tokens == tokens.sorted())
+        #expect(tokens.last == 9)
+        // And on from there, as commits arrive.
+        _ = try await writer.commit(StoreChanges(inserts: [.init(temporaryID: .temporary(entityName: "Tag"), values: ["name": .string("later")])], author: "later"))
+        let next = try await updates.next()
+        #expect(next?.transactions.map(\.author) == ["later"])
+        #expect(next?.token.value == 10)
+
+        // A purged resume point ends the stream with 134301.
+        try await writer.recordConsumer("all", token: HistoryToken(storeIdentifier: writer.identifier, value: 10))
+        _ = try await writer.purgeHistory(maximumAge: .seconds(3600))
+        var expired = reader.externalChanges(after: resumeFrom, pollInterval: .milliseconds(5)).makeAsyncIterator()
+        await expectError(.historyTokenExpired) { _ = try await expired.next() }
         try await writer.close()
         try await reader.close()
     }

@@ -10,9 +10,11 @@
 ///   token order; a token older than the purge horizon throws 134301
 ///   (``StrataError/Code/historyTokenExpired``), since some of what follows
 ///   it is gone.
-/// - ``externalChanges(pollInterval:)`` yields, soon after they commit, the
-///   transactions written by any other open instance of the store (in this
-///   or another process), never those of this instance.
+/// - ``externalChanges(after:pollInterval:)`` yields, soon after they
+///   commit, the transactions written by any other open instance of the
+///   store (in this or another process), never those of this instance.
+/// - A token newer than the store's newest transaction was never handed
+///   out by it: reading or recording it is ``StrataError/Code/invalidValue``.
 public protocol HistoryTrackingStore: PersistentStore {
     /// Identifies this open instance of the store; it is recorded as the
     /// ``HistoryTransaction/origin`` of the transactions it writes.
@@ -38,10 +40,12 @@ public protocol HistoryTrackingStore: PersistentStore {
     /// no live consumer, transactions older than `maximumAge` are removed.
     func purgeHistory(maximumAge: Duration) async throws -> HistoryPurge
 
-    /// Other instances' transactions as they commit, checked every
+    /// Other instances' transactions after `token` (nil: from the newest
+    /// transaction when the stream starts) as they commit, checked every
     /// `pollInterval`: one update each time some connection has committed
-    /// since the last look. The stream ends when its consumer stops, and
-    /// with an error when reading fails (e.g. history was purged past what
-    /// it had seen: 134301).
-    nonisolated func externalChanges(pollInterval: Duration) -> AsyncThrowingStream<HistoryUpdate, any Error>
+    /// since the last look (a long backlog comes as several updates, in
+    /// order). The stream ends when its consumer stops, and with an error
+    /// when reading fails (e.g. history was purged past `token` or what it
+    /// had seen: 134301).
+    nonisolated func externalChanges(after token: HistoryToken?, pollInterval: Duration) -> AsyncThrowingStream<HistoryUpdate, any Error>
 }

@@ -20,19 +20,20 @@ struct SQLiteChangeWatcher: Sendable {
     let model: ObjectModel
     let busyTimeout: Duration
 
-    /// At most this many transactions are read per query.
-    static let pageSize = 512
+    /// At most this many transactions are read per read transaction (and
+    /// yielded per update).
+    var pageSize = 512
 
-    /// The other instances' transactions from now on, one update per poll
-    /// that saw a commit. Cancelling the
-    /// consumer (or dropping the stream) closes the connection; an error
-    /// (the file gone, history purged past the last token seen) ends the
-    /// stream with it.
-    func updates(pollInterval: Duration) -> AsyncThrowingStream<HistoryUpdate, any Error> {
+    /// The other instances' transactions after `token` (from the store's
+    /// newest transaction when nil), one update per page read after a poll
+    /// saw a commit. Cancelling the consumer (or dropping the stream)
+    /// closes the connection; an error (the file gone, history purged past
+    /// `token` or the last token seen: 134301) ends the stream with it.
+    func updates(after token: Int64?, pollInterval: Duration) -> AsyncThrowingStream<HistoryUpdate, any Error> {
         let (stream, continuation) = AsyncThrowingStream.makeStream(of: HistoryUpdate.self)
         let task = Task {
             do {
-                try await watch(pollInterval: pollInterval, continuation: continuation)
+                try await watch(after: token, pollInterval: pollInterval, continuation: continuation)
                 continuation.finish()
             } catch is CancellationError {
                 continuation.finish()
@@ -44,7 +45,7 @@ struct SQLiteChangeWatcher: Sendable {
         return stream
     }
 
-    private func watch(pollInterval: Duration, continuation: AsyncThrowingStream<HistoryUpdate, any Error>.Continuation) async throws {
+    private func watch(after token: Int64?, pollInterval: Duration, continuation: AsyncThrowingStream<HistoryUpdate, any Error>.Continuation) async throws {
         var configuration = Configuration()
         configuration.readonly = true
         configuration.label = "Strata.SQLiteChangeWatcher"
@@ -52,50 +53,50 @@ struct SQLiteChangeWatcher: Sendable {
         configuration.busyMode = .timeout(seconds)
         let connection = try DatabaseQueue(path: path, configuration: configuration)
         defer { try? connection.close() }
-        let (storeIdentifier, origin, model, path) = (self.storeIdentifier, self.origin, self.model, self.path)
+        let (storeIdentifier, origin, model, path, pageSize) = (self.storeIdentifier, self.origin, self.model, self.path, self.pageSize)
 
-        var (version, last) = try await SQLiteBusyRetry.run(deadline: busyTimeout) {
+        let (initialVersion, current) = try await SQLiteBusyRetry.run(deadline: busyTimeout) {
             try await connection.read { db in
                 (try Int64.fetchOne(db, sql: "PRAGMA data_version") ?? 0, try SQLiteHistory.currentToken(db))
             }
         }
+        var version = initialVersion
+        var last = token ?? current
+        // Resuming: what was committed after `token` is read at once.
+        var pending = last < current
         while true {
-            try await Task.sleep(for: pollInterval)
-            // The common case, nothing committed: one pragma, run right
-            // here (no transaction, no hop to the connection's queue).
-            let current = try connection.inDatabase { db in
-                try Int64.fetchOne(db.cachedStatement(sql: "PRAGMA data_version")) ?? 0
+            if !pending {
+                try await Task.sleep(for: pollInterval)
+                // The common case, nothing committed: one pragma, run right
+                // here (no transaction, no hop to the connection's queue),
+                // retried while another connection holds a lock.
+                let now = try await SQLiteBusyRetry.run(deadline: busyTimeout) {
+                    try connection.inDatabase { db in
+                        try Int64.fetchOne(db.cachedStatement(sql: "PRAGMA data_version")) ?? 0
+                    }
+                }
+                if now == version { continue }
+                version = now
             }
-            if current == version { continue }
-            let (seenVersion, seenToken) = (version, last)
-            let poll = try await SQLiteBusyRetry.run(deadline: busyTimeout) {
-                try await connection.read { db -> (version: Int64, through: Int64, found: [HistoryTransaction]) in
-                    let now = try Int64.fetchOne(db, sql: "PRAGMA data_version") ?? 0
-                    guard now != seenVersion else { return (now, seenToken, []) }
+            // One page per read transaction, so a long backlog is neither
+            // held in memory at once nor read under one long snapshot.
+            let seen = last
+            let page = try await SQLiteBusyRetry.run(deadline: busyTimeout) {
+                try await connection.read { db -> (through: Int64, found: [HistoryTransaction]) in
                     let through = try SQLiteHistory.currentToken(db)
-                    let found = try Self.read(db, after: seenToken, through: through, excluding: origin, storeIdentifier: storeIdentifier, model: model, path: path)
-                    return (now, through, found)
+                    guard through > seen else { return (seen, []) }
+                    let found = try SQLiteHistory.transactions(db, after: seen, through: through, limit: pageSize, excludingOrigin: origin, storeIdentifier: storeIdentifier, model: model, path: path)
+                    // A full page may stop short of `through`: continue after its last.
+                    if found.count == pageSize, let newest = found.last?.token.value { return (newest, found) }
+                    return (through, found)
                 }
             }
+            pending = page.found.count == pageSize
+            guard page.through > last else { continue }
             // Up to the newest token, this instance's own transactions
             // included, so that none is looked at again.
-            guard poll.version != version else { continue }
-            version = poll.version
-            last = max(last, poll.through)
-            continuation.yield(HistoryUpdate(transactions: poll.found, token: HistoryToken(storeIdentifier: storeIdentifier, value: last)))
+            last = page.through
+            continuation.yield(HistoryUpdate(transactions: page.found, token: HistoryToken(storeIdentifier: storeIdentifier, value: last)))
         }
-    }
-
-    /// Every other instance's transaction after `token`, up to `through`.
-    static func read(_ db: Database, after token: Int64, through: Int64, excluding origin: String, storeIdentifier: String, model: ObjectModel, path: String) throws -> [HistoryTransaction] {
-        var result: [HistoryTransaction] = []
-        var after = token
-        while after < through {
-            let page = try SQLiteHistory.transactions(db, after: after, through: through, limit: pageSize, excludingOrigin: origin, storeIdentifier: storeIdentifier, model: model, path: path)
-            result += page
-            guard page.count == pageSize, let newest = page.last?.token.value else { break }
-            after = newest
-        }
-        return result
     }
 }

@@ -123,8 +123,12 @@ enum SQLiteHistory {
     static func transactions(_ db: Database, after token: Int64, through: Int64? = nil, limit: Int, excludingOrigin: String? = nil, storeIdentifier: String, model: ObjectModel, path: String) throws -> [HistoryTransaction] {
         guard try exists(db) else { return [] }
         let purged = try purgedThrough(db)
+        let newest = try currentToken(db)
+        if token > newest {
+            throw StrataError(.invalidValue, "store \(path): history token \(token) is newer than the store's newest transaction (token \(newest)); it was not handed out by this store")
+        }
         if token < purged {
-            throw StrataError(.historyTokenExpired, "store \(path): history token \(token) has expired: history up to token \(purged) was purged; fetch the objects again and continue from token \(try currentToken(db))")
+            throw StrataError(.historyTokenExpired, "store \(path): history token \(token) has expired: history up to token \(purged) was purged; fetch the objects again and continue from token \(newest)")
         }
         var sql = "SELECT \(q("Z_TOKEN")), \(q("Z_TIMESTAMP")), \(q("Z_AUTHOR")), \(q("Z_CONTEXT")), \(q("Z_PROCESS")), \(q("Z_ORIGIN")) FROM \(q(transactionTable)) WHERE \(q("Z_TOKEN")) > ?"
         var arguments: [(any DatabaseValueConvertible)?] = [token]
@@ -142,10 +146,14 @@ enum SQLiteHistory {
         var positions: [Int64: Int] = [:]
         for row in try Row.fetchAll(db.cachedStatement(sql: sql), arguments: StatementArguments(arguments)) {
             let value: Int64 = row[0]
+            let seconds: Double = row[1]
+            guard seconds.isFinite else {
+                throw StrataError(.storeOpen, "store \(path): history transaction \(value) has a timestamp that is not a number (\(seconds))")
+            }
             positions[value] = transactions.count
             transactions.append(HistoryTransaction(
                 token: HistoryToken(storeIdentifier: storeIdentifier, value: value),
-                timestamp: Date(timeIntervalSinceReferenceDate: row[1]),
+                timestamp: Date(timeIntervalSinceReferenceDate: seconds),
                 author: row[2], contextName: row[3],
                 processID: Int32(truncatingIfNeeded: row[4] as Int64),
                 origin: row[5], changes: []))
@@ -185,7 +193,14 @@ enum SQLiteHistory {
 
     // MARK: - Consumers and purging
 
-    static func recordConsumer(_ db: Database, name: String, token: Int64, at date: Date) throws {
+    /// Records consumer `name`'s token (never moving it backwards). A token
+    /// newer than the store's newest transaction is refused (it would hold
+    /// a purge horizon no real consumer reached).
+    static func recordConsumer(_ db: Database, name: String, token: Int64, at date: Date, path: String) throws {
+        let newest = try currentToken(db)
+        guard token <= newest else {
+            throw StrataError(.invalidValue, "store \(path): history consumer '\(name)' cannot record token \(token): the store's newest transaction is token \(newest)")
+        }
         try db.execute(
             sql: "INSERT INTO \(q(consumerTable)) (\(q("Z_NAME")), \(q("Z_TOKEN")), \(q("Z_UPDATED"))) VALUES (?, ?, ?) ON CONFLICT (\(q("Z_NAME"))) DO UPDATE SET \(q("Z_TOKEN")) = MAX(\(q("Z_TOKEN")), excluded.\(q("Z_TOKEN"))), \(q("Z_UPDATED")) = excluded.\(q("Z_UPDATED"))",
             arguments: [name, token, date.timeIntervalSinceReferenceDate])
@@ -205,12 +220,15 @@ enum SQLiteHistory {
         guard try exists(db) else { return (0, 0) }
         let oldest = now.timeIntervalSinceReferenceDate - maximumAge
         let live = try Int64.fetchOne(db, sql: "SELECT MIN(\(q("Z_TOKEN"))) FROM \(q(consumerTable)) WHERE \(q("Z_UPDATED")) >= ?", arguments: [oldest])
-        let horizon: Int64
+        var horizon: Int64
         if let live {
             horizon = live
         } else {
             horizon = try Int64.fetchOne(db, sql: "SELECT MAX(\(q("Z_TOKEN"))) FROM \(q(transactionTable)) WHERE \(q("Z_TIMESTAMP")) < ?", arguments: [oldest]) ?? 0
         }
+        // Never past the newest transaction (a consumer's token cannot be
+        // newer, but the file is input): later tokens must stay readable.
+        horizon = min(horizon, try currentToken(db))
         let previous = try purgedThrough(db)
         guard horizon > previous else { return (0, previous) }
         try db.execute(sql: "DELETE FROM \(q(tombstoneTable)) WHERE \(q("Z_TOKEN")) <= ?", arguments: [horizon])

@@ -34,8 +34,9 @@ extension SQLiteStore: HistoryTrackingStore {
     /// Records consumer `name`'s token (never moving it backwards).
     public func recordConsumer(_ name: String, token: HistoryToken) async throws {
         let value = try checkedValue(of: token) ?? 0
+        let path = self.path
         try await writeHistory(operation: "recording history consumer \(name)") { db in
-            try SQLiteHistory.recordConsumer(db, name: name, token: value, at: Date())
+            try SQLiteHistory.recordConsumer(db, name: name, token: value, at: Date(), path: path)
         }
     }
 
@@ -61,10 +62,15 @@ extension SQLiteStore: HistoryTrackingStore {
     }
 
     /// Other instances' transactions, read by a ``SQLiteChangeWatcher`` on
-    /// its own connection every `pollInterval`.
-    public nonisolated func externalChanges(pollInterval: Duration) -> AsyncThrowingStream<HistoryUpdate, any Error> {
+    /// its own connection every `pollInterval`. A token of another store
+    /// ends the stream at once with ``StrataError/Code/invalidValue``.
+    public nonisolated func externalChanges(after token: HistoryToken?, pollInterval: Duration) -> AsyncThrowingStream<HistoryUpdate, any Error> {
+        if let token, token.storeIdentifier != identifier || token.value < 0 {
+            let error = StrataError(.invalidValue, "store \(path): history token \(token) does not belong to store \(identifier)")
+            return AsyncThrowingStream { $0.finish(throwing: error) }
+        }
         let watcher = SQLiteChangeWatcher(path: path, storeIdentifier: identifier, origin: historyOrigin, model: model, busyTimeout: storeDescription.busyTimeout)
-        return watcher.updates(pollInterval: pollInterval)
+        return watcher.updates(after: token?.value, pollInterval: pollInterval)
     }
 
     // MARK: - Helpers
