@@ -68,6 +68,14 @@ struct StrataServerCommand: AsyncParsableCommand {
     @Option(help: "Seconds between history purges; 0 never purges.")
     var historyPurgeInterval: Int = 60
 
+    @Option(help: "Milliseconds a SQLite store waits (and retries with backoff) for another connection's or process's lock before answering 134090.")
+    var busyTimeout: Int = 5_000
+
+    /// Ten years of hours: far beyond any retention, far below an overflow.
+    static let maximumRetentionHours = 10 * 366 * 24
+    /// A day of seconds, the longest interval or timeout the options take.
+    static let maximumSeconds = 24 * 3600
+
     func validate() throws {
         guard Logger.Level(rawValue: logLevel) != nil else {
             throw ValidationError("--log-level must be one of trace, debug, info, notice, warning, error, critical")
@@ -77,9 +85,17 @@ struct StrataServerCommand: AsyncParsableCommand {
         guard maxFrameBytes >= 1024 else { throw ValidationError("--max-frame-bytes must be at least 1024") }
         guard idleTimeout >= 0 else { throw ValidationError("--idle-timeout must not be negative") }
         guard rowCache >= 0 else { throw ValidationError("--row-cache must not be negative") }
-        guard historyPoll >= 0 else { throw ValidationError("--history-poll must not be negative") }
-        guard historyRetention > 0 else { throw ValidationError("--history-retention must be at least 1 hour") }
-        guard historyPurgeInterval >= 0 else { throw ValidationError("--history-purge-interval must not be negative") }
+        guard (0...60_000).contains(historyPoll) else { throw ValidationError("--history-poll must be between 0 and 60000 milliseconds") }
+        guard (1...Self.maximumRetentionHours).contains(historyRetention) else {
+            throw ValidationError("--history-retention must be between 1 and \(Self.maximumRetentionHours) hours")
+        }
+        guard (0...Self.maximumSeconds).contains(historyPurgeInterval) else {
+            throw ValidationError("--history-purge-interval must be between 0 and \(Self.maximumSeconds) seconds")
+        }
+        guard (1...Self.maximumSeconds * 1000).contains(busyTimeout) else {
+            throw ValidationError("--busy-timeout must be between 1 and \(Self.maximumSeconds * 1000) milliseconds")
+        }
+        guard idleTimeout <= Self.maximumSeconds else { throw ValidationError("--idle-timeout must be at most \(Self.maximumSeconds) seconds") }
     }
 
     func run() async throws {
@@ -134,10 +150,11 @@ struct StrataServerCommand: AsyncParsableCommand {
         logger.info("stores closed")
     }
 
-    /// `description` recording history unless `--no-history`.
+    /// `description` recording history unless `--no-history`, with the busy timeout.
     private func withHistoryChoice(_ description: StoreDescription) -> StoreDescription {
         var description = description
         description.tracksHistory = !noHistory
+        description.busyTimeout = .milliseconds(busyTimeout)
         return description
     }
 
