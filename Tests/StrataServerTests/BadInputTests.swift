@@ -4,6 +4,7 @@ import NIOCore
 import NIOPosix
 import StrataClient
 import StrataModel
+import StrataStore
 import StrataWire
 import SwiftProtobuf
 import Testing
@@ -718,6 +719,37 @@ struct BadInputTests {
         #expect(mismatch?.message.contains("at character 1") == true, "\(String(describing: mismatch))")
         try await Self.expectServing(server)
         #expect(try await client.count("Book") == 1)
+        await client.close()
+        try await server.stop()
+    }
+
+    @Test("History tokens the store never handed out are INVALID_ARGUMENT; purged ones OUT_OF_RANGE 134301; nothing is recorded")
+    func badHistoryTokens() async throws {
+        let server = try await TestServer.start()
+        let client = server.client("history")
+        _ = try await client.save(Wire.save(inserts: [Wire.insertBook("a", title: "A", uuid: UUID())]))
+        _ = try await client.save(Wire.save(inserts: [Wire.insertBook("b", title: "B", uuid: UUID())]))
+        let current = try await client.history(store: "Book", afterToken: 0).currentToken
+        #expect(current == 2)
+
+        // A consumer claiming a token from the future would hold the purge
+        // horizon past every real transaction: refused, nothing recorded.
+        let future = await Self.refusal { try await client.history(store: "Book", afterToken: 1 << 40, consumer: "liar") }
+        #expect(future?.code == .invalidArgument, "\(String(describing: future))")
+        #expect(future?.strataCode == StrataError.Code.invalidValue.rawValue)
+        let read = await Self.refusal { try await client.history(store: "Book", afterToken: current + 1) }
+        #expect(read?.code == .invalidArgument)
+        let books = try #require(server.container.coordinator.stores.first { $0.configurationName == "Book" } as? any HistoryTrackingStore)
+        #expect(try await !books.consumers().contains { $0.name == "liar" })
+
+        // Purged through token 2 by its only consumer: token 1 has expired.
+        _ = try await client.history(store: "Book", afterToken: current, consumer: "all")
+        _ = try await books.purgeHistory(maximumAge: .seconds(3600))
+        let expired = await Self.refusal { try await client.history(store: "Book", afterToken: 1) }
+        #expect(expired?.code == .outOfRange, "\(String(describing: expired))")
+        #expect(expired?.strataCode == StrataError.Code.historyTokenExpired.rawValue)
+        #expect(try await client.history(store: "Book", afterToken: current).transactions.isEmpty)
+        try await Self.expectServing(server)
         await client.close()
         try await server.stop()
     }

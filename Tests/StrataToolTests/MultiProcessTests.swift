@@ -134,6 +134,23 @@ struct MultiProcessTests {
         var increments: [String: Int] = [:]
         var conflicts = 0
         var failures: [String] = []
+        /// When the last write was acknowledged.
+        var lastAcknowledged: ContinuousClock.Instant?
+    }
+
+    /// A save of `count` books titled `<batch>-<i>`.
+    private static func insertBooks(batch: String, count: Int) -> Strata_V1_SaveRequest {
+        Strata_V1_SaveRequest.with { request in
+            request.inserts = (0..<count).map { i in
+                Strata_V1_InsertedObject.with {
+                    $0.temporaryID = "b\(i)"
+                    $0.entity = "Book"
+                    $0.values["uuid"] = PropertyValue.uuid(UUID()).wire
+                    $0.values["title"] = PropertyValue.string("\(batch)-\(i)").wire
+                    $0.values["pages"] = PropertyValue.integer(Int64(i + 1)).wire
+                }
+            }
+        }
     }
 
     /// Inserts books with unique titles and increments shared counters
@@ -147,6 +164,7 @@ struct MultiProcessTests {
             do {
                 _ = try await client.save(insertBook(title))
                 report.acknowledged.append(title)
+                report.lastAcknowledged = .now
             } catch {
                 report.failures.append("insert \(title): \(error)")
             }
@@ -162,6 +180,7 @@ struct MultiProcessTests {
                     }]
                 })
                 report.increments[counter, default: 0] += 1
+                report.lastAcknowledged = .now
             } catch let error as StrataClientError where error.strataCode == 133020 {
                 report.conflicts += 1
             } catch {
@@ -244,9 +263,29 @@ struct MultiProcessTests {
 
         let start = ContinuousClock.now
         let victim = servers[0].process.processIdentifier
+        // Large saves back to back on the victim, so that the kill finds one
+        // being written (each takes far longer than the gap between them).
+        let bulkClient = client(servers[0], "bulk")
+        let bulk = Task {
+            var sent: [String] = []
+            var acknowledged: [String] = []
+            var failed = false
+            while !failed, sent.count < 200 {
+                let batch = "bulk\(sent.count)"
+                sent.append(batch)
+                do {
+                    _ = try await bulkClient.save(Self.insertBooks(batch: batch, count: Self.bulkSize))
+                    acknowledged.append(batch)
+                } catch {
+                    failed = true
+                }
+            }
+            return (sent, acknowledged, failed)
+        }
         let killer = Task {
             try await Task.sleep(for: .milliseconds(1500))
             kill(victim, SIGKILL)
+            return ContinuousClock.now
         }
         let reports = await withTaskGroup(of: (Int, WriterReport).self) { group in
             for (i, client) in clients.enumerated() {
@@ -256,15 +295,32 @@ struct MultiProcessTests {
             for await report in group { reports.append(report) }
             return reports.sorted { $0.0 < $1.0 }.map(\.1)
         }
-        try await killer.value
+        let killedAt = try await killer.value
+        let (bulkSent, bulkAcknowledged, bulkCut) = await bulk.value
         #expect(!servers[0].process.isRunning)
+        #expect(bulkCut, "the bulk writer's last save was not cut off by the kill")
+        #expect(!bulkAcknowledged.isEmpty, "no bulk save finished before the kill: nothing shows saves were under way")
 
-        // The survivors' clients saw no error; the killed server's clients
-        // lost their connection (and nothing else).
+        // The survivors' clients saw no error and went on writing well after
+        // the kill; the killed server's clients lost their connection (and
+        // nothing else).
         for report in reports[2...] { #expect(report.failures.isEmpty, "\(report.failures.prefix(3))") }
         #expect(reports[2...].allSatisfy { $0.acknowledged.count > 5 })
+        for report in reports[2...] {
+            let last = try #require(report.lastAcknowledged)
+            #expect(last > killedAt.advanced(by: .milliseconds(500)), "a surviving writer stopped making progress after the kill")
+        }
 
         let titles = try await titles(clients[4])
+        // Each bulk save is all or nothing, the one cut off by the kill too;
+        // every acknowledged one is there in full.
+        for batch in bulkSent {
+            let present = (0..<Self.bulkSize).reduce(0) { $0 + (titles["\(batch)-\($1)"] ?? 0) }
+            #expect(present == 0 || present == Self.bulkSize, "\(batch): \(present) of \(Self.bulkSize) books")
+            if bulkAcknowledged.contains(batch) { #expect(present == Self.bulkSize, "acknowledged \(batch) has \(present) books") }
+        }
+        let cut = bulkSent.last.map { batch in (0..<Self.bulkSize).reduce(0) { $0 + (titles["\(batch)-\($1)"] ?? 0) } } ?? 0
+        print("killed writer: \(bulkAcknowledged.count) bulk saves of \(Self.bulkSize) acknowledged before the kill; the one cut off has \(cut) books (committed unanswered, or rolled back)")
         for report in reports {
             for title in report.acknowledged { #expect(titles[title] == 1, "\(title) is there \(titles[title] ?? 0) times") }
         }
@@ -279,6 +335,9 @@ struct MultiProcessTests {
         #expect(try integrityCheck(data.appendingPathComponent("Books.sqlite")) == "ok")
         #expect(try integrityCheck(data.appendingPathComponent("Feedback.sqlite")) == "ok")
     }
+
+    /// Books per bulk save in ``killedWriter()``.
+    static let bulkSize = 2_000
 
     @Test("strata-bench --watch-port measures how long another server takes to announce each insert")
     func benchMeasuresNotificationLatency() throws {
