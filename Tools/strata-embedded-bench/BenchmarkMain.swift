@@ -22,7 +22,8 @@ struct BenchmarkMain {
             case "--runs": runs = arguments.next().flatMap(Int.init) ?? runs
             case "--only": only = arguments.next()
             case "-h", "--help":
-                print("usage: strata-embedded-bench [--rows N] [--runs R] [--only predicates|embedded]")
+                print("usage: strata-embedded-bench [--rows N] [--runs R] [--only predicates|embedded|strata]")
+                print("  strata: only Strata's side of the embedded benchmark, for profiling (no baseline, no ratio)")
                 return
             default:
                 FileHandle.standardError.write(Data("unknown argument \(argument)\n".utf8))
@@ -35,6 +36,9 @@ struct BenchmarkMain {
             }
             if only == nil || only == "embedded" {
                 try await EmbeddedBenchmark(rows: rows, runs: runs).run()
+            }
+            if only == "strata" {
+                try await EmbeddedBenchmark(rows: rows, runs: runs).runStrataOnly()
             }
         } catch {
             FileHandle.standardError.write(Data("benchmark failed: \(error)\n".utf8))

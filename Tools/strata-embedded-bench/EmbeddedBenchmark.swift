@@ -37,6 +37,16 @@ struct EmbeddedBenchmark {
         print("")
     }
 
+    /// Only Strata's side, `runs` times (to profile it without the
+    /// baseline's samples); prints each run's seconds.
+    func runStrataOnly() async throws {
+        let data = BookDataset(count: rows)
+        for run in 1...max(1, runs) {
+            let (insert, fetch, count) = try await strata(data, history: false)
+            print(String(format: "run %d: insert %d %.3f s, fetch %d %.3f s", run, rows, insert, count, fetch))
+        }
+    }
+
     /// Inserts and fetches through a container, context and SQLite store.
     /// The raw side writes no history; with `history`, the store records
     /// it (one transaction, one change row per object), as a store shared
