@@ -36,7 +36,16 @@ public struct StoreDescription: Sendable, Hashable {
     /// through history. On by default; turn it off only for a store no other
     /// process shares.
     public var tracksHistory: Bool
+    /// The page cache of each SQLite connection, in bytes (0: SQLite's own
+    /// default, 2 MB). Indexes that outgrow the cache are read back from
+    /// the file page by page: at 2 MB, inserting 100k rows with three
+    /// indexes spends about as long in those reads as in everything else.
+    /// Allocated only as pages are used; a store has one writer and up to
+    /// five reader connections.
+    public var pageCacheBytes: Int
 
+    /// The default page cache: 32 MiB per connection.
+    public static let defaultPageCacheBytes = 32 * 1024 * 1024
 
     /// Creates a description.
     public init(
@@ -46,7 +55,8 @@ public struct StoreDescription: Sendable, Hashable {
         isReadOnly: Bool = false,
         migratesAutomatically: Bool = true,
         busyTimeout: Duration = .seconds(5),
-        tracksHistory: Bool = true
+        tracksHistory: Bool = true,
+        pageCacheBytes: Int = StoreDescription.defaultPageCacheBytes
     ) {
         self.url = url
         self.type = type
@@ -55,6 +65,7 @@ public struct StoreDescription: Sendable, Hashable {
         self.migratesAutomatically = migratesAutomatically
         self.busyTimeout = busyTimeout
         self.tracksHistory = tracksHistory
+        self.pageCacheBytes = pageCacheBytes
     }
 
     /// An in-memory store for a configuration.

@@ -68,6 +68,9 @@ struct StrataServerCommand: AsyncParsableCommand {
     @Option(help: "Seconds between history purges; 0 never purges.")
     var historyPurgeInterval: Int = 60
 
+    @Option(help: "Page cache of each SQLite connection, in MiB (0: SQLite's default, 2 MB).")
+    var sqliteCacheMb: Int = StoreDescription.defaultPageCacheBytes / (1024 * 1024)
+
     @Option(help: "Milliseconds a SQLite store waits (and retries with backoff) for another connection's or process's lock before answering 134090.")
     var busyTimeout: Int = 5_000
 
@@ -95,6 +98,7 @@ struct StrataServerCommand: AsyncParsableCommand {
         guard (1...Self.maximumSeconds * 1000).contains(busyTimeout) else {
             throw ValidationError("--busy-timeout must be between 1 and \(Self.maximumSeconds * 1000) milliseconds")
         }
+        guard (0...65_536).contains(sqliteCacheMb) else { throw ValidationError("--sqlite-cache-mb must be between 0 and 65536") }
         guard idleTimeout <= Self.maximumSeconds else { throw ValidationError("--idle-timeout must be at most \(Self.maximumSeconds) seconds") }
     }
 
@@ -150,11 +154,13 @@ struct StrataServerCommand: AsyncParsableCommand {
         logger.info("stores closed")
     }
 
-    /// `description` recording history unless `--no-history`, with the busy timeout.
-    private func withHistoryChoice(_ description: StoreDescription) -> StoreDescription {
+    /// `description` recording history unless `--no-history`, with the
+    /// busy timeout and page cache of the options.
+    private func withStoreOptions(_ description: StoreDescription) -> StoreDescription {
         var description = description
         description.tracksHistory = !noHistory
         description.busyTimeout = .milliseconds(busyTimeout)
+        description.pageCacheBytes = sqliteCacheMb * 1024 * 1024
         return description
     }
 
@@ -165,7 +171,7 @@ struct StrataServerCommand: AsyncParsableCommand {
         guard let modelPath = model else {
             let descriptions = (stores.isEmpty
                 ? BooksSample.sqliteStores(in: dataDirectory)
-                : stores.map { $0.description(in: dataDirectory) }).map(withHistoryChoice)
+                : stores.map { $0.description(in: dataDirectory) }).map(withStoreOptions)
             return try await PersistentContainer(
                 model: BooksSample.model,
                 storeDescriptions: descriptions,
@@ -182,7 +188,7 @@ struct StrataServerCommand: AsyncParsableCommand {
                 ? [StoreDescription(url: dataDirectory.appendingPathComponent("\(objectModel.name.isEmpty ? "Model" : objectModel.name).sqlite"), type: .sqlite)]
                 : configurations.map { StoreDescription(url: dataDirectory.appendingPathComponent("\($0).sqlite"), type: .sqlite, configuration: $0) }
         }
-        descriptions = descriptions.map(withHistoryChoice)
+        descriptions = descriptions.map(withStoreOptions)
         var transformers = ValueTransformerRegistry()
         for entity in objectModel.entities {
             for attribute in entity.attributes {

@@ -32,6 +32,27 @@ import Testing
 
     // MARK: - Values
 
+    @Test func everyConnectionGetsTheDescribedPageCache() async throws {
+        let directory = try SQLiteTestDirectory()
+        defer { directory.remove() }
+        func cacheSizes(_ bytes: Int?) async throws -> (writer: Int, reader: Int) {
+            var description = StoreDescription(url: directory.storeURL, type: .sqlite)
+            if let bytes { description.pageCacheBytes = bytes }
+            let store = try await SQLiteStore(description: description, model: Models.library())
+            let database = try await store.openDatabase()
+            let writer = try await database.write { db in try Int.fetchOne(db, sql: "PRAGMA cache_size") ?? 0 }
+            let reader = try await store.read(database) { db in try Int.fetchOne(db, sql: "PRAGMA cache_size") ?? 0 }
+            try await store.close()
+            return (writer, reader)
+        }
+        let standard = try await cacheSizes(nil)
+        #expect(standard.writer == -StoreDescription.defaultPageCacheBytes / 1024)
+        #expect(standard.reader == standard.writer)
+        #expect(try await cacheSizes(8 * 1024 * 1024) == (-8192, -8192))
+        // 0 leaves SQLite's own default (-2000: 2000 KiB).
+        #expect(try await cacheSizes(0) == (-2000, -2000))
+    }
+
     @Test func everyAttributeTypeRoundTrips() async throws {
         let directory = try SQLiteTestDirectory()
         defer { directory.remove() }

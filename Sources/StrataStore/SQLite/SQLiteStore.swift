@@ -157,8 +157,13 @@ public actor SQLiteStore: PersistentStore {
         let timeout = description.busyTimeout.components
         configuration.busyMode = .timeout(max(0, Double(timeout.seconds) + Double(timeout.attoseconds) / 1e18))
         configuration.label = "Strata.SQLiteStore"
+        // A negative cache_size is in KiB; at least one page's worth.
+        let cacheKiB = description.pageCacheBytes > 0 ? max(1, description.pageCacheBytes / 1024) : nil
         configuration.prepareDatabase { db in
             SQLiteFunctions.register(on: db)
+            if let cacheKiB {
+                try db.execute(sql: "PRAGMA cache_size = -\(cacheKiB)")
+            }
             if !db.configuration.readonly {
                 try db.execute(sql: "PRAGMA synchronous = FULL")
             }
