@@ -49,6 +49,24 @@ public final class RowCache: Sendable {
         }
     }
 
+    /// The snapshots of `ids`, in their order, when every one is cached;
+    /// nil when any is not (nothing is counted then: the caller goes on to
+    /// ``Coordinator/snapshots(for:in:)``, which counts). For answering
+    /// on a thread that must not wait, such as an event loop.
+    public func cachedSnapshots(_ ids: [ObjectID]) -> [Snapshot]? {
+        guard isEnabled else { return nil }
+        return state.withLockedValue { state in
+            var found: [Snapshot] = []
+            found.reserveCapacity(ids.count)
+            for id in ids {
+                guard let snapshot = state.entries[id] else { return nil }
+                found.append(snapshot)
+            }
+            state.hits += UInt64(found.count)
+            return found
+        }
+    }
+
     /// Keeps snapshots read from a store, unless a save invalidated
     /// anything since `generation` (the read may predate it).
     func store(_ snapshots: [Snapshot], readAt generation: UInt64) {

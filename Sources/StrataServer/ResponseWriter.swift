@@ -1,7 +1,6 @@
 import NIOCore
 import StrataWire
 import SwiftProtobuf
-import Synchronization
 
 /// Writes one connection's server frames. Many request tasks write through
 /// it at once (NIO's async writer takes concurrent producers and suspends
@@ -9,18 +8,20 @@ import Synchronization
 /// backpressure on clients that do not read).
 final class ResponseWriter: Sendable {
     private let outbound: NIOAsyncChannelOutboundWriter<Frame>
-    private let compresses = Atomic<Bool>(false)
+    /// The connection's state, shared with its event-loop handler.
+    let state: ConnectionState
 
     private let maxFrameBytes: Int
 
-    init(outbound: NIOAsyncChannelOutboundWriter<Frame>, maxFrameBytes: Int) {
+    init(outbound: NIOAsyncChannelOutboundWriter<Frame>, maxFrameBytes: Int, state: ConnectionState = ConnectionState()) {
         self.outbound = outbound
         self.maxFrameBytes = maxFrameBytes
+        self.state = state
     }
 
     /// Compress large frames from now on (the client accepted it in hello).
     func enableCompression() {
-        compresses.store(true, ordering: .relaxed)
+        state.enableCompression()
     }
 
     /// Sends one frame.
@@ -29,7 +30,7 @@ final class ResponseWriter: Sendable {
         guard bytes.count <= maxFrameBytes else {
             throw WireError(.resourceExhausted, "the answer is \(bytes.count) bytes, more than the frame limit of \(maxFrameBytes) bytes (for a fetch: ask for fewer objects per batch with batch_size, or fewer fetched properties and relationships)")
         }
-        let compress = compresses.load(ordering: .relaxed) && bytes.count >= WireProtocol.compressionThreshold
+        let compress = state.compresses && bytes.count >= WireProtocol.compressionThreshold
         try await outbound.write(Frame(payload: ByteBuffer(bytes: bytes), compressed: compress))
     }
 

@@ -9,6 +9,8 @@ import SwiftProtobuf
 struct ServerConnection {
     let core: ServerCore
     let channel: NIOAsyncChannel<Frame, Frame>
+    /// Shared with the connection's ``CachedGetHandler``.
+    let state: ConnectionState
     let logger: Logger
 
     /// Runs until the client closes, the connection breaks, idles out, or
@@ -16,7 +18,7 @@ struct ServerConnection {
     func run() async {
         do {
             try await channel.executeThenClose { inbound, outbound in
-                let writer = ResponseWriter(outbound: outbound, maxFrameBytes: core.configuration.maxFrameBytes)
+                let writer = ResponseWriter(outbound: outbound, maxFrameBytes: core.configuration.maxFrameBytes, state: state)
                 let session = Session(core: core, writer: writer, logger: logger)
                 let limiter = InFlightLimiter(limit: core.configuration.maxRequestsInFlight)
                 await withDiscardingTaskGroup { group in
@@ -24,6 +26,7 @@ struct ServerConnection {
                         group.addTask { await watchIdleness(session: session, limiter: limiter, timeout: timeout) }
                     }
                     await readRequests(inbound, session: session, writer: writer, limiter: limiter, group: &group)
+                    state.stopAnswering()
                     await limiter.waitUntilIdle()
                     await session.close()
                     group.cancelAll()

@@ -30,7 +30,7 @@ actor Session {
     private var nextSubscriptionID: UInt64 = 0
     private var notifier: Task<Void, Never>?
     /// When the client last sent a frame (read without a hop onto the actor).
-    nonisolated let activity = ActivityClock()
+    nonisolated var activity: ActivityClock { writer.state.activity }
 
     init(core: ServerCore, writer: ResponseWriter, logger: Logger) {
         self.core = core
@@ -51,6 +51,9 @@ actor Session {
         greeted = true
         try await writer.send(requestID: frame.requestID, .hello(response))
         if response.compression { writer.enableCompression() }
+        // Only now may the event loop answer requests itself: no answer
+        // can precede the hello's.
+        writer.state.greeted()
     }
 
     /// Runs one request after the hello and sends its answer.

@@ -17,7 +17,7 @@ import StrataWire
 public actor StrataServer: Service {
     private enum State {
         case idle
-        case listening(NIOAsyncChannel<NIOAsyncChannel<Frame, Frame>, Never>, port: Int)
+        case listening(NIOAsyncChannel<AcceptedConnection, Never>, port: Int)
         case running(any Channel, port: Int)
         case stopped
     }
@@ -59,6 +59,7 @@ public actor StrataServer: Service {
             break
         }
         let maxFrameBytes = configuration.maxFrameBytes
+        let core = self.core
         let channel = try await ServerBootstrap(group: group)
             .serverChannelOption(.backlog, value: 256)
             .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
@@ -68,10 +69,13 @@ public actor StrataServer: Service {
                 child.eventLoop.makeCompletedFuture {
                     try child.pipeline.syncOperations.addHandler(ByteToMessageHandler(FrameDecoder(maxFrameBytes: maxFrameBytes)))
                     try child.pipeline.syncOperations.addHandler(MessageToByteHandler(FrameEncoder()))
-                    return try NIOAsyncChannel<Frame, Frame>(
+                    let state = ConnectionState()
+                    try child.pipeline.syncOperations.addHandler(CachedGetHandler(core: core, state: state, maxFrameBytes: maxFrameBytes))
+                    let connection = try NIOAsyncChannel<Frame, Frame>(
                         wrappingChannelSynchronously: child,
                         configuration: .init(backPressureStrategy: .init(lowWatermark: 2, highWatermark: 16))
                     )
+                    return AcceptedConnection(channel: connection, state: state)
                 }
             }
         let port = channel.channel.localAddress?.port ?? configuration.port
@@ -147,7 +151,8 @@ public actor StrataServer: Service {
         }
     }
 
-    private func serve(_ connection: NIOAsyncChannel<Frame, Frame>) async {
+    private func serve(_ accepted: AcceptedConnection) async {
+        let connection = accepted.channel
         let channel = connection.channel
         let key = ObjectIdentifier(channel)
         let stats = core.stats
@@ -162,7 +167,7 @@ public actor StrataServer: Service {
             return
         }
         connections.add(channel, key: key)
-        await ServerConnection(core: core, channel: connection, logger: logger).run()
+        await ServerConnection(core: core, channel: connection, state: accepted.state, logger: logger).run()
         connections.remove(key)
         stats.closeConnection()
     }

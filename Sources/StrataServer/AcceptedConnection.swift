@@ -1,0 +1,9 @@
+import NIOCore
+import StrataWire
+
+/// An accepted connection: its async channel and the state its
+/// ``CachedGetHandler`` shares with the async side.
+struct AcceptedConnection: Sendable {
+    let channel: NIOAsyncChannel<Frame, Frame>
+    let state: ConnectionState
+}

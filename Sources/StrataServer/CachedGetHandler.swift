@@ -1,0 +1,127 @@
+import NIOCore
+import StrataModel
+import StrataStore
+import StrataWire
+import SwiftProtobuf
+
+/// Answers gets on the event loop: a Refresh that needs no fetched property
+/// and no relationship, for objects that are all in the coordinator's row
+/// cache, is answered as the frame is read, with no task, no actor hop and
+/// one flush per batch of reads. Every other frame (and a get this handler
+/// cannot answer whole) goes on to the connection's async side unchanged.
+///
+/// The answer is the one the async side would give (``ServerCore/state(of:)``
+/// of the cached snapshot; the cache is coherent with saves made through
+/// the coordinator). It answers only:
+/// - after the hello's answer was written (``ConnectionState/answersOnEventLoop``),
+///   and not once the connection stops reading requests;
+/// - while the socket is writable, so a client that does not read meets
+///   the async side's backpressure instead of a growing buffer here;
+/// - answers within the frame limit (else the async side refuses them).
+final class CachedGetHandler: ChannelInboundHandler, RemovableChannelHandler {
+    typealias InboundIn = Frame
+    typealias InboundOut = Frame
+    typealias OutboundOut = Frame
+
+    /// The most objects one get may name to be answered here.
+    static let maximumObjects = 64
+    /// `ClientFrame.refresh`'s field number (`Protocol/strata.proto`).
+    static let refreshField: UInt64 = 15
+
+    private let core: ServerCore
+    private let state: ConnectionState
+    private let maxFrameBytes: Int
+    private var needsFlush = false
+
+    init(core: ServerCore, state: ConnectionState, maxFrameBytes: Int) {
+        self.core = core
+        self.state = state
+        self.maxFrameBytes = maxFrameBytes
+    }
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        let frame = unwrapInboundIn(data)
+        if state.answersOnEventLoop, context.channel.isWritable, let answer = answer(frame) {
+            state.activity.touch()
+            context.write(wrapOutboundOut(answer), promise: nil)
+            needsFlush = true
+            return
+        }
+        context.fireChannelRead(data)
+    }
+
+    func channelReadComplete(context: ChannelHandlerContext) {
+        if needsFlush {
+            needsFlush = false
+            context.flush()
+        }
+        context.fireChannelReadComplete()
+    }
+
+    /// The answer to `frame` when it is a get this handler can answer whole.
+    private func answer(_ frame: Frame) -> Frame? {
+        let started = ContinuousClock.now
+        guard Self.topLevelFields(of: frame.payload).contains(Self.refreshField),
+              let request = try? Strata_V1_ClientFrame(serializedBytes: Array(frame.payload.readableBytesView)),
+              request.requestID != 0,
+              case .refresh(let refresh)? = request.request,
+              refresh.includeRelationships.isEmpty,
+              !refresh.ids.isEmpty, refresh.ids.count <= Self.maximumObjects else { return nil }
+        let model = core.model
+        var ids: [ObjectID] = []
+        ids.reserveCapacity(refresh.ids.count)
+        for text in refresh.ids {
+            guard let id = try? PropertyValue.parseObjectID(text),
+                  !id.isTemporary,
+                  core.coordinator.store(identifier: id.storeIdentifier) != nil,
+                  model.entity(named: id.entityName) != nil,
+                  refresh.skipFetched || model.fetchedProperties(of: id.entityName).isEmpty else { return nil }
+            ids.append(id)
+        }
+        guard let snapshots = core.coordinator.rowCache.cachedSnapshots(ids) else { return nil }
+        var response = Strata_V1_ServerFrame()
+        response.requestID = request.requestID
+        response.response = .refresh(Strata_V1_RefreshResponse.with { $0.objects = snapshots.map(ServerCore.state(of:)) })
+        guard let bytes: [UInt8] = try? response.serializedBytes(), bytes.count <= maxFrameBytes else { return nil }
+        let compress = state.compresses && bytes.count >= WireProtocol.compressionThreshold
+        core.stats.record(operation: Session.operationName(request.request), duration: .now - started, failed: false)
+        return Frame(payload: ByteBuffer(bytes: bytes), compressed: compress)
+    }
+
+    /// The field numbers at the top level of a protobuf message, read from
+    /// its tags without decoding it (a save is not decoded twice); empty
+    /// when the bytes are not well-formed protobuf.
+    static func topLevelFields(of payload: ByteBuffer) -> [UInt64] {
+        var buffer = payload
+        var fields: [UInt64] = []
+        while buffer.readableBytes > 0 {
+            guard let key = readVarint(&buffer) else { return [] }
+            fields.append(key >> 3)
+            switch key & 7 {
+            case 0:
+                guard readVarint(&buffer) != nil else { return [] }
+            case 1:
+                guard buffer.readSlice(length: 8) != nil else { return [] }
+            case 2:
+                guard let length = readVarint(&buffer), length <= UInt64(buffer.readableBytes),
+                      buffer.readSlice(length: Int(length)) != nil else { return [] }
+            case 5:
+                guard buffer.readSlice(length: 4) != nil else { return [] }
+            default:
+                return []
+            }
+        }
+        return fields
+    }
+
+    /// A base-128 varint of at most ten bytes.
+    private static func readVarint(_ buffer: inout ByteBuffer) -> UInt64? {
+        var value: UInt64 = 0
+        for shift in stride(from: UInt64(0), to: 70, by: 7) {
+            guard let byte: UInt8 = buffer.readInteger() else { return nil }
+            value |= UInt64(byte & 0x7F) << shift
+            if byte & 0x80 == 0 { return value }
+        }
+        return nil
+    }
+}

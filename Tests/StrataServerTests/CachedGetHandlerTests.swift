@@ -1,0 +1,150 @@
+import Foundation
+import Logging
+import NIOCore
+import NIOEmbedded
+import StrataContext
+import StrataModel
+import StrataSamples
+import StrataStore
+import StrataWire
+import Testing
+@testable import StrataServer
+
+/// Gets answered on the event loop from the row cache: only when every
+/// condition holds, with exactly the async side's answer, and coherent with
+/// saves over a live socket.
+@Suite struct CachedGetHandlerTests {
+    /// A server core over in-memory sample stores, with two saved books:
+    /// `cached` read through the row cache, `uncached` never read.
+    private func core() async throws -> (ServerCore, cached: ObjectID, uncached: ObjectID) {
+        let container = try await PersistentContainer(
+            model: BooksSample.model,
+            storeDescriptions: [.inMemory(configuration: "Book"), .inMemory(configuration: "Feedback")],
+            transformers: BooksSample.transformers,
+            transientRules: BooksSample.transientRules,
+            rowCacheCapacity: 100
+        )
+        let ids = try await container.newBackgroundContext().perform { context in
+            var books: [ManagedObject] = []
+            for title in ["Cached", "Uncached"] {
+                let book = try context.insert("Book")
+                try book.setValue(.uuid(UUID()), forKey: "uuid")
+                try book.setValue(.string(title), forKey: "title")
+                try book.setValue(.integer(321), forKey: "pages")
+                books.append(book)
+            }
+            _ = try await context.save()
+            return books.map(\.objectID)
+        }
+        let coordinator = container.coordinator
+        let store = try #require(coordinator.store(identifier: ids[0].storeIdentifier))
+        _ = try await coordinator.snapshots(for: [ids[0]], in: store)
+        var logger = Logger(label: "strata.test")
+        logger.logLevel = .critical
+        let core = ServerCore(coordinator: coordinator, configuration: ServerConfiguration(port: 0), logger: logger)
+        return (core, ids[0], ids[1])
+    }
+
+    private func frame(_ request: Strata_V1_ClientFrame) throws -> Frame {
+        Frame(payload: ByteBuffer(bytes: try request.serializedBytes() as [UInt8]))
+    }
+
+    private func get(_ ids: [ObjectID], requestID: UInt64 = 7, skipFetched: Bool = true) -> Strata_V1_ClientFrame {
+        Strata_V1_ClientFrame.with {
+            $0.requestID = requestID
+            $0.refresh = Strata_V1_RefreshRequest.with {
+                $0.ids = ids.map(\.uriRepresentation)
+                $0.skipFetched = skipFetched
+            }
+        }
+    }
+
+    @Test func answersACachedGetOnTheEventLoopAsTheAsyncSideWould() async throws {
+        let (core, cached, _) = try await core()
+        let state = ConnectionState()
+        let channel = EmbeddedChannel(handler: CachedGetHandler(core: core, state: state, maxFrameBytes: 1 << 20))
+        let request = get([cached])
+
+        // Before the hello's answer: passed on, nothing written.
+        try channel.writeInbound(try frame(request))
+        #expect(try channel.readInbound(as: Frame.self) != nil)
+        #expect(try channel.readOutbound(as: Frame.self) == nil)
+
+        state.greeted()
+        try channel.writeInbound(try frame(request))
+        #expect(try channel.readInbound(as: Frame.self) == nil, "a cached get went on to the async side")
+        let written = try #require(try channel.readOutbound(as: Frame.self))
+        let answer = try Strata_V1_ServerFrame(serializedBytes: Array(written.payload.readableBytesView))
+        #expect(answer.requestID == 7)
+        let expected = try await core.refresh(request.refresh, clientName: "test")
+        #expect(answer.response == .refresh(expected))
+        #expect(expected.objects.first?.values["title"] == PropertyValue.string("Cached").wire)
+        #expect(core.statsResponse().operations.first { $0.operation == "refresh" }?.requests == 1)
+
+        // Stopped reading (client gone, shutdown): passed on again.
+        state.stopAnswering()
+        try channel.writeInbound(try frame(request))
+        #expect(try channel.readInbound(as: Frame.self) != nil)
+        #expect(try channel.readOutbound(as: Frame.self) == nil)
+        _ = try channel.finish()
+    }
+
+    @Test func passesOnWhatItCannotAnswerWhole() async throws {
+        let (core, cached, uncached) = try await core()
+        let state = ConnectionState()
+        state.greeted()
+        let channel = EmbeddedChannel(handler: CachedGetHandler(core: core, state: state, maxFrameBytes: 1 << 20))
+        let save = Strata_V1_ClientFrame.with { $0.requestID = 3; $0.save = Strata_V1_SaveRequest() }
+        let cases: [(String, Frame)] = [
+            ("an object not in the cache", try frame(get([cached, uncached]))),
+            ("fetched properties asked for", try frame(get([cached], skipFetched: false))),
+            ("request id 0", try frame(get([cached], requestID: 0))),
+            ("a malformed ID", try frame(Strata_V1_ClientFrame.with { $0.requestID = 4; $0.refresh = .with { $0.ids = ["strata://nowhere"]; $0.skipFetched = true } })),
+            ("relationships asked for", try frame(Strata_V1_ClientFrame.with { $0.requestID = 5; $0.refresh = .with { $0.ids = [cached.uriRepresentation]; $0.skipFetched = true; $0.includeRelationships = ["x"] } })),
+            ("another operation", try frame(save)),
+            ("bytes that are not protobuf", Frame(payload: ByteBuffer(bytes: [0xFF, 0xFF, 0xFF]))),
+        ]
+        for (name, input) in cases {
+            try channel.writeInbound(input)
+            let passed = try channel.readInbound(as: Frame.self)
+            #expect(passed == input, "\(name) was not passed on unchanged")
+            #expect(try channel.readOutbound(as: Frame.self) == nil, "\(name) was answered on the event loop")
+        }
+        #expect(core.statsResponse().operations.isEmpty)
+        _ = try channel.finish()
+    }
+
+    @Test func readsTopLevelFieldNumbersWithoutDecoding() throws {
+        let request = get([ObjectID(storeIdentifier: "S", entityName: "Book", key: .permanent(1))])
+        let bytes: [UInt8] = try request.serializedBytes()
+        #expect(CachedGetHandler.topLevelFields(of: ByteBuffer(bytes: bytes)) == [1, 15])
+        #expect(CachedGetHandler.topLevelFields(of: ByteBuffer(bytes: bytes.dropLast())).isEmpty)
+        #expect(CachedGetHandler.topLevelFields(of: ByteBuffer()).isEmpty)
+        // A varint longer than ten bytes, and wire types 3/4 (groups): not read.
+        #expect(CachedGetHandler.topLevelFields(of: ByteBuffer(bytes: [UInt8](repeating: 0x80, count: 11) + [0x01])).isEmpty)
+        #expect(CachedGetHandler.topLevelFields(of: ByteBuffer(bytes: [0x0B])).isEmpty)
+    }
+
+    @Test func aGetAfterAnAcknowledgedUpdateSeesItOverALiveSocket() async throws {
+        let server = try await TestServer.start()
+        let writer = server.client("writer")
+        let reader = server.client("reader")
+        let saved = try await writer.save(Wire.save(inserts: [Wire.insertBook("b", title: "First")]))
+        let id = try #require(saved.inserted.first?.id)
+        // Read twice: the second is answered from the cache.
+        for _ in 0..<2 {
+            let state = try #require(try await reader.refresh([id], skipFetched: true).objects.first)
+            #expect(state.version == 1)
+            #expect(state.values["title"] == PropertyValue.string("First").wire)
+        }
+        _ = try await writer.save(Wire.save(updates: [Wire.update(id, baseVersion: 1, ["title": .string("Second")])]))
+        let after = try #require(try await reader.refresh([id], skipFetched: true).objects.first)
+        #expect(after.version == 2)
+        #expect(after.values["title"] == PropertyValue.string("Second").wire)
+        let refreshes = try await reader.stats().operations.first { $0.operation == "refresh" }
+        #expect(refreshes?.requests == 3)
+        await writer.close()
+        await reader.close()
+        try await server.stop()
+    }
+}
