@@ -25,6 +25,10 @@ final class CachedGetHandler: ChannelInboundHandler, RemovableChannelHandler {
 
     /// The most objects one get may name to be answered here.
     static let maximumObjects = 64
+    /// The largest answer built here (by the values' sizes); larger ones
+    /// are built off the loop by the async side, so one get of big blobs
+    /// does not stall every connection of the loop.
+    static let maximumAnswerBytes = 64 * 1024
     /// `ClientFrame.refresh`'s field number (`Protocol/strata.proto`).
     static let refreshField: UInt64 = 15
 
@@ -61,11 +65,19 @@ final class CachedGetHandler: ChannelInboundHandler, RemovableChannelHandler {
     /// The answer to `frame` when it is a get this handler can answer whole.
     private func answer(_ frame: Frame) -> Frame? {
         let started = ContinuousClock.now
-        guard Self.topLevelFields(of: frame.payload).contains(Self.refreshField),
-              let request = try? Strata_V1_ClientFrame(serializedBytes: Array(frame.payload.readableBytesView)),
-              request.requestID != 0,
+        let fields = Self.topLevelFields(of: frame.payload)
+        guard fields.contains(Self.refreshField) || (fields.isEmpty && frame.payload.readableBytes > 0) else { return nil }
+        guard let request = try? Strata_V1_ClientFrame(serializedBytes: Array(frame.payload.readableBytesView)) else {
+            // The async side answers this frame with a protocol error and
+            // closes: nothing read after it is answered here either.
+            state.stopAnswering()
+            return nil
+        }
+        // Fetched properties named (even unknown ones, which the async side
+        // refuses) and relationships need the async side's checks.
+        guard request.requestID != 0,
               case .refresh(let refresh)? = request.request,
-              refresh.includeRelationships.isEmpty,
+              refresh.includeRelationships.isEmpty, refresh.includeFetched.isEmpty,
               !refresh.ids.isEmpty, refresh.ids.count <= Self.maximumObjects else { return nil }
         let model = core.model
         var ids: [ObjectID] = []
@@ -78,7 +90,8 @@ final class CachedGetHandler: ChannelInboundHandler, RemovableChannelHandler {
                   refresh.skipFetched || model.fetchedProperties(of: id.entityName).isEmpty else { return nil }
             ids.append(id)
         }
-        guard let snapshots = core.coordinator.rowCache.cachedSnapshots(ids) else { return nil }
+        guard let snapshots = core.coordinator.rowCache.cachedSnapshots(ids),
+              snapshots.reduce(0, { $0 + Self.approximateBytes(of: $1) }) <= Self.maximumAnswerBytes else { return nil }
         var response = Strata_V1_ServerFrame()
         response.requestID = request.requestID
         response.response = .refresh(Strata_V1_RefreshResponse.with { $0.objects = snapshots.map(ServerCore.state(of:)) })
@@ -86,6 +99,21 @@ final class CachedGetHandler: ChannelInboundHandler, RemovableChannelHandler {
         let compress = state.compresses && bytes.count >= WireProtocol.compressionThreshold
         core.stats.record(operation: Session.operationName(request.request), duration: .now - started, failed: false)
         return Frame(payload: ByteBuffer(bytes: bytes), compressed: compress)
+    }
+
+    /// Roughly how many bytes a snapshot's values take on the wire.
+    static func approximateBytes(of snapshot: Snapshot) -> Int {
+        var total = 64
+        for (key, value) in snapshot.values {
+            total += key.utf8.count + 8
+            switch value {
+            case .string(let text), .uri(let text): total += text.utf8.count
+            case .binary(let data): total += data.count
+            case .objects(let ids): total += ids.count * 64
+            default: total += 24
+            }
+        }
+        return total
     }
 
     /// The field numbers at the top level of a protobuf message, read from

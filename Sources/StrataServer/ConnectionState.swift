@@ -1,3 +1,4 @@
+import NIOCore
 import Synchronization
 
 /// What one connection's event-loop handler and its async side share,
@@ -9,6 +10,13 @@ final class ConnectionState: Sendable {
     let activity = ActivityClock()
     private let answering = Atomic<Bool>(false)
     private let compressing = Atomic<Bool>(false)
+    /// The connection's event loop (nil for a connection that is only
+    /// refused, whose requests are never answered on the loop).
+    private let eventLoop: (any EventLoop)?
+
+    init(eventLoop: (any EventLoop)? = nil) {
+        self.eventLoop = eventLoop
+    }
 
     /// Whether the event loop may answer requests itself: true from when
     /// the hello's answer has been written until the connection stops
@@ -19,9 +27,17 @@ final class ConnectionState: Sendable {
     /// more are compressed (the client accepted it in its hello).
     var compresses: Bool { compressing.load(ordering: .relaxed) }
 
-    /// The hello was answered (and compression enabled when agreed).
+    /// The hello was answered (and compression enabled when agreed); call
+    /// after handing the answer to the async writer. The flag is set by a
+    /// task on the event loop, queued behind the writer's own task for the
+    /// hello's answer (NIO runs a loop's tasks in order), so no answer
+    /// written on the loop can precede the hello's.
     func greeted() {
-        answering.store(true, ordering: .releasing)
+        guard let eventLoop else {
+            answering.store(true, ordering: .releasing)
+            return
+        }
+        eventLoop.execute { self.answering.store(true, ordering: .releasing) }
     }
 
     /// The connection reads no more requests.

@@ -69,7 +69,7 @@ public actor StrataServer: Service {
                 child.eventLoop.makeCompletedFuture {
                     try child.pipeline.syncOperations.addHandler(ByteToMessageHandler(FrameDecoder(maxFrameBytes: maxFrameBytes)))
                     try child.pipeline.syncOperations.addHandler(MessageToByteHandler(FrameEncoder()))
-                    let state = ConnectionState()
+                    let state = ConnectionState(eventLoop: child.eventLoop)
                     try child.pipeline.syncOperations.addHandler(CachedGetHandler(core: core, state: state, maxFrameBytes: maxFrameBytes))
                     let connection = try NIOAsyncChannel<Frame, Frame>(
                         wrappingChannelSynchronously: child,

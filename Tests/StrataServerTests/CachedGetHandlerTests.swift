@@ -101,6 +101,7 @@ import Testing
             ("request id 0", try frame(get([cached], requestID: 0))),
             ("a malformed ID", try frame(Strata_V1_ClientFrame.with { $0.requestID = 4; $0.refresh = .with { $0.ids = ["strata://nowhere"]; $0.skipFetched = true } })),
             ("relationships asked for", try frame(Strata_V1_ClientFrame.with { $0.requestID = 5; $0.refresh = .with { $0.ids = [cached.uriRepresentation]; $0.skipFetched = true; $0.includeRelationships = ["x"] } })),
+            ("fetched properties named (the async side checks them)", try frame(Strata_V1_ClientFrame.with { $0.requestID = 6; $0.refresh = .with { $0.ids = [cached.uriRepresentation]; $0.includeFetched = ["bogus"] } })),
             ("another operation", try frame(save)),
             ("bytes that are not protobuf", Frame(payload: ByteBuffer(bytes: [0xFF, 0xFF, 0xFF]))),
         ]
@@ -112,6 +113,65 @@ import Testing
         }
         #expect(core.statsResponse().operations.isEmpty)
         _ = try channel.finish()
+    }
+
+    @Test func afterAFrameThatIsNotAMessageNothingIsAnsweredOnTheLoop() async throws {
+        let (core, cached, _) = try await core()
+        let state = ConnectionState()
+        state.greeted()
+        let channel = EmbeddedChannel(handler: CachedGetHandler(core: core, state: state, maxFrameBytes: 1 << 20))
+        let broken = Frame(payload: ByteBuffer(bytes: [0x7A, 0x05, 0x01]))   // field 15, 5 bytes announced, 1 there
+        try channel.writeInbound(broken)
+        #expect(try channel.readInbound(as: Frame.self) == broken)
+        #expect(!state.answersOnEventLoop)
+        try channel.writeInbound(try frame(get([cached])))
+        #expect(try channel.readInbound(as: Frame.self) != nil, "a get after a broken frame was answered on the loop")
+        #expect(try channel.readOutbound(as: Frame.self) == nil)
+        _ = try channel.finish()
+    }
+
+    @Test func largeAnswersAreLeftToTheAsyncSide() {
+        let id = ObjectID(storeIdentifier: "S", entityName: "Book", key: .permanent(1))
+        let small = Snapshot(objectID: id, version: 1, values: ["title": .string("Dune"), "pages": .integer(412)])
+        let large = Snapshot(objectID: id, version: 1, values: ["title": .string(String(repeating: "x", count: CachedGetHandler.maximumAnswerBytes))])
+        #expect(CachedGetHandler.approximateBytes(of: small) < 200)
+        #expect(CachedGetHandler.approximateBytes(of: large) > CachedGetHandler.maximumAnswerBytes)
+    }
+
+    @Test func getsPipelinedBehindTheHelloAreAnsweredAfterIt() async throws {
+        let server = try await TestServer.start()
+        let seed = server.client("seed")
+        let saved = try await seed.save(Wire.save(inserts: [Wire.insertBook("b", title: "Warm")]))
+        let id = try #require(saved.inserted.first?.id)
+        _ = try await seed.refresh([id], skipFetched: true)   // now in the row cache
+        let hello = Strata_V1_ClientFrame.with {
+            $0.requestID = 1
+            $0.hello = .with { $0.version = .with { $0.major = WireProtocol.version.major }; $0.clientName = "pipelined" }
+        }
+        for _ in 0..<20 {
+            let raw = try await RawConnection.connect(port: server.port)
+            // The hello and five gets, each its own write, none waiting.
+            raw.sendWithoutWaiting(try RawConnection.frameBytes(hello))
+            for requestID in 2...6 {
+                raw.sendWithoutWaiting(try RawConnection.frameBytes(Strata_V1_ClientFrame.with {
+                    $0.requestID = UInt64(requestID)
+                    $0.refresh = .with { $0.ids = [id]; $0.skipFetched = true }
+                }))
+            }
+            let first = try await raw.requireFrame()
+            #expect(first.requestID == 1, "request \(first.requestID) was answered before the hello")
+            guard case .hello? = first.response else {
+                Issue.record("the first answer is not the hello's: \(first)")
+                await raw.close()
+                continue
+            }
+            var answered: Set<UInt64> = []
+            for _ in 2...6 { answered.insert(try await raw.requireFrame().requestID) }
+            #expect(answered == [2, 3, 4, 5, 6])
+            await raw.close()
+        }
+        await seed.close()
+        try await server.stop()
     }
 
     @Test func readsTopLevelFieldNumbersWithoutDecoding() throws {
