@@ -261,7 +261,11 @@ let package = Package(
         ),
         .testTarget(
             name: "StrataContextTests",
-            dependencies: ["StrataModel", "StrataQuery", "StrataStore", "StrataContext", "StrataSamples"],
+            dependencies: [
+                "StrataModel", "StrataQuery", "StrataStore", "StrataContext", "StrataSamples",
+                .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+            ],
             swiftSettings: strictSettings
         ),
     ],

@@ -15,9 +15,10 @@ import StrataStore
 /// is emptied (what it holds can no longer be trusted) and following starts
 /// again after a pause from the last transaction it published, so no other
 /// process's commit goes unannounced. Only when history was purged past
-/// that point (134301) does it start again from the store's newest
-/// transaction: what was purged can no longer be announced, and contexts
-/// holding objects from before should refetch them.
+/// that point (134301), was reset, or cannot be read three times in a row
+/// does it start again from the store's newest transaction: what lies
+/// between can no longer be announced, and contexts holding objects from
+/// before should refetch them.
 public final class ExternalChangeMonitor: Sendable {
     /// How the monitor works.
     public struct Options: Sendable {
@@ -138,6 +139,8 @@ public final class ExternalChangeMonitor: Sendable {
         // Everything up to this token has been published (nil: from the
         // newest transaction when the watcher starts).
         var published = start
+        // Failures in a row without progress past `published`.
+        var failuresHere = 0
         while !Task.isCancelled {
             do {
                 for try await update in store.externalChanges(after: published, pollInterval: options.pollInterval) {
@@ -145,13 +148,22 @@ public final class ExternalChangeMonitor: Sendable {
                         coordinator.changes.publish(changeSet(of: transaction))
                     }
                     published = update.token
+                    failuresHere = 0
                     guard let name = options.consumerName, !store.isReadOnly else { continue }
                     pending = update.token
                     if let last = lastRecorded, last.duration(to: clock.now) < options.consumerInterval { continue }
                     if let token = pending {
-                        try await store.recordConsumer(name, token: token)
+                        // A failed token write (the file busy past its
+                        // deadline) is retried later; following goes on.
+                        do {
+                            try await store.recordConsumer(name, token: token)
+                            pending = nil
+                        } catch is CancellationError {
+                            throw CancellationError()
+                        } catch {
+                            options.onError?(store.storeDescription.displayName, error)
+                        }
                         lastRecorded = clock.now
-                        pending = nil
                     }
                 }
                 // The stream ended without an error: look again after a pause.
@@ -162,10 +174,20 @@ public final class ExternalChangeMonitor: Sendable {
                 if Task.isCancelled { break }
                 options.onError?(store.storeDescription.displayName, error)
                 coordinator.rowCache.removeAll()
+                failuresHere += 1
                 if let error = error as? StrataError, error.code == .historyTokenExpired || error.code == .invalidValue {
                     // What followed `published` is gone (or the token is
                     // not this store's): go on from the newest transaction.
                     published = nil
+                } else if failuresHere >= Self.failuresBeforeSkipping {
+                    // The same read keeps failing (a history row this
+                    // version cannot read): rather than announce nothing
+                    // ever again, go on from the newest transaction. What
+                    // lies between is not announced; the row cache was
+                    // emptied above.
+                    options.onError?(store.storeDescription.displayName, StrataError(.storeOpen, "history of \(store.storeDescription.displayName) could not be read after token \(published.map { String($0.value) } ?? "start") \(failuresHere) times in a row: following goes on from the newest transaction; changes in between are not announced"))
+                    published = nil
+                    failuresHere = 0
                 }
                 try? await Task.sleep(for: .seconds(1))
             }
@@ -174,6 +196,9 @@ public final class ExternalChangeMonitor: Sendable {
             try? await store.recordConsumer(name, token: token)
         }
     }
+
+    /// Failures at the same point after which following skips to the newest transaction.
+    static let failuresBeforeSkipping = 3
 
     private static func purge(_ store: any HistoryTrackingStore, every interval: Duration, options: Options) async {
         while !Task.isCancelled {

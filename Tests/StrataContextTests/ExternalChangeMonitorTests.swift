@@ -1,4 +1,6 @@
 import Foundation
+import GRDB
+import NIOConcurrencyHelpers
 import StrataContext
 import StrataModel
 import StrataQuery
@@ -203,6 +205,61 @@ import Testing
             }
         }
         #expect(purged, "history merged by the only consumer was not purged on schedule")
+        await monitor.stop()
+        try await writer.close()
+        try await reader.close()
+    }
+
+    @Test func anUnreadableHistoryRowDoesNotStopNotificationsForGood() async throws {
+        let directory = TemporaryDirectory()
+        let writer = try await container(directory)
+        let reader = try await container(directory)
+        let errors = NIOLockedValueBox<[String]>([])
+        let monitor = await ExternalChangeMonitor.start(coordinator: reader.coordinator, options: .init(
+            pollInterval: .milliseconds(5), onError: { _, error in errors.withLockedValue { $0.append("\(error)") } }))
+        let heard = reader.coordinator.changes.subscribe()
+        let writing = writer.newBackgroundContext(name: "writer")
+        let insert: @Sendable (String) async throws -> ObjectID = { title in
+            try await writing.perform { context in
+                let book = try context.insert("Book")
+                try book.setValue(.uuid(UUID()), forKey: "uuid")
+                try book.setValue(.string(title), forKey: "title")
+                _ = try await context.save()
+                return book.objectID
+            }
+        }
+        let first = try await insert("Before")
+        _ = try await next(heard) { $0.inserted.contains(first) }
+
+        // A transaction whose change has a type this version cannot read
+        // (a newer writer, a damaged file): reading past it fails.
+        let file = try DatabaseQueue(path: directory.url.appendingPathComponent("Books.sqlite").path)
+        try await file.write { db in
+            try db.execute(sql: "INSERT INTO Z_STRATA_HISTORY (Z_TIMESTAMP, Z_AUTHOR, Z_CONTEXT, Z_PROCESS, Z_ORIGIN) VALUES (0, 'future', NULL, 1, 'elsewhere')")
+            try db.execute(sql: "INSERT INTO Z_STRATA_HISTORY_CHANGE (Z_TOKEN, Z_SEQ, Z_TYPE, Z_ENTITY, Z_KEY, Z_VERSION, Z_PROPERTIES) VALUES (?, 1, 9, 'Book', 1, 1, '')", arguments: [db.lastInsertedRowID])
+        }
+        try file.close()
+        // After three failures in a row the monitor goes on from the newest
+        // transaction and says so; later saves are announced again.
+        let deadline = ContinuousClock.now.advanced(by: .seconds(15))
+        while !errors.withLockedValue({ $0.contains { $0.contains("times in a row") } }), ContinuousClock.now < deadline {
+            try await Task.sleep(for: .milliseconds(50))
+        }
+        #expect(errors.withLockedValue { $0.contains { $0.contains("unknown type 9") } })
+        #expect(errors.withLockedValue { $0.contains { $0.contains("times in a row") } }, "the monitor never skipped the unreadable transaction")
+        // Saves made before it starts again (it pauses after a failure) are
+        // not announced; keep saving until one made after is.
+        let saving = Task {
+            for i in 0..<50 where !Task.isCancelled {
+                _ = try await insert("Later \(i)")
+                try await Task.sleep(for: .milliseconds(300))
+            }
+        }
+        _ = try await next(heard) { changes in
+            changes.origin.hasPrefix("history:") && changes.inserted.contains { $0.entityName == "Book" && $0 != first }
+        }
+        saving.cancel()
+        _ = await saving.result
         await monitor.stop()
         try await writer.close()
         try await reader.close()

@@ -222,6 +222,11 @@ import Testing
         #expect(next?.transactions.map(\.author) == ["later"])
         #expect(next?.token.value == 10)
 
+        // A token from the future (history reset, another file's token)
+        // ends the stream with invalidValue rather than waiting silently.
+        var future = reader.externalChanges(after: HistoryToken(storeIdentifier: reader.identifier, value: 1_000), pollInterval: .milliseconds(5)).makeAsyncIterator()
+        await expectError(.invalidValue) { _ = try await future.next() }
+
         // A purged resume point ends the stream with 134301.
         try await writer.recordConsumer("all", token: HistoryToken(storeIdentifier: writer.identifier, value: 10))
         _ = try await writer.purgeHistory(maximumAge: .seconds(3600))

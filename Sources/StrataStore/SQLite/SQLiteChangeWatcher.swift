@@ -53,12 +53,15 @@ struct SQLiteChangeWatcher: Sendable {
         configuration.busyMode = .timeout(seconds)
         let connection = try DatabaseQueue(path: path, configuration: configuration)
         defer { try? connection.close() }
-        let (storeIdentifier, origin, model, path, pageSize) = (self.storeIdentifier, self.origin, self.model, self.path, self.pageSize)
+        let (storeIdentifier, origin, model, path, pageSize) = (self.storeIdentifier, self.origin, self.model, self.path, max(1, self.pageSize))
 
         let (initialVersion, current) = try await SQLiteBusyRetry.run(deadline: busyTimeout) {
             try await connection.read { db in
                 (try Int64.fetchOne(db, sql: "PRAGMA data_version") ?? 0, try SQLiteHistory.currentToken(db))
             }
+        }
+        if let token, token > current {
+            throw StrataError(.invalidValue, "store \(path): history token \(token) is newer than the store's newest transaction (token \(current)): history was reset, or the token is another file's")
         }
         var version = initialVersion
         var last = token ?? current
@@ -84,6 +87,9 @@ struct SQLiteChangeWatcher: Sendable {
             let page = try await SQLiteBusyRetry.run(deadline: busyTimeout) {
                 try await connection.read { db -> (through: Int64, found: [HistoryTransaction]) in
                     let through = try SQLiteHistory.currentToken(db)
+                    guard through >= seen else {
+                        throw StrataError(.invalidValue, "store \(path): history went back from token \(seen) to \(through): the history tables were reset")
+                    }
                     guard through > seen else { return (seen, []) }
                     let found = try SQLiteHistory.transactions(db, after: seen, through: through, limit: pageSize, excludingOrigin: origin, storeIdentifier: storeIdentifier, model: model, path: path)
                     // A full page may stop short of `through`: continue after its last.
