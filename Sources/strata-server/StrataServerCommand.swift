@@ -85,7 +85,7 @@ struct StrataServerCommand: AsyncParsableCommand {
         }
         guard (0...65535).contains(port) else { throw ValidationError("--port must be between 0 and 65535") }
         guard maxConnections > 0 else { throw ValidationError("--max-connections must be positive") }
-        guard maxFrameBytes >= 1024 else { throw ValidationError("--max-frame-bytes must be at least 1024") }
+        guard (1024...(1 << 30)).contains(maxFrameBytes) else { throw ValidationError("--max-frame-bytes must be between 1024 and 1073741824 (1 GiB)") }
         guard idleTimeout >= 0 else { throw ValidationError("--idle-timeout must not be negative") }
         guard rowCache >= 0 else { throw ValidationError("--row-cache must not be negative") }
         guard (0...60_000).contains(historyPoll) else { throw ValidationError("--history-poll must be between 0 and 60000 milliseconds") }
