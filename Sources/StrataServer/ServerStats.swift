@@ -13,6 +13,12 @@ final class ServerStats: Sendable {
         var requests: UInt64 = 0
         var errors: UInt64 = 0
         var latencyMicros = Histogram<UInt64>(highestTrackableValue: 60_000_000, numberOfSignificantValueDigits: .two)
+
+        mutating func record(micros: UInt64, failed: Bool) {
+            requests += 1
+            if failed { errors += 1 }
+            _ = latencyMicros.record(min(micros, 60_000_000))
+        }
     }
 
     private struct State {
@@ -51,11 +57,10 @@ final class ServerStats: Sendable {
     func record(operation: String, duration: Duration, failed: Bool) {
         let micros = UInt64(max(0, duration.components.seconds)) * 1_000_000 + UInt64(max(0, duration.components.attoseconds / 1_000_000_000_000))
         state.withLockedValue { state in
-            var op = state.operations[operation] ?? Operation()
-            op.requests += 1
-            if failed { op.errors += 1 }
-            _ = op.latencyMicros.record(min(micros, 60_000_000))
-            state.operations[operation] = op
+            // Mutated in place through the dictionary's default subscript:
+            // a copy out and back would copy the histogram's counts (COW)
+            // on every request.
+            state.operations[operation, default: Operation()].record(micros: micros, failed: failed)
         }
         let handles = handles(for: operation)
         handles.requests.increment()
