@@ -67,6 +67,10 @@ public final class RowCache: Sendable {
         }
     }
 
+    /// The invalidation count now: hand it to ``store(_:readAt:)`` with
+    /// snapshots known to be current as of this moment.
+    var generation: UInt64 { state.withLockedValue { $0.generation } }
+
     /// Keeps snapshots read from a store, unless a save invalidated
     /// anything since `generation` (the read may predate it).
     func store(_ snapshots: [Snapshot], readAt generation: UInt64) {

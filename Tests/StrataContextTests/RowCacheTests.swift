@@ -62,4 +62,47 @@ struct RowCacheTests {
         await #expect(throws: StrataError.self) { _ = try await title(ids[2]) }
         try await container.close()
     }
+
+    @Test("A small save's inserted rows are cached as the store holds them; a bulk save's are not", arguments: ContextFixture.storeKinds)
+    func smallSavesWriteThrough(_ kind: StoreDescription.StoreType) async throws {
+        let directory = TemporaryDirectory()
+        let container = try await PersistentContainer(
+            model: BooksSample.model,
+            storeDescriptions: ContextFixture.descriptions(kind, model: BooksSample.model, in: directory.url),
+            transformers: BooksSample.transformers,
+            transientRules: BooksSample.transientRules,
+            rowCacheCapacity: 1000
+        )
+        let cache = container.coordinator.rowCache
+        func insert(_ count: Int) async throws -> [ObjectID] {
+            try await container.newBackgroundContext().perform { context in
+                var books: [ManagedObject] = []
+                for i in 0..<count {
+                    let book = try context.insert("Book")
+                    try book.setValue(.uuid(UUID()), forKey: "uuid")
+                    try book.setValue(.string("Crème \(i)"), forKey: "title")
+                    try book.setValue(.decimal(Decimal(string: "12.50")!), forKey: "price")
+                    try book.setValue(.date(Date(timeIntervalSinceReferenceDate: 123_456.789)), forKey: "publishDate")
+                    books.append(book)
+                }
+                _ = try await context.save()
+                return books.map(\.objectID)
+            }
+        }
+        let small = try await insert(3)
+        let cached = try #require(cache.cachedSnapshots(small))
+        // Exactly what the store answers (nil attributes aside).
+        let store = try #require(container.coordinator.store(identifier: small[0].storeIdentifier))
+        let stored = try await store.snapshots(for: small)
+        for (fromCache, fromStore) in zip(cached, stored.sorted { small.firstIndex(of: $0.objectID)! < small.firstIndex(of: $1.objectID)! }) {
+            #expect(fromCache.objectID == fromStore.objectID)
+            #expect(fromCache.version == 1 && fromStore.version == 1)
+            #expect(fromCache.values.filter { !$0.value.isNull } == fromStore.values.filter { !$0.value.isNull })
+            #expect(fromCache.values["canonicalTitle"] != nil, "the derived attribute is cached as saved")
+        }
+        let bulk = try await insert(Context.rowCacheWriteThroughLimit + 1)
+        #expect(cache.cachedSnapshots(bulk) == nil)
+        #expect(cache.cachedSnapshots([bulk[0]]) == nil)
+        try await container.close()
+    }
 }
