@@ -65,6 +65,23 @@ private typealias M = FixtureModel
         #expect(schema.entityName(forNumber: 2) == "Sub2")
     }
 
+    @Test func quotingDoublesEmbeddedQuotesAndRoundTripsThroughSQLite() throws {
+        #expect(SQLiteSchema.quote("ZBOOK") == "\"ZBOOK\"")
+        #expect(SQLiteSchema.quote("") == "\"\"")
+        #expect(SQLiteSchema.quote("a\"b") == "\"a\"\"b\"")
+        #expect(SQLiteSchema.quote("\"\"") == "\"\"\"\"\"\"")
+        #expect(SQLiteSchema.quote("é\"ü") == "\"é\"\"ü\"")
+        let queue = try DatabaseQueue()
+        for name in ["plain", "with \"quotes\"", "\"", "ünïcode \" mix"] {
+            let table = SQLiteSchema.quote(name)
+            try queue.write { db in
+                try db.execute(sql: "CREATE TABLE \(table) (x)")
+                #expect(try String.fetchOne(db, sql: "SELECT name FROM sqlite_master WHERE type = 'table' AND name = ?", arguments: [name]) == name)
+                try db.execute(sql: "DROP TABLE \(table)")
+            }
+        }
+    }
+
     @Test func ddlRunsAndQuotesIdentifiers() throws {
         let schema = try SQLiteSchema(model: collidingModel)
         let statements = schema.createStatements()

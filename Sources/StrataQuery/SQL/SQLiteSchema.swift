@@ -290,6 +290,15 @@ public struct SQLiteSchema: Sendable {
 
     /// `identifier` as a double-quoted SQL identifier (inner quotes doubled).
     public static func quote(_ identifier: String) -> String {
-        "\"" + identifier.replacingOccurrences(of: "\"", with: "\"\"") + "\""
+        // Without Foundation: doubling quotes through NSString showed up in
+        // every save's profile (history statements are built per save).
+        guard identifier.utf8.contains(UInt8(ascii: "\"")) else { return "\"" + identifier + "\"" }
+        var quoted = "\""
+        for character in identifier {
+            quoted.append(character)
+            if character == "\"" { quoted.append("\"") }
+        }
+        quoted.append("\"")
+        return quoted
     }
 }

@@ -66,12 +66,18 @@ enum SQLiteHistory {
         return result
     }
 
+    /// The statements ``record(_:changes:commit:tombstones:origin:processID:timestamp:)``
+    /// runs, built once (not per save).
+    static let insertTransactionSQL = "INSERT INTO \(q(transactionTable)) (\(q("Z_TIMESTAMP")), \(q("Z_AUTHOR")), \(q("Z_CONTEXT")), \(q("Z_PROCESS")), \(q("Z_ORIGIN"))) VALUES (?, ?, ?, ?, ?)"
+    static let insertChangeSQL = "INSERT INTO \(q(changeTable)) (\(q("Z_TOKEN")), \(q("Z_SEQ")), \(q("Z_TYPE")), \(q("Z_ENTITY")), \(q("Z_KEY")), \(q("Z_VERSION")), \(q("Z_PROPERTIES"))) VALUES (?, ?, ?, ?, ?, ?, ?)"
+    static let insertTombstoneSQL = "INSERT INTO \(q(tombstoneTable)) (\(q("Z_TOKEN")), \(q("Z_SEQ")), \(q("Z_NAME")), \(q("Z_VALUE"))) VALUES (?, ?, ?, ?)"
+
     /// Records one committed change set as one transaction.
     static func record(_ db: Database, changes: StoreChanges, commit: StoreCommit, tombstones: [Int: [(String, DatabaseValue)]], origin: String, processID: Int32, timestamp: Date) throws {
-        try db.cachedStatement(sql: "INSERT INTO \(q(transactionTable)) (\(q("Z_TIMESTAMP")), \(q("Z_AUTHOR")), \(q("Z_CONTEXT")), \(q("Z_PROCESS")), \(q("Z_ORIGIN"))) VALUES (?, ?, ?, ?, ?)")
+        try db.cachedStatement(sql: insertTransactionSQL)
             .execute(arguments: [timestamp.timeIntervalSinceReferenceDate, changes.author, changes.contextName, Int64(processID), origin])
         let token = db.lastInsertedRowID
-        let insertChange = try db.cachedStatement(sql: "INSERT INTO \(q(changeTable)) (\(q("Z_TOKEN")), \(q("Z_SEQ")), \(q("Z_TYPE")), \(q("Z_ENTITY")), \(q("Z_KEY")), \(q("Z_VERSION")), \(q("Z_PROPERTIES"))) VALUES (?, ?, ?, ?, ?, ?, ?)")
+        let insertChange = try db.cachedStatement(sql: insertChangeSQL)
         var sequence: Int64 = 0
         func add(_ kind: HistoryChange.Kind, _ id: ObjectID, version: Int64, properties: String) throws {
             guard let key = id.primaryKey else { return }
@@ -90,7 +96,7 @@ enum SQLiteHistory {
             guard let version = commit.updatedVersions[update.objectID] else { continue }
             try add(.update, update.objectID, version: version, properties: names(update.values, update.toMany))
         }
-        let insertTombstone = try db.cachedStatement(sql: "INSERT INTO \(q(tombstoneTable)) (\(q("Z_TOKEN")), \(q("Z_SEQ")), \(q("Z_NAME")), \(q("Z_VALUE"))) VALUES (?, ?, ?, ?)")
+        let insertTombstone = try db.cachedStatement(sql: insertTombstoneSQL)
         for (index, delete) in changes.deletes.enumerated() {
             try add(.delete, delete.objectID, version: 0, properties: "")
             for (name, value) in tombstones[index] ?? [] {
