@@ -156,7 +156,8 @@ extension Context {
                 if let cached = derivationCache[key] {
                     operand = cached
                 } else {
-                    operand = try coordinator.resolver.resolveDerivation(of: attribute, in: entity)
+                    let resolver = coordinator.resolver
+                    operand = try coordinator.derivations.value(for: key) { try resolver.resolveDerivation(of: attribute, in: entity) }
                     derivationCache[key] = operand
                 }
                 // One compiled evaluator for all the entity's objects; what

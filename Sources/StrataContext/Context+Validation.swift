@@ -90,7 +90,7 @@ extension Context {
     }
 
     /// What validation looks at in one entity, computed once per context.
-    final class ValidationPlan {
+    final class ValidationPlan: Sendable {
         let entity: String
         /// The attributes with something to check: mandatory, bounded,
         /// patterned, or transient (checked when set).
@@ -125,7 +125,7 @@ extension Context {
     }
 
     /// One attribute as validation reads it.
-    struct Check {
+    struct Check: Sendable {
         let name: String
         let isOptional: Bool
         let isTransient: Bool
@@ -139,7 +139,8 @@ extension Context {
     /// The validation plan of an entity.
     func validationPlan(of entity: String) -> ValidationPlan {
         if let cached = validationPlanCache[entity] { return cached }
-        let plan = ValidationPlan(entity: entity, model: model)
+        let model = self.model
+        let plan = coordinator.validationPlans.value(for: entity) { ValidationPlan(entity: entity, model: model) }
         validationPlanCache[entity] = plan
         return plan
     }

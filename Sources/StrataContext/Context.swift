@@ -46,7 +46,7 @@ public actor Context {
         self.mergePolicy = mergePolicy
         self.transactionAuthor = transactionAuthor
         self.token = UUID().uuidString
-        self.graph = ObjectGraph(model: coordinator.model, transformers: coordinator.transformers, transientRules: coordinator.transientRules)
+        self.graph = ObjectGraph(model: coordinator.model, transformers: coordinator.transformers, transientRules: coordinator.transientRules, sharedLayouts: coordinator.layouts)
     }
 
     deinit {
@@ -146,7 +146,7 @@ public actor Context {
     }
 
     /// What inserting an object of an entity starts from.
-    struct InsertTemplate {
+    struct InsertTemplate: Sendable {
         /// Non-nil default values of persisted attributes.
         var defaults: [String: PropertyValue]
         /// Non-nil default values of transient attributes.
@@ -159,6 +159,11 @@ public actor Context {
     /// throws for unknown and abstract entities.
     func insertTemplate(of entityName: String) throws -> InsertTemplate {
         if let cached = insertTemplateCache[entityName] { return cached }
+        let template = try coordinator.insertTemplates.value(for: entityName) { try makeInsertTemplate(of: entityName) }
+        return template
+    }
+
+    private func makeInsertTemplate(of entityName: String) throws -> InsertTemplate {
         guard let entity = model.entity(named: entityName) else {
             throw StrataError(.invalidValue, "unknown entity '\(entityName)'")
         }

@@ -25,6 +25,15 @@ public final class Coordinator: Sendable {
     /// Snapshots last read by object ID, shared by the contexts.
     public let rowCache: RowCache
 
+    /// Derived-attribute expressions resolved, by `Entity.attribute`.
+    let derivations = ModelCache<QueryOperand>()
+    /// Entity layouts for setting values, by entity.
+    let layouts = ModelCache<ObjectGraph.EntityLayout>()
+    /// Validation plans, by entity.
+    let validationPlans = ModelCache<Context.ValidationPlan>()
+    /// Insert templates, by entity.
+    let insertTemplates = ModelCache<Context.InsertTemplate>()
+
     private let storesByIdentifier: [String: any PersistentStore]
     private let storesByEntity: [String: [any PersistentStore]]
 

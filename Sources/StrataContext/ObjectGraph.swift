@@ -17,10 +17,14 @@ final class ObjectGraph {
     /// Attribute lookups by entity, built on first use (see ``EntityLayout``).
     private var layouts: [String: EntityLayout] = [:]
 
-    init(model: ObjectModel, transformers: ValueTransformerRegistry, transientRules: [String: [String: TransientRule]]) {
+    /// Layouts shared with the coordinator's other contexts (nil: this graph's own).
+    private let sharedLayouts: ModelCache<EntityLayout>?
+
+    init(model: ObjectModel, transformers: ValueTransformerRegistry, transientRules: [String: [String: TransientRule]], sharedLayouts: ModelCache<EntityLayout>? = nil) {
         self.model = model
         self.transformers = transformers
         self.transientRules = transientRules
+        self.sharedLayouts = sharedLayouts
     }
 
     /// The rule computing a transient attribute of an entity (or an ancestor), if any.
@@ -65,9 +69,9 @@ final class ObjectGraph {
     /// An entity's attributes by name, for the per-value paths (setting a
     /// value): one lookup of a reference instead of the model's two
     /// lookups and a copy of the whole ``AttributeDescription``.
-    final class EntityLayout {
+    final class EntityLayout: Sendable {
         /// One attribute, shared by reference.
-        final class Attribute {
+        final class Attribute: Sendable {
             let description: AttributeDescription
             /// The fields setting a value reads, apart (reading them from
             /// `description` would copy the whole description).
@@ -102,7 +106,8 @@ final class ObjectGraph {
         if let cached = layouts[object.entityName] {
             layout = cached
         } else {
-            layout = EntityLayout(entity: object.entityName, model: model)
+            let (entity, model) = (object.entityName, self.model)
+            layout = sharedLayouts?.value(for: entity) { EntityLayout(entity: entity, model: model) } ?? EntityLayout(entity: entity, model: model)
             layouts[object.entityName] = layout
         }
         object.layout = layout
