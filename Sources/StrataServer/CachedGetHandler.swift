@@ -92,10 +92,14 @@ final class CachedGetHandler: ChannelInboundHandler, RemovableChannelHandler {
         }
         guard let snapshots = core.coordinator.rowCache.cachedSnapshots(ids),
               snapshots.reduce(0, { $0 + Self.approximateBytes(of: $1) }) <= Self.maximumAnswerBytes else { return nil }
-        var response = Strata_V1_ServerFrame()
-        response.requestID = request.requestID
-        response.response = .refresh(Strata_V1_RefreshResponse.with { $0.objects = snapshots.map(ServerCore.state(of:)) })
-        guard let bytes: [UInt8] = try? response.serializedBytes(), bytes.count <= maxFrameBytes else { return nil }
+        var states: [[UInt8]] = []
+        states.reserveCapacity(snapshots.count)
+        for snapshot in snapshots {
+            guard let state = try? core.encodedStates.encodedState(of: snapshot) else { return nil }
+            states.append(state)
+        }
+        let bytes = EncodedStateCache.refreshAnswer(requestID: request.requestID, states: states)
+        guard bytes.count <= maxFrameBytes else { return nil }
         let compress = state.compresses && bytes.count >= WireProtocol.compressionThreshold
         core.stats.record(operation: Session.operationName(request.request), duration: .now - started, failed: false)
         return Frame(payload: ByteBuffer(bytes: bytes), compressed: compress)
