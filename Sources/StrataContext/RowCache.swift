@@ -20,6 +20,7 @@ public final class RowCache: Sendable {
         var generation: UInt64 = 0
         var hits: UInt64 = 0
         var misses: UInt64 = 0
+        var resets: UInt64 = 0
     }
 
     /// The most snapshots kept (0 disables the cache).
@@ -99,11 +100,18 @@ public final class RowCache: Sendable {
     public func removeAll() {
         state.withLockedValue { state in
             state.generation &+= 1
+            state.resets &+= 1
             state.entries.removeAll()
             state.order.removeAll()
             state.head = 0
         }
     }
+
+    /// How many times ``removeAll()`` ran: caches derived from this one
+    /// (such as a server's encoded rows) drop everything when it changes,
+    /// since what the store holds may no longer follow from what was seen
+    /// (a file replaced by an older copy reuses keys and versions).
+    public var resets: UInt64 { state.withLockedValue { $0.resets } }
 
     /// Lookups answered from the cache and lookups that went to a store.
     public var statistics: (hits: UInt64, misses: UInt64, count: Int) {

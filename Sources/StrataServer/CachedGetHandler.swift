@@ -94,8 +94,9 @@ final class CachedGetHandler: ChannelInboundHandler, RemovableChannelHandler {
               snapshots.reduce(0, { $0 + Self.approximateBytes(of: $1) }) <= Self.maximumAnswerBytes else { return nil }
         var states: [[UInt8]] = []
         states.reserveCapacity(snapshots.count)
+        let epoch = core.coordinator.rowCache.resets
         for snapshot in snapshots {
-            guard let state = try? core.encodedStates.encodedState(of: snapshot) else { return nil }
+            guard let state = try? core.encodedStates.encodedState(of: snapshot, epoch: epoch) else { return nil }
             states.append(state)
         }
         let bytes = EncodedStateCache.refreshAnswer(requestID: request.requestID, states: states)

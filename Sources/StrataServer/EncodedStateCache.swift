@@ -24,7 +24,13 @@ final class EncodedStateCache: Sendable {
         var entries: [ObjectID: Entry] = [:]
         var order: [ObjectID] = []
         var head = 0
+        /// The row cache's reset count the entries were made under.
+        var epoch: UInt64 = 0
     }
+
+    /// Rows whose encoding is larger are encoded each time, not kept (the
+    /// cache is bounded by count; this bounds it by bytes too).
+    static let maximumEntryBytes = 4096
 
     /// The most rows kept (0 keeps none).
     let capacity: Int
@@ -35,15 +41,27 @@ final class EncodedStateCache: Sendable {
     }
 
     /// The encoding of `snapshot`'s row as an `ObjectState`, from the cache
-    /// when it holds this version, else encoded and kept.
-    func encodedState(of snapshot: Snapshot) throws -> [UInt8] {
+    /// when it holds this version, else encoded and kept. `epoch` is the row
+    /// cache's ``RowCache/resets`` now: when it moved, every entry goes
+    /// (keys and versions may have been reused by a replaced file).
+    func encodedState(of snapshot: Snapshot, epoch: UInt64 = 0) throws -> [UInt8] {
         let id = snapshot.objectID
-        if capacity > 0, let entry = state.withLockedValue({ $0.entries[id] }), entry.version == snapshot.version {
+        if capacity > 0, let entry = state.withLockedValue({ state -> Entry? in
+            if state.epoch != epoch {
+                state.entries.removeAll()
+                state.order.removeAll()
+                state.head = 0
+                state.epoch = epoch
+                return nil
+            }
+            return state.entries[id]
+        }), entry.version == snapshot.version {
             return entry.bytes
         }
         let bytes: [UInt8] = try ServerCore.state(of: snapshot).serializedBytes()
-        guard capacity > 0 else { return bytes }
+        guard capacity > 0, bytes.count <= Self.maximumEntryBytes else { return bytes }
         state.withLockedValue { state in
+            guard state.epoch == epoch else { return }
             if state.entries.updateValue(Entry(version: snapshot.version, bytes: bytes), forKey: id) == nil {
                 Self.remember(id, in: &state, capacity: capacity)
             }

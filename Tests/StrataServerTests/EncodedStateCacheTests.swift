@@ -22,7 +22,7 @@ import Testing
         let cache = EncodedStateCache(capacity: 10)
         for count in [0, 1, 3] {
             let snapshots = (0..<count).map { snapshot(Int64($0 + 1), version: 1, title: String(repeating: "t", count: 60 * ($0 + 1))) }
-            let bytes = EncodedStateCache.refreshAnswer(requestID: requestID, states: try snapshots.map(cache.encodedState(of:)))
+            let bytes = EncodedStateCache.refreshAnswer(requestID: requestID, states: try snapshots.map { try cache.encodedState(of: $0) })
             let decoded = try Strata_V1_ServerFrame(serializedBytes: bytes)
             var expected = Strata_V1_ServerFrame()
             expected.requestID = requestID
@@ -47,6 +47,10 @@ import Testing
         }
         // A cache of capacity 0 encodes every time (map order may differ
         // between encodings: compare messages, not bytes).
+        // A reset of the row cache (a replaced file may reuse keys and
+        // versions) drops every entry: same id and version, new values.
+        let reused = try cache.encodedState(of: snapshot(5, version: 1, title: "Replaced"), epoch: 1)
+        #expect(try Strata_V1_ObjectState(serializedBytes: reused).values["title"] == PropertyValue.string("Replaced").wire)
         let none = EncodedStateCache(capacity: 0)
         #expect(try Strata_V1_ObjectState(serializedBytes: none.encodedState(of: snapshot(1, version: 1, title: "Dune"))) == Strata_V1_ObjectState(serializedBytes: first))
     }
