@@ -63,31 +63,29 @@ final class ClientConnection: Sendable {
         return stream
     }
 
-    /// Sends a single-answer request and returns its one frame.
-    func call(_ frame: Strata_V1_ClientFrame) async throws -> Strata_V1_ServerFrame {
+    /// Sends a single-answer request and returns its one frame. For a
+    /// subscribe, `notifications` receives the subscription's notifications
+    /// from its answer on (routed before the answer reaches the caller).
+    func call(_ frame: Strata_V1_ClientFrame, notifications: (@Sendable (Strata_V1_ChangeNotification) -> Void)? = nil) async throws -> Strata_V1_ServerFrame {
         let bytes = try serialized(frame)
         let id = frame.requestID
         let router = self.router
         return try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { continuation in
-                if let failure = router.register(.single(continuation), for: id) {
+                let waiter: ClientRouter.Waiter = notifications.map { .subscribe(continuation, $0) } ?? .single(continuation)
+                if let failure = router.register(waiter, for: id) {
                     continuation.resume(throwing: failure)
                     return
                 }
                 if Task.isCancelled {
-                    if case .single(let waiting)? = router.remove(id) { waiting.resume(throwing: CancellationError()) }
+                    router.remove(id)?.fail(CancellationError())
                     return
                 }
                 write(bytes, id: id)
             }
         } onCancel: {
-            if case .single(let waiting)? = router.remove(id) { waiting.resume(throwing: CancellationError()) }
+            router.remove(id)?.fail(CancellationError())
         }
-    }
-
-    /// Routes notifications of a server subscription id.
-    func route(subscription id: UInt64, to handler: @escaping @Sendable (Strata_V1_ChangeNotification) -> Void) {
-        router.route(subscription: id, to: handler)
     }
 
     /// Stops routing a subscription's notifications.
@@ -122,12 +120,7 @@ final class ClientConnection: Sendable {
     private func write(_ frame: Frame, id: UInt64) {
         let (router, endpoint) = (self.router, self.endpoint)
         channel.writeAndFlush(frame).whenFailure { error in
-            let failure = StrataClientError(.unavailable, "cannot send to \(endpoint): \(error)")
-            switch router.remove(id) {
-            case .single(let continuation)?: continuation.resume(throwing: failure)
-            case .stream(let continuation)?: continuation.finish(throwing: failure)
-            case nil: break
-            }
+            router.remove(id)?.fail(StrataClientError(.unavailable, "cannot send to \(endpoint): \(error)"))
         }
     }
 }

@@ -15,6 +15,18 @@ final class ClientRouter: Sendable {
         case single(CheckedContinuation<Strata_V1_ServerFrame, any Error>)
         /// Frames until the last (fetch batches).
         case stream(Responses.Continuation)
+        /// A subscribe's one answer; its notifications go to the handler
+        /// from that answer on (the route is installed as the answer is
+        /// taken, so no notification that follows it finds no route).
+        case subscribe(CheckedContinuation<Strata_V1_ServerFrame, any Error>, @Sendable (Strata_V1_ChangeNotification) -> Void)
+
+        /// Ends the wait with `error`.
+        func fail(_ error: any Error) {
+            switch self {
+            case .single(let continuation), .subscribe(let continuation, _): continuation.resume(throwing: error)
+            case .stream(let continuation): continuation.finish(throwing: error)
+            }
+        }
     }
 
     private struct State {
@@ -41,15 +53,15 @@ final class ClientRouter: Sendable {
         }
     }
 
+    /// Whether a request `id` waits for its answer.
+    func isWaiting(for id: UInt64) -> Bool {
+        state.withLockedValue { $0.pending[id] != nil }
+    }
+
     /// Removes and returns the waiter of request `id` (nil when it has
     /// already been answered, failed or removed).
     func remove(_ id: UInt64) -> Waiter? {
         state.withLockedValue { $0.pending.removeValue(forKey: id) }
-    }
-
-    /// Routes notifications of a server subscription id.
-    func route(subscription id: UInt64, to handler: @escaping @Sendable (Strata_V1_ChangeNotification) -> Void) {
-        state.withLockedValue { $0.routes[id] = handler }
     }
 
     /// Stops routing a subscription's notifications.
@@ -89,6 +101,11 @@ final class ClientRouter: Sendable {
             case .single?:
                 // A single answer takes the first frame.
                 return state.pending.removeValue(forKey: message.requestID)
+            case .subscribe(_, let handler)?:
+                if !failed, case .subscribe(let response)? = message.response {
+                    state.routes[response.subscriptionID] = handler
+                }
+                return state.pending.removeValue(forKey: message.requestID)
             case .stream?:
                 return last ? state.pending.removeValue(forKey: message.requestID) : state.pending[message.requestID]
             case nil:
@@ -96,7 +113,7 @@ final class ClientRouter: Sendable {
             }
         }
         switch waiter {
-        case .single(let continuation)?:
+        case .single(let continuation)?, .subscribe(let continuation, _)?:
             if failed {
                 continuation.resume(throwing: StrataClientError(status: message.status))
             } else {
@@ -128,12 +145,7 @@ final class ClientRouter: Sendable {
             defer { state.pending.removeAll() }
             return (Array(state.pending.values), state.failure ?? error, handler)
         }
-        for waiter in pending {
-            switch waiter {
-            case .single(let continuation): continuation.resume(throwing: failure)
-            case .stream(let continuation): continuation.finish(throwing: failure)
-            }
-        }
+        for waiter in pending { waiter.fail(failure) }
         handler?(failure)
     }
 }

@@ -9,6 +9,10 @@ import Synchronization
 /// once (each `await`ing its own answer, in any order), subscriptions as
 /// async sequences, and a fresh connection (with subscriptions renewed)
 /// when the old one is lost, for example after the server restarts.
+///
+/// Cancelling a task that awaits a request stops the wait with
+/// `CancellationError`; a request already sent is not withdrawn, so a save
+/// may still commit (refresh or fetch to learn its outcome).
 public actor StrataClient {
     /// Where and how the client connects.
     public nonisolated let configuration: ClientConfiguration
@@ -98,7 +102,8 @@ public actor StrataClient {
         return history
     }
 
-    /// Runs a fetch and gathers every batch.
+    /// Runs a fetch and gathers every batch; a cancelled task gets
+    /// `CancellationError`, never the batches that arrived before it.
     public nonisolated func fetch(_ request: Strata_V1_FetchRequest) async throws -> FetchResult {
         var result = FetchResult()
         for try await batch in try await fetchBatches(request) {
@@ -106,10 +111,13 @@ public actor StrataClient {
             result.objectIDs += batch.objectIds
             result.count = Int(batch.count)
         }
+        // Cancellation ends the batch stream quietly: not a complete result.
+        try Task.checkCancellation()
         return result
     }
 
-    /// Runs a fetch and yields its batches as they arrive.
+    /// Runs a fetch and yields its batches as they arrive (a cancelled
+    /// task's iteration ends early, without an error).
     public nonisolated func fetchBatches(_ request: Strata_V1_FetchRequest) async throws -> AsyncThrowingMapSequence<AsyncThrowingStream<Strata_V1_ServerFrame, any Error>, Strata_V1_FetchBatch> {
         let responses = try await send(.fetch(request))
         return responses.map { frame in
@@ -175,9 +183,9 @@ public actor StrataClient {
     // MARK: Plumbing
 
     private func subscribe(_ request: Strata_V1_SubscribeRequest, localID: UInt64, continuation: AsyncStream<Strata_V1_ChangeNotification>.Continuation, on connection: ClientConnection) async throws -> UInt64 {
-        let frame = try await connection.call(makeFrame(.subscribe(request)))
+        // Routed as the answer arrives: a notification right behind it is not lost.
+        let frame = try await connection.call(makeFrame(.subscribe(request)), notifications: { continuation.yield($0) })
         guard case .subscribe(let response)? = frame.response else { throw unexpected(frame, "subscribe") }
-        connection.route(subscription: response.subscriptionID) { continuation.yield($0) }
         return response.subscriptionID
     }
 
