@@ -160,6 +160,7 @@ public actor Context {
     func insertTemplate(of entityName: String) throws -> InsertTemplate {
         if let cached = insertTemplateCache[entityName] { return cached }
         let template = try coordinator.insertTemplates.value(for: entityName) { try makeInsertTemplate(of: entityName) }
+        insertTemplateCache[entityName] = template
         return template
     }
 
