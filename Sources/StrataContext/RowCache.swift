@@ -13,14 +13,24 @@ import StrataStore
 /// by other processes are not seen until they are published here.
 /// Bounded: when full, the oldest entries go first.
 public final class RowCache: Sendable {
+    /// A cached row and what a user of the cache made from it (a server
+    /// keeps the row's encoded answer): the attachment belongs to this
+    /// snapshot and goes whenever the snapshot does (eviction,
+    /// invalidation, a newer read, ``removeAll()``).
+    public struct CachedRow: Sendable {
+        /// The row as last read or written.
+        public let snapshot: Snapshot
+        /// Bytes attached with ``attach(_:to:readAt:)``, if any.
+        public let attachment: [UInt8]?
+    }
+
     private struct State {
-        var entries: [ObjectID: Snapshot] = [:]
+        var entries: [ObjectID: CachedRow] = [:]
         var order: [ObjectID] = []
         var head = 0
         var generation: UInt64 = 0
         var hits: UInt64 = 0
         var misses: UInt64 = 0
-        var resets: UInt64 = 0
     }
 
     /// The most snapshots kept (0 disables the cache).
@@ -42,7 +52,7 @@ public final class RowCache: Sendable {
             var found: [Snapshot] = []
             var missing: [ObjectID] = []
             for id in ids {
-                if let snapshot = state.entries[id] { found.append(snapshot) } else { missing.append(id) }
+                if let row = state.entries[id] { found.append(row.snapshot) } else { missing.append(id) }
             }
             state.hits += UInt64(found.count)
             state.misses += UInt64(missing.count)
@@ -50,21 +60,37 @@ public final class RowCache: Sendable {
         }
     }
 
-    /// The snapshots of `ids`, in their order, when every one is cached;
-    /// nil when any is not (nothing is counted then: the caller goes on to
-    /// ``Coordinator/snapshots(for:in:)``, which counts). For answering
-    /// on a thread that must not wait, such as an event loop.
-    public func cachedSnapshots(_ ids: [ObjectID]) -> [Snapshot]? {
+    /// The rows of `ids`, in their order, when every one is cached, with
+    /// the generation to hand back to ``attach(_:to:readAt:)``; nil when any
+    /// is not (nothing is counted then: the caller goes on to
+    /// ``Coordinator/snapshots(for:in:)``, which counts). For answering on
+    /// a thread that must not wait, such as an event loop.
+    public func cachedRows(_ ids: [ObjectID]) -> (rows: [CachedRow], generation: UInt64)? {
         guard isEnabled else { return nil }
         return state.withLockedValue { state in
-            var found: [Snapshot] = []
+            var found: [CachedRow] = []
             found.reserveCapacity(ids.count)
             for id in ids {
-                guard let snapshot = state.entries[id] else { return nil }
-                found.append(snapshot)
+                guard let row = state.entries[id] else { return nil }
+                found.append(row)
             }
             state.hits += UInt64(found.count)
-            return found
+            return (found, state.generation)
+        }
+    }
+
+    /// The snapshots of `ids`, in their order, when every one is cached.
+    public func cachedSnapshots(_ ids: [ObjectID]) -> [Snapshot]? {
+        cachedRows(ids)?.rows.map(\.snapshot)
+    }
+
+    /// Attaches `attachment` to the cached row of `snapshot`, unless the
+    /// cache changed since `generation` (from ``cachedRows(_:)``): the row
+    /// may have been replaced or dropped since it was read.
+    public func attach(_ attachment: [UInt8], to snapshot: Snapshot, readAt generation: UInt64) {
+        state.withLockedValue { state in
+            guard state.generation == generation, state.entries[snapshot.objectID]?.snapshot.version == snapshot.version else { return }
+            state.entries[snapshot.objectID] = CachedRow(snapshot: snapshot, attachment: attachment)
         }
     }
 
@@ -79,7 +105,7 @@ public final class RowCache: Sendable {
         state.withLockedValue { state in
             guard state.generation == generation else { return }
             for snapshot in snapshots {
-                if state.entries.updateValue(snapshot, forKey: snapshot.objectID) == nil {
+                if state.entries.updateValue(CachedRow(snapshot: snapshot, attachment: nil), forKey: snapshot.objectID) == nil {
                     Self.remember(snapshot.objectID, in: &state, capacity: capacity)
                 }
             }
@@ -100,18 +126,11 @@ public final class RowCache: Sendable {
     public func removeAll() {
         state.withLockedValue { state in
             state.generation &+= 1
-            state.resets &+= 1
             state.entries.removeAll()
             state.order.removeAll()
             state.head = 0
         }
     }
-
-    /// How many times ``removeAll()`` ran: caches derived from this one
-    /// (such as a server's encoded rows) drop everything when it changes,
-    /// since what the store holds may no longer follow from what was seen
-    /// (a file replaced by an older copy reuses keys and versions).
-    public var resets: UInt64 { state.withLockedValue { $0.resets } }
 
     /// Lookups answered from the cache and lookups that went to a store.
     public var statistics: (hits: UInt64, misses: UInt64, count: Int) {

@@ -90,23 +90,31 @@ final class CachedGetHandler: ChannelInboundHandler, RemovableChannelHandler {
                   refresh.skipFetched || model.fetchedProperties(of: id.entityName).isEmpty else { return nil }
             ids.append(id)
         }
-        guard let snapshots = core.coordinator.rowCache.cachedSnapshots(ids),
-              snapshots.reduce(0, { $0 + Self.approximateBytes(of: $1) }) <= Self.maximumAnswerBytes else { return nil }
+        let cache = core.coordinator.rowCache
+        guard let (rows, generation) = cache.cachedRows(ids),
+              rows.reduce(0, { $0 + ($1.attachment?.count ?? Self.approximateBytes(of: $1.snapshot)) }) <= Self.maximumAnswerBytes else { return nil }
         var states: [[UInt8]] = []
-        states.reserveCapacity(snapshots.count)
-        let epoch = core.coordinator.rowCache.resets
-        for snapshot in snapshots {
-            guard let state = try? core.encodedStates.encodedState(of: snapshot, epoch: epoch) else { return nil }
-            states.append(state)
+        states.reserveCapacity(rows.count)
+        for row in rows {
+            if let encoded = row.attachment {
+                states.append(encoded)
+                continue
+            }
+            guard let encoded = try? RowEncoding.encodedState(of: row.snapshot) else { return nil }
+            if encoded.count <= RowEncoding.maximumAttachedBytes {
+                cache.attach(encoded, to: row.snapshot, readAt: generation)
+            }
+            states.append(encoded)
         }
-        let bytes = EncodedStateCache.refreshAnswer(requestID: request.requestID, states: states)
+        let bytes = RowEncoding.refreshAnswer(requestID: request.requestID, states: states)
         guard bytes.count <= maxFrameBytes else { return nil }
         let compress = state.compresses && bytes.count >= WireProtocol.compressionThreshold
         core.stats.record(operation: Session.operationName(request.request), duration: .now - started, failed: false)
         return Frame(payload: ByteBuffer(bytes: bytes), compressed: compress)
     }
 
-    /// Roughly how many bytes a snapshot's values take on the wire.
+    /// Roughly how many bytes a snapshot's values take on the wire (for a
+    /// row not encoded yet).
     static func approximateBytes(of snapshot: Snapshot) -> Int {
         var total = 64
         for (key, value) in snapshot.values {

@@ -1,72 +1,20 @@
-import NIOConcurrencyHelpers
-import StrataModel
 import StrataStore
 import StrataWire
 import SwiftProtobuf
 
-/// The protobuf encoding of recently answered rows (`ObjectState` bytes),
-/// by object ID and version, so that a get of a cached row splices bytes
-/// into its answer instead of building and encoding the row's value map
-/// again (the largest user-space cost of a get).
-///
-/// Keyed by version: a row's values at a given version never change
-/// (every save that changes a row gives it a new version, and primary keys
-/// are never reused), so an entry is never stale for its version; a newer
-/// snapshot simply misses and replaces it. Bounded: when full, the oldest
-/// entries go first.
-final class EncodedStateCache: Sendable {
-    private struct Entry {
-        var version: Int64
-        var bytes: [UInt8]
-    }
+/// Encoded rows for gets answered on the event loop: a row's `ObjectState`
+/// bytes, kept as the row cache entry's attachment (so they go whenever the
+/// snapshot does), spliced into an answer frame assembled around them
+/// instead of building and encoding each row's value map again (the
+/// largest user-space cost of a get).
+enum RowEncoding {
+    /// Rows whose encoding is larger are encoded each time, not attached
+    /// (the row cache is bounded by count; this bounds it by bytes too).
+    static let maximumAttachedBytes = 4096
 
-    private struct State {
-        var entries: [ObjectID: Entry] = [:]
-        var order: [ObjectID] = []
-        var head = 0
-        /// The row cache's reset count the entries were made under.
-        var epoch: UInt64 = 0
-    }
-
-    /// Rows whose encoding is larger are encoded each time, not kept (the
-    /// cache is bounded by count; this bounds it by bytes too).
-    static let maximumEntryBytes = 4096
-
-    /// The most rows kept (0 keeps none).
-    let capacity: Int
-    private let state = NIOLockedValueBox(State())
-
-    init(capacity: Int) {
-        self.capacity = max(0, capacity)
-    }
-
-    /// The encoding of `snapshot`'s row as an `ObjectState`, from the cache
-    /// when it holds this version, else encoded and kept. `epoch` is the row
-    /// cache's ``RowCache/resets`` now: when it moved, every entry goes
-    /// (keys and versions may have been reused by a replaced file).
-    func encodedState(of snapshot: Snapshot, epoch: UInt64 = 0) throws -> [UInt8] {
-        let id = snapshot.objectID
-        if capacity > 0, let entry = state.withLockedValue({ state -> Entry? in
-            if state.epoch != epoch {
-                state.entries.removeAll()
-                state.order.removeAll()
-                state.head = 0
-                state.epoch = epoch
-                return nil
-            }
-            return state.entries[id]
-        }), entry.version == snapshot.version {
-            return entry.bytes
-        }
-        let bytes: [UInt8] = try ServerCore.state(of: snapshot).serializedBytes()
-        guard capacity > 0, bytes.count <= Self.maximumEntryBytes else { return bytes }
-        state.withLockedValue { state in
-            guard state.epoch == epoch else { return }
-            if state.entries.updateValue(Entry(version: snapshot.version, bytes: bytes), forKey: id) == nil {
-                Self.remember(id, in: &state, capacity: capacity)
-            }
-        }
-        return bytes
+    /// The encoding of a row as an `ObjectState`, as the async side answers it.
+    static func encodedState(of snapshot: Snapshot) throws -> [UInt8] {
+        try ServerCore.state(of: snapshot).serializedBytes()
     }
 
     /// A `ServerFrame` answering request `requestID` with a `RefreshResponse`
@@ -100,17 +48,5 @@ final class EncodedStateCache: Sendable {
             value >>= 7
         }
         bytes.append(UInt8(value))
-    }
-
-    /// FIFO eviction over a ring of keys.
-    private static func remember(_ id: ObjectID, in state: inout State, capacity: Int) {
-        if state.order.count < capacity {
-            state.order.append(id)
-            return
-        }
-        let evicted = state.order[state.head]
-        state.entries[evicted] = nil
-        state.order[state.head] = id
-        state.head = (state.head + 1) % capacity
     }
 }

@@ -13,9 +13,6 @@ final class ServerCore: Sendable {
     let coordinator: Coordinator
     let configuration: ServerConfiguration
     let stats = ServerStats()
-    /// Encoded rows for gets answered on the event loop (as many as the
-    /// row cache holds).
-    let encodedStates: EncodedStateCache
     let serverID = UUID().uuidString
     let logger: Logger
     let helloResponse: Strata_V1_HelloResponse
@@ -25,7 +22,6 @@ final class ServerCore: Sendable {
         self.coordinator = coordinator
         self.configuration = configuration
         self.logger = logger
-        self.encodedStates = EncodedStateCache(capacity: coordinator.rowCache.capacity)
         let model = coordinator.model
         let serverID = self.serverID
         helloResponse = Strata_V1_HelloResponse.with {

@@ -105,4 +105,72 @@ struct RowCacheTests {
         #expect(cache.cachedSnapshots([bulk[0]]) == nil)
         try await container.close()
     }
+
+    @Test("An attachment lives exactly as long as its row: a newer read, a save, eviction and removeAll drop it")
+    func attachmentsGoWithTheirRows() async throws {
+        let directory = TemporaryDirectory()
+        let container = try await PersistentContainer(
+            model: BooksSample.model,
+            storeDescriptions: ContextFixture.descriptions(.inMemory, model: BooksSample.model, in: directory.url),
+            transformers: BooksSample.transformers,
+            transientRules: BooksSample.transientRules,
+            rowCacheCapacity: 2
+        )
+        let cache = container.coordinator.rowCache
+        let ids = try await container.newBackgroundContext().perform { context in
+            var books: [ManagedObject] = []
+            for title in ["one", "two", "three"] {
+                let book = try context.insert("Book")
+                try book.setValue(.uuid(UUID()), forKey: "uuid")
+                try book.setValue(.string(title), forKey: "title")
+                books.append(book)
+            }
+            _ = try await context.save()
+            return books.map(\.objectID)
+        }
+        func read(_ id: ObjectID) async throws {
+            _ = try await container.newBackgroundContext().perform { try await $0.existingObject(with: id)["title"] }
+        }
+        cache.removeAll()
+        try await read(ids[0])
+        let (rows, generation) = try #require(cache.cachedRows([ids[0]]))
+        #expect(rows[0].attachment == nil)
+        cache.attach([1, 2, 3], to: rows[0].snapshot, readAt: generation)
+        #expect(cache.cachedRows([ids[0]])?.rows[0].attachment == [1, 2, 3])
+
+        // A save that updates the row drops it, attachment and all; the row
+        // read again has none, and an attachment made from the old read is
+        // refused (the cache changed since).
+        try await container.newBackgroundContext().perform { context in
+            try await context.existingObject(with: ids[0]).setValue(.string("changed"), forKey: "title")
+            _ = try await context.save()
+        }
+        #expect(cache.cachedRows([ids[0]]) == nil)
+        try await read(ids[0])
+        cache.attach([9], to: rows[0].snapshot, readAt: generation)
+        let fresh = try #require(cache.cachedRows([ids[0]]))
+        #expect(fresh.rows[0].attachment == nil)
+        #expect(fresh.rows[0].snapshot.version == 2)
+        // Another version's attachment is refused even at the current generation.
+        cache.attach([9], to: rows[0].snapshot, readAt: fresh.generation)
+        #expect(cache.cachedRows([ids[0]])?.rows[0].attachment == nil)
+        cache.attach([4], to: fresh.rows[0].snapshot, readAt: fresh.generation)
+        #expect(cache.cachedRows([ids[0]])?.rows[0].attachment == [4])
+
+        // Capacity 2: reading two more rows evicts the first, attachment too.
+        try await read(ids[1])
+        try await read(ids[2])
+        #expect(cache.cachedRows([ids[0]]) == nil)
+        try await read(ids[0])
+        #expect(cache.cachedRows([ids[0]])?.rows[0].attachment == nil)
+
+        // removeAll (another process changed the store) drops everything.
+        let now = try #require(cache.cachedRows([ids[0]]))
+        cache.attach([5], to: now.rows[0].snapshot, readAt: now.generation)
+        cache.removeAll()
+        #expect(cache.cachedRows([ids[0]]) == nil)
+        try await read(ids[0])
+        #expect(cache.cachedRows([ids[0]])?.rows[0].attachment == nil)
+        try await container.close()
+    }
 }
