@@ -9,16 +9,21 @@ import Testing
 /// save through the coordinator.
 @Suite("Row cache", .timeLimit(.minutes(1)))
 struct RowCacheTests {
-    @Test("Loads by ID come from the cache; saves and deletes invalidate it", arguments: ContextFixture.storeKinds)
-    func coherentWithSaves(_ kind: StoreDescription.StoreType) async throws {
-        let directory = TemporaryDirectory()
-        let container = try await PersistentContainer(
+    /// The Books sample on stores of `kind` with a row cache of `rowCache` snapshots.
+    static func container(_ kind: StoreDescription.StoreType, in directory: TemporaryDirectory, rowCache: Int) async throws -> PersistentContainer {
+        try await PersistentContainer(
             model: BooksSample.model,
             storeDescriptions: ContextFixture.descriptions(kind, model: BooksSample.model, in: directory.url),
             transformers: BooksSample.transformers,
             transientRules: BooksSample.transientRules,
-            rowCacheCapacity: 2
+            rowCacheCapacity: rowCache
         )
+    }
+
+    @Test("Loads by ID come from the cache; saves and deletes invalidate it", arguments: ContextFixture.storeKinds)
+    func coherentWithSaves(_ kind: StoreDescription.StoreType) async throws {
+        let directory = TemporaryDirectory()
+        let container = try await Self.container(kind, in: directory, rowCache: 2)
         let cache = container.coordinator.rowCache
         let ids = try await container.newBackgroundContext().perform { context in
             var ids: [ObjectID] = []
@@ -66,13 +71,7 @@ struct RowCacheTests {
     @Test("A small save's inserted rows are cached as the store holds them; a bulk save's are not", arguments: ContextFixture.storeKinds)
     func smallSavesWriteThrough(_ kind: StoreDescription.StoreType) async throws {
         let directory = TemporaryDirectory()
-        let container = try await PersistentContainer(
-            model: BooksSample.model,
-            storeDescriptions: ContextFixture.descriptions(kind, model: BooksSample.model, in: directory.url),
-            transformers: BooksSample.transformers,
-            transientRules: BooksSample.transientRules,
-            rowCacheCapacity: 1000
-        )
+        let container = try await Self.container(kind, in: directory, rowCache: 1000)
         let cache = container.coordinator.rowCache
         func insert(_ count: Int) async throws -> [ObjectID] {
             try await container.newBackgroundContext().perform { context in
@@ -109,13 +108,7 @@ struct RowCacheTests {
     @Test("An attachment lives exactly as long as its row: a newer read, a save, eviction and removeAll drop it")
     func attachmentsGoWithTheirRows() async throws {
         let directory = TemporaryDirectory()
-        let container = try await PersistentContainer(
-            model: BooksSample.model,
-            storeDescriptions: ContextFixture.descriptions(.inMemory, model: BooksSample.model, in: directory.url),
-            transformers: BooksSample.transformers,
-            transientRules: BooksSample.transientRules,
-            rowCacheCapacity: 2
-        )
+        let container = try await Self.container(.inMemory, in: directory, rowCache: 2)
         let cache = container.coordinator.rowCache
         let ids = try await container.newBackgroundContext().perform { context in
             var books: [ManagedObject] = []
