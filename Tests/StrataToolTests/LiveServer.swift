@@ -156,4 +156,21 @@ struct ServerExecutableTests {
         #expect(run.status != 0)
         #expect(run.stderr.contains("--store"))
     }
+
+    @Test("Refuses out-of-range intervals, timeouts and sizes with the option's name instead of trapping", arguments: [
+        ["--history-retention", "9999999999999999"],
+        ["--history-retention", "0"],
+        ["--history-purge-interval", "-1"],
+        ["--history-poll", "600000"],
+        ["--busy-timeout", "0"],
+        ["--sqlite-cache-mb", "-5"],
+        ["--max-frame-bytes", "8589934592"],
+        ["--idle-timeout", "9999999999"],
+    ])
+    func outOfRangeOptions(option: [String]) throws {
+        let run = try Executables.run("strata-server", option + ["--port", "0"], timeout: 10)
+        #expect(run.status != 0, "\(option) was accepted")
+        #expect(run.stderr.contains(option[0]), "\(run.stderr)")
+        #expect(!run.stderr.contains("Fatal error"), "\(run.stderr)")
+    }
 }
