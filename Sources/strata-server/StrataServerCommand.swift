@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import Logging
+import NIOPosix
 import ServiceLifecycle
 import StrataContext
 import StrataModel
@@ -71,6 +72,9 @@ struct StrataServerCommand: AsyncParsableCommand {
     @Option(help: "Page cache of each SQLite connection, in MiB (0: SQLite's default, 2 MB).")
     var sqliteCacheMb: Int = StoreDescription.defaultPageCacheBytes / (1024 * 1024)
 
+    @Option(help: "Threads serving connections (NIO event loops); 0: one per core.")
+    var eventLoopThreads: Int = 0
+
     @Option(help: "Milliseconds a SQLite store waits (and retries with backoff) for another connection's or process's lock before answering 134090.")
     var busyTimeout: Int = 5_000
 
@@ -98,6 +102,7 @@ struct StrataServerCommand: AsyncParsableCommand {
         guard (1...Self.maximumSeconds * 1000).contains(busyTimeout) else {
             throw ValidationError("--busy-timeout must be between 1 and \(Self.maximumSeconds * 1000) milliseconds")
         }
+        guard (0...1024).contains(eventLoopThreads) else { throw ValidationError("--event-loop-threads must be between 0 and 1024") }
         guard (0...65_536).contains(sqliteCacheMb) else { throw ValidationError("--sqlite-cache-mb must be between 0 and 65536") }
         guard idleTimeout <= Self.maximumSeconds else { throw ValidationError("--idle-timeout must be at most \(Self.maximumSeconds) seconds") }
     }
@@ -117,6 +122,8 @@ struct StrataServerCommand: AsyncParsableCommand {
             logger.critical("cannot open the stores: error \(error.code.rawValue): \(error.message)\(error.details.map { "\n  " + $0 }.joined())")
             throw ExitCode.failure
         }
+        // The singleton has one loop per core; a chosen count gets its own group.
+        let eventLoops = eventLoopThreads == 0 ? nil : MultiThreadedEventLoopGroup(numberOfThreads: eventLoopThreads)
         let token = authToken ?? ProcessInfo.processInfo.environment["STRATA_AUTH_TOKEN"]
         let server = StrataServer(
             coordinator: container.coordinator,
@@ -134,7 +141,8 @@ struct StrataServerCommand: AsyncParsableCommand {
                     retention: .seconds(historyRetention * 3600)
                 )
             ),
-            logger: logger
+            logger: logger,
+            eventLoopGroup: eventLoops ?? MultiThreadedEventLoopGroup.singleton
         )
         let group = ServiceGroup(
             configuration: ServiceGroupConfiguration(
@@ -148,8 +156,10 @@ struct StrataServerCommand: AsyncParsableCommand {
         } catch {
             logger.error("server stopped with an error: \(error)")
             try? await container.close()
+            try? await eventLoops?.shutdownGracefully()
             throw ExitCode.failure
         }
+        try? await eventLoops?.shutdownGracefully()
         try await container.close()
         logger.info("stores closed")
     }

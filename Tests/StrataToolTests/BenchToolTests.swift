@@ -11,16 +11,17 @@ struct BenchToolTests {
 
     private static func int(_ value: Any?) -> Int? { (value as? NSNumber)?.intValue }
 
-    @Test("A fixed count of requests: JSON with every field, requests = ok + errors, none lost")
-    func fixedCount() throws {
+    @Test("A fixed count of requests: JSON with every field, requests = ok + errors, none lost", arguments: ["wire", "client"])
+    func fixedCount(driver: String) throws {
         let server = try LiveServer.start()
         defer { server.stop() }
         let run = try Executables.run("strata-bench", [
-            "--port", "\(server.port)", "-c", "4", "--concurrency", "8", "-n", "400",
+            "--port", "\(server.port)", "-c", "4", "--concurrency", "8", "-n", "400", "--driver", driver,
             "--dataset", "200", "--mix", "get=40,query=20,insert=15,update=15,refresh=5,count=5", "--json",
         ], timeout: 90)
         #expect(run.status == 0, "\(run.stderr)")
         let report = try Self.object(run.stdout)
+        #expect((report["settings"] as? [String: Any])?["driver"] as? String == driver)
         #expect(Self.int(report["requests"]) == 400)
         let errors = try #require(report["errors"] as? [String: Any])
         let errorCount = errors.values.compactMap(Self.int).reduce(0, +)
@@ -62,12 +63,12 @@ struct BenchToolTests {
         #expect(seen("fetch") >= (byName["query"] ?? 0) + (byName["count"] ?? 0))
     }
 
-    @Test("Open loop at a fixed rate for a duration, with a report for people")
-    func openLoopReport() throws {
+    @Test("Open loop at a fixed rate for a duration, with a report for people", arguments: ["wire", "client"])
+    func openLoopReport(driver: String) throws {
         let server = try LiveServer.start()
         defer { server.stop() }
         let run = try Executables.run("strata-bench", [
-            "--port", "\(server.port)", "-c", "2", "--rps", "200", "-d", "1s", "--dataset", "50", "--mix", "get=80,insert=20",
+            "--port", "\(server.port)", "-c", "2", "--rps", "200", "-d", "1s", "--dataset", "50", "--mix", "get=80,insert=20", "--driver", driver,
         ], timeout: 60)
         #expect(run.status == 0, "\(run.stderr)")
         #expect(run.stdout.contains("requests"))
@@ -82,6 +83,29 @@ struct BenchToolTests {
         #expect((150...210).contains(requests), "\(first)")
     }
 
+    @Test("A server that goes away mid-run: the bench ends, every request counted, the lost ones as UNAVAILABLE")
+    func serverGoesAway() async throws {
+        let server = try LiveServer.start()
+        let port = server.port
+        let bench = Task.detached {
+            try Executables.run("strata-bench", [
+                "--port", "\(port)", "-c", "4", "--concurrency", "16", "-d", "20s", "--dataset", "100", "--mix", "get=90,insert=10", "--json",
+            ], timeout: 60)
+        }
+        try await Task.sleep(for: .seconds(2))
+        server.stop()
+        let run = try await bench.value
+        #expect(run.status == 0, "\(run.stderr)")
+        let report = try Self.object(run.stdout)
+        let requests = try #require(Self.int(report["requests"]))
+        let errors = try #require(report["errors"] as? [String: Any])
+        #expect(Self.int(report["ok"]).map { $0 + errors.values.compactMap(Self.int).reduce(0, +) } == requests)
+        #expect(Self.int(report["ok"]) ?? 0 > 0)
+        // Far less than the 20 s asked for: the run ended with the server.
+        #expect((report["duration_s"] as? NSNumber)?.doubleValue ?? 99 < 15)
+        #expect(Set(errors.keys).isSubset(of: ["UNAVAILABLE"]), "\(errors)")
+    }
+
     @Test("Bad options exit 1; an unreachable server exits 2")
     func failures() throws {
         let usage = try Executables.run("strata-bench", ["--mix", "get=x", "-n", "1"], timeout: 20)
@@ -89,6 +113,10 @@ struct BenchToolTests {
         #expect(usage.stderr.contains("--mix"))
         let both = try Executables.run("strata-bench", ["-n", "5", "-d", "1s"], timeout: 20)
         #expect(both.status != 0)
+        let threads = try Executables.run("strata-bench", ["--threads", "0", "-n", "1"], timeout: 20)
+        #expect(threads.status != 0 && threads.stderr.contains("--threads"))
+        let driver = try Executables.run("strata-bench", ["--driver", "raw", "-n", "1"], timeout: 20)
+        #expect(driver.status != 0 && driver.stderr.contains("driver"))
         let unreachable = try Executables.run("strata-bench", ["--port", "1", "-n", "1"], timeout: 20)
         #expect(unreachable.status == 2, "\(unreachable.stderr)")
         #expect(unreachable.stderr.contains("cannot connect"))

@@ -150,6 +150,18 @@ struct ServerExecutableTests {
         try? FileManager.default.removeItem(at: server.dataDirectory)
     }
 
+    @Test("Serves on the event-loop threads it is given")
+    func eventLoopThreads() throws {
+        let server = try LiveServer.start(["--event-loop-threads", "1"])
+        defer { server.stop() }
+        let run = try Executables.run("strata-bench", ["--port", "\(server.port)", "-c", "8", "-n", "200", "--dataset", "20", "--mix", "get=80,insert=20", "--json"], timeout: 30)
+        #expect(run.status == 0, "\(run.stderr)")
+        #expect(run.stdout.contains("\"ok\" : 200"), "\(run.stdout)")
+        server.stop(removingFiles: false)
+        #expect(server.process.terminationStatus == 0)
+        #expect(server.log.contains("stores closed"))
+    }
+
     @Test("Refuses a bad --store option with a usage error")
     func badStoreOption() throws {
         let run = try Executables.run("strata-server", ["--store", "Book=postgres:/x", "--port", "0"], timeout: 10)
@@ -166,6 +178,8 @@ struct ServerExecutableTests {
         ["--sqlite-cache-mb", "-5"],
         ["--max-frame-bytes", "8589934592"],
         ["--idle-timeout", "9999999999"],
+        ["--event-loop-threads", "-1"],
+        ["--event-loop-threads", "5000"],
     ])
     func outOfRangeOptions(option: [String]) throws {
         let run = try Executables.run("strata-server", option + ["--port", "0"], timeout: 10)

@@ -58,9 +58,20 @@ struct BenchCommand: AsyncParsableCommand {
     var watchPort: Int?
     @Option(help: "Host of the --watch-port server (default: --host).")
     var watchHost: String?
+    @Option(help: "How requests are sent: 'wire' drives them from the connections' event loops (like wrk and redis-benchmark, so the load tester costs little beside the server); 'client' goes through the Swift client library (measures the library too).")
+    var driver: Driver = .wire
+    @Option(help: "Event-loop threads of the wire driver (like wrk -t; redis-benchmark uses one).")
+    var threads: Int = 1
+
+    /// How `strata-bench` sends its requests.
+    enum Driver: String, ExpressibleByArgument, Sendable {
+        case wire
+        case client
+    }
 
     func validate() throws {
         guard connections > 0 else { throw ValidationError("-c must be at least 1") }
+        guard threads > 0 else { throw ValidationError("--threads must be at least 1") }
         if let concurrency, concurrency < 1 { throw ValidationError("--concurrency must be at least 1") }
         if requests != nil, duration != nil { throw ValidationError("give -n or -d, not both") }
         if let requests, requests < 1 { throw ValidationError("-n must be at least 1") }
@@ -79,22 +90,33 @@ struct BenchCommand: AsyncParsableCommand {
         let mix = try OperationMix(parsing: mix)
         let interactive = isatty(STDOUT_FILENO) == 1 && !json
 
-        let clients = (0..<connections).map { index in
+        // The client driver sends through `connections` clients; the wire
+        // driver has its own connections and one client seeds the store.
+        let clients = (0..<(driver == .client ? connections : 1)).map { index in
             StrataClient(configuration: ClientConfiguration(
                 host: host, port: port, clientName: "strata-bench-\(index)", authToken: token,
                 acceptCompression: compression, compressRequests: compression
             ))
         }
+        let wire: WireDriver?
         do {
             try await withThrowingTaskGroup(of: Void.self) { group in
                 for client in clients { group.addTask { _ = try await client.connect() } }
                 try await group.waitForAll()
             }
+            wire = driver == .wire
+                ? try await WireDriver.connect(host: host, port: port, count: connections, threads: threads, clientName: "strata-bench", authToken: token, compression: compression)
+                : nil
         } catch {
             Self.stderr("strata-bench: cannot connect to \(host):\(port): \(error)")
             throw ExitCode(2)
         }
-        defer { Task { for client in clients { await client.close() } } }
+        defer {
+            Task {
+                for client in clients { await client.close() }
+                await wire?.close()
+            }
+        }
 
         var versions: [String: Int64]
         if let dataset, dataset > 0 {
@@ -132,18 +154,20 @@ struct BenchCommand: AsyncParsableCommand {
             ids: versions.keys.sorted(), versions: versions, probe: probe
         )
         let concurrency = self.concurrency ?? connections
+        func load(requestLimit: Int?, duration: Duration?, progress: LoadRunner.Progress, seed: UInt64) async -> (Recorder, Duration) {
+            if let wire {
+                return await wire.run(workload: workload, mix: mix, concurrency: concurrency, requestLimit: requestLimit, duration: duration, rate: rps, progress: progress, seed: seed)
+            }
+            let runner = LoadRunner(clients: clients, workload: workload, mix: mix, concurrency: concurrency, requestLimit: requestLimit, duration: duration, rate: rps)
+            return await runner.run(progress: progress, seed: seed)
+        }
         if let warmup, let warmupDuration = DurationParsing.parse(warmup), warmupDuration > .zero {
-            let runner = LoadRunner(clients: clients, workload: workload, mix: mix, concurrency: concurrency, requestLimit: nil, duration: warmupDuration, rate: rps)
-            _ = await runner.run(progress: LoadRunner.Progress(), seed: 7)
+            _ = await load(requestLimit: nil, duration: warmupDuration, progress: LoadRunner.Progress(), seed: 7)
         }
         let limit = duration == nil ? (requests ?? 10_000) : nil
-        let runner = LoadRunner(
-            clients: clients, workload: workload, mix: mix, concurrency: concurrency,
-            requestLimit: limit, duration: duration.flatMap(DurationParsing.parse), rate: rps
-        )
         let progress = LoadRunner.Progress()
         let ticker = interactive ? Task { await Self.showProgress(progress) } : nil
-        let (recorder, elapsed) = await runner.run(progress: progress, seed: 42)
+        let (recorder, elapsed) = await load(requestLimit: limit, duration: duration.flatMap(DurationParsing.parse), progress: progress, seed: 42)
         ticker?.cancel()
         if interactive { Self.progressLine("") }
 
@@ -151,7 +175,7 @@ struct BenchCommand: AsyncParsableCommand {
             "host": host, "port": port, "connections": connections, "concurrency": concurrency,
             "mix": mix.description, "rps": rps ?? 0, "requests_limit": limit ?? 0,
             "duration_limit_s": duration.flatMap(DurationParsing.parse).map { Double($0.components.seconds) } ?? 0,
-            "dataset": versions.count, "compression": compression, "where": predicate,
+            "dataset": versions.count, "compression": compression, "where": predicate, "driver": driver.rawValue, "threads": threads,
         ]
         var report = Report(recorder: recorder, duration: elapsed, settings: settings)
         if let probe {

@@ -79,31 +79,35 @@ final class Workload: Sendable {
         return Dictionary(result.objects.map { ($0.id, $0.version) }, uniquingKeysWith: { first, _ in first })
     }
 
-    /// Performs one operation.
-    func perform(_ operation: BenchOperation, client: StrataClient, random: inout SplitMix64, serial: Int) async throws {
+    /// One operation's request, and the object it targets (for updates,
+    /// whose answer teaches the workload the object's new version).
+    func request(_ operation: BenchOperation, random: inout SplitMix64, serial: Int) -> (request: Strata_V1_ClientFrame.OneOf_Request, target: String?) {
         switch operation {
         case .get:
-            _ = try await client.refresh([randomID(&random)], skipFetched: true)
+            return (.refresh(Strata_V1_RefreshRequest.with {
+                $0.ids = [randomID(&random)]
+                $0.skipFetched = true
+            }), nil)
         case .refresh:
-            _ = try await client.refresh([randomID(&random)])
+            return (.refresh(Strata_V1_RefreshRequest.with { $0.ids = [randomID(&random)] }), nil)
         case .query:
-            _ = try await client.fetch(Strata_V1_FetchRequest.with {
+            return (.fetch(Strata_V1_FetchRequest.with {
                 $0.entity = entity
                 $0.predicate = predicate
                 $0.variables = rangeVariables(&random)
                 $0.limit = queryLimit
                 if sortsByPages { $0.sort = [Strata_V1_SortKey.with { $0.key = "pages" }] }
-            })
+            }), nil)
         case .count:
-            _ = try await client.fetch(Strata_V1_FetchRequest.with {
+            return (.fetch(Strata_V1_FetchRequest.with {
                 $0.entity = entity
                 $0.predicate = predicate
                 $0.variables = rangeVariables(&random)
                 $0.resultType = .count
-            })
+            }), nil)
         case .insert:
             let pages = Int64(random.next() % 1000) + 1
-            let response = try await client.save(Strata_V1_SaveRequest.with {
+            return (.save(Strata_V1_SaveRequest.with {
                 $0.inserts = [Strata_V1_InsertedObject.with {
                     $0.temporaryID = "n"
                     $0.entity = "Book"
@@ -111,27 +115,53 @@ final class Workload: Sendable {
                     $0.values["title"] = PropertyValue.string("Bench book \(serial)").wire
                     $0.values["pages"] = PropertyValue.integer(pages).wire
                 }]
-            })
-            probe?.acknowledged(response.inserted.map(\.id))
+            }), nil)
         case .update:
             let id = randomID(&random)
             let base = versions.withLockedValue { $0[id] ?? 0 }
-            do {
-                let response = try await client.save(Strata_V1_SaveRequest.with {
-                    $0.updates = [Strata_V1_UpdatedObject.with {
-                        $0.id = id
-                        $0.baseVersion = base
-                        $0.values["pages"] = PropertyValue.integer(Int64(random.next() % 1000) + 1).wire
-                    }]
-                })
-                if let version = response.versions[id] { versions.withLockedValue { $0[id] = max($0[id] ?? 0, version) } }
-            } catch let error as StrataClientError where error.code == .aborted {
-                // Counted as a conflict; learn the current version for next time.
-                if let current = error.conflicts.first?.currentVersion {
-                    versions.withLockedValue { $0[id] = max($0[id] ?? 0, current) }
-                }
-                throw error
+            return (.save(Strata_V1_SaveRequest.with {
+                $0.updates = [Strata_V1_UpdatedObject.with {
+                    $0.id = id
+                    $0.baseVersion = base
+                    $0.values["pages"] = PropertyValue.integer(Int64(random.next() % 1000) + 1).wire
+                }]
+            }), id)
+        }
+    }
+
+    /// Learns from a save's answer: the updated object's new version, the
+    /// inserted IDs for the notification probe.
+    func saved(_ response: Strata_V1_SaveResponse, target: String?) {
+        probe?.acknowledged(response.inserted.map(\.id))
+        if let target, let version = response.versions[target] {
+            versions.withLockedValue { $0[target] = max($0[target] ?? 0, version) }
+        }
+    }
+
+    /// Learns the current version from a refused update (a conflict is
+    /// counted, not hidden; the next update of the object starts from it).
+    func refused(_ conflicts: [Strata_V1_Conflict], target: String?) {
+        guard let target, let current = conflicts.first?.currentVersion else { return }
+        versions.withLockedValue { $0[target] = max($0[target] ?? 0, current) }
+    }
+
+    /// Performs one operation through the client library.
+    func perform(_ operation: BenchOperation, client: StrataClient, random: inout SplitMix64, serial: Int) async throws {
+        let (request, target) = request(operation, random: &random, serial: serial)
+        do {
+            switch request {
+            case .refresh(let refresh):
+                _ = try await client.refresh(refresh.ids, includeFetched: refresh.includeFetched, includeRelationships: refresh.includeRelationships, skipFetched: refresh.skipFetched)
+            case .fetch(let fetch):
+                _ = try await client.fetch(fetch)
+            case .save(let save):
+                saved(try await client.save(save), target: target)
+            default:
+                throw StrataClientError(.internal, "strata-bench built a request it cannot send: \(request)")
             }
+        } catch let error as StrataClientError {
+            refused(error.conflicts, target: target)
+            throw error
         }
     }
 

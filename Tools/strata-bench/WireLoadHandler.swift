@@ -1,0 +1,279 @@
+import Foundation
+import NIOCore
+import StrataWire
+import SwiftProtobuf
+
+/// One phase of load the wire driver runs (a warmup or the measured run).
+struct LoadPhase: Sendable {
+    let workload: Workload
+    let mix: OperationMix
+    /// Stop after this many requests (across every connection).
+    let requestLimit: Int?
+    let start: NIODeadline
+    /// No request is sent at or after this instant.
+    let deadline: NIODeadline?
+    /// Requests per second, open loop (request k is due at start + k / rate).
+    let rate: Double?
+    /// Shared by every connection: the request counter and the progress line.
+    let progress: LoadRunner.Progress
+}
+
+/// Starts a phase on one connection; `finished` gets its figures once
+/// every request it sent was answered (or the connection closed).
+struct StartPhase: Sendable {
+    let phase: LoadPhase
+    /// Requests this connection keeps in flight.
+    let slots: Int
+    let seed: UInt64
+    let finished: EventLoopPromise<Recorder>
+}
+
+/// Runs `strata-bench`'s load on one connection, entirely on its event
+/// loop: it says hello, then keeps `slots` requests in flight, sending the
+/// next one as an answer arrives, timing each from when it was due, and
+/// counting answers by status. Answers are read by their top-level fields
+/// (``ServerFrameHeader``); only saves' answers and refusals are decoded,
+/// for the versions and conflicts the workload learns from.
+final class WireLoadHandler: ChannelInboundHandler {
+    typealias InboundIn = Frame
+    typealias OutboundOut = Frame
+
+    private struct Pending {
+        var operation: BenchOperation
+        var due: NIODeadline
+        var target: String?
+    }
+
+    private struct Run {
+        var phase: LoadPhase
+        var slots: Int
+        var finished: EventLoopPromise<Recorder>
+        var random: SplitMix64
+        var recorder = Recorder()
+        /// Requests waiting for their due time (open loop).
+        var scheduled = 0
+        /// No more requests to take (count or duration reached, or closed).
+        var exhausted = false
+    }
+
+    private static let helloID: UInt64 = 1
+
+    private let hello: Strata_V1_HelloRequest
+    private let compressRequests: Bool
+    private var helloPromise: EventLoopPromise<Strata_V1_HelloResponse>?
+    private var run: Run?
+    private var pending: [UInt64: Pending] = [:]
+    private var nextID = WireLoadHandler.helloID + 1
+    private var needsFlush = false
+    private var isOpen = true
+
+    init(hello: Strata_V1_HelloRequest, compressRequests: Bool, answered: EventLoopPromise<Strata_V1_HelloResponse>) {
+        self.hello = hello
+        self.compressRequests = compressRequests
+        self.helloPromise = answered
+    }
+
+    func channelActive(context: ChannelHandlerContext) {
+        var frame = Strata_V1_ClientFrame()
+        frame.requestID = Self.helloID
+        frame.request = .hello(hello)
+        if let bytes = try? frame.serializedBytes() as [UInt8] {
+            context.writeAndFlush(wrapOutboundOut(Frame(payload: ByteBuffer(bytes: bytes))), promise: nil)
+        } else {
+            helloPromise?.fail(BenchError.setup("cannot encode the hello request"))
+            helloPromise = nil
+            context.close(promise: nil)
+        }
+        context.fireChannelActive()
+    }
+
+    func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
+        guard let start = event as? StartPhase else {
+            context.fireUserInboundEventTriggered(event)
+            return
+        }
+        // One phase at a time: the driver waits for each before the next.
+        run?.finished.succeed(run?.recorder ?? Recorder())
+        run = Run(phase: start.phase, slots: start.slots, finished: start.finished, random: SplitMix64(seed: start.seed), exhausted: !isOpen || start.slots == 0)
+        fill(context: context)
+        flushIfNeeded(context: context)
+    }
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        let frame = unwrapInboundIn(data)
+        guard let header = ServerFrameHeader(scanning: frame.payload) else {
+            fail(context: context, BenchError.setup("the server sent a frame that is not a ServerFrame"))
+            return
+        }
+        if header.requestID == Self.helloID, let promise = helloPromise {
+            helloPromise = nil
+            answerHello(frame, header: header, promise: promise, context: context)
+            return
+        }
+        guard header.requestID != 0, let request = pending[header.requestID] else { return }
+        // A fetch streams batches: its last frame (or a failure) answers it.
+        if header.moreFollows, header.code == .ok { return }
+        pending[header.requestID] = nil
+        var failure: String?
+        if header.code != .ok {
+            failure = header.code.name
+        }
+        if request.operation == .insert || request.operation == .update || header.code != .ok {
+            learn(from: frame, request: request)
+        }
+        record(request, failure: failure)
+        fill(context: context)
+    }
+
+    func channelReadComplete(context: ChannelHandlerContext) {
+        flushIfNeeded(context: context)
+        context.fireChannelReadComplete()
+    }
+
+    func channelInactive(context: ChannelHandlerContext) {
+        isOpen = false
+        helloPromise?.fail(BenchError.setup("the server closed the connection before answering hello"))
+        helloPromise = nil
+        // Requests the server never answered count as failed.
+        let lost = pending.values
+        pending.removeAll()
+        for request in lost { record(request, failure: Strata_V1_StatusCode.unavailable.name) }
+        run?.exhausted = true
+        finishIfDone()
+        context.fireChannelInactive()
+    }
+
+    func errorCaught(context: ChannelHandlerContext, error: any Error) {
+        fail(context: context, error)
+    }
+
+    // MARK: Sending
+
+    /// Sends requests until `slots` are in flight or none is left to take.
+    private func fill(context: ChannelHandlerContext) {
+        guard var current = run else { return }
+        while !current.exhausted, pending.count + current.scheduled < current.slots {
+            let phase = current.phase
+            let serial = phase.progress.issued.add(1, ordering: .relaxed).oldValue
+            if let limit = phase.requestLimit, serial >= limit {
+                current.exhausted = true
+                break
+            }
+            let now = NIODeadline.now()
+            var due = now
+            if let rate = phase.rate {
+                due = phase.start + .nanoseconds(Int64(Double(serial) * 1e9 / rate))
+                if let deadline = phase.deadline, due >= deadline {
+                    current.exhausted = true
+                    break
+                }
+                if due > now {
+                    current.scheduled += 1
+                    let loopBound = NIOLoopBound((self, context), eventLoop: context.eventLoop)
+                    context.eventLoop.assumeIsolated().scheduleTask(deadline: due) {
+                        let (handler, context) = loopBound.value
+                        handler.run?.scheduled -= 1
+                        handler.send(serial: serial, due: due, context: context)
+                        handler.flushIfNeeded(context: context)
+                    }
+                    continue
+                }
+            } else if let deadline = phase.deadline, now >= deadline {
+                current.exhausted = true
+                break
+            }
+            run = current
+            send(serial: serial, due: due, context: context)
+            guard let updated = run else { return }
+            current = updated
+        }
+        run = current
+        finishIfDone()
+    }
+
+    /// Sends request number `serial` (a dead connection counts it failed).
+    private func send(serial: Int, due: NIODeadline, context: ChannelHandlerContext) {
+        guard var current = run else { return }
+        let operation = current.phase.mix.pick(Int(current.random.next() % UInt64(current.phase.mix.total)))
+        let (request, target) = current.phase.workload.request(operation, random: &current.random, serial: serial)
+        run = current
+        let entry = Pending(operation: operation, due: due, target: target)
+        guard isOpen else {
+            record(entry, failure: Strata_V1_StatusCode.unavailable.name)
+            finishIfDone()
+            return
+        }
+        var frame = Strata_V1_ClientFrame()
+        frame.requestID = nextID
+        frame.request = request
+        let bytes: [UInt8]
+        do {
+            bytes = try frame.serializedBytes()
+        } catch {
+            record(entry, failure: "CLIENT_ERROR")
+            finishIfDone()
+            return
+        }
+        pending[nextID] = entry
+        nextID &+= 1
+        if nextID <= Self.helloID { nextID = Self.helloID + 1 }
+        let compressed = compressRequests && bytes.count >= WireProtocol.compressionThreshold
+        context.write(wrapOutboundOut(Frame(payload: ByteBuffer(bytes: bytes), compressed: compressed)), promise: nil)
+        needsFlush = true
+    }
+
+    private func flushIfNeeded(context: ChannelHandlerContext) {
+        guard needsFlush else { return }
+        needsFlush = false
+        context.flush()
+    }
+
+    // MARK: Answers
+
+    private func answerHello(_ frame: Frame, header: ServerFrameHeader, promise: EventLoopPromise<Strata_V1_HelloResponse>, context: ChannelHandlerContext) {
+        do {
+            let message = try Strata_V1_ServerFrame(serializedBytes: Array(frame.payload.readableBytesView))
+            guard header.code == .ok, case .hello(let info)? = message.response else {
+                promise.fail(BenchError.setup("the server refused hello: \(message.status.code.name) \(message.status.message)"))
+                context.close(promise: nil)
+                return
+            }
+            promise.succeed(info)
+        } catch {
+            promise.fail(error)
+            context.close(promise: nil)
+        }
+    }
+
+    /// Saves teach the workload versions; refused updates, conflicts.
+    private func learn(from frame: Frame, request: Pending) {
+        guard let workload = run?.phase.workload,
+              let message = try? Strata_V1_ServerFrame(serializedBytes: Array(frame.payload.readableBytesView)) else { return }
+        if message.hasStatus, message.status.code != .ok {
+            workload.refused(message.status.conflicts, target: request.target)
+        } else if case .save(let response)? = message.response {
+            workload.saved(response, target: request.target)
+        }
+    }
+
+    private func record(_ request: Pending, failure: String?) {
+        guard let phase = run?.phase else { return }
+        let elapsed = NIODeadline.now() - request.due
+        let micros = UInt64(max(0, elapsed.nanoseconds) / 1000)
+        run?.recorder.record(request.operation, micros: micros, error: failure)
+        phase.progress.done.add(1, ordering: .relaxed)
+        if failure != nil { phase.progress.failed.add(1, ordering: .relaxed) }
+    }
+
+    private func finishIfDone() {
+        guard let current = run, current.exhausted, pending.isEmpty, current.scheduled == 0 else { return }
+        run = nil
+        current.finished.succeed(current.recorder)
+    }
+
+    private func fail(context: ChannelHandlerContext, _ error: any Error) {
+        helloPromise?.fail(error)
+        helloPromise = nil
+        context.close(promise: nil)
+    }
+}
