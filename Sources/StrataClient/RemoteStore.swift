@@ -185,8 +185,9 @@ public actor RemoteStore: PersistentStore {
 
     /// Values for the wire: nil travels as a value with no kind, so a
     /// property set to nil is cleared on the server.
-    private static func values(_ values: [String: PropertyValue], toMany: [String: [ObjectID]]) -> [String: Strata_V1_Value] {
-        var wire = values.mapValues(\.wire)
+    private static func values(_ values: PropertyValues, toMany: [String: [ObjectID]]) -> [String: Strata_V1_Value] {
+        var wire: [String: Strata_V1_Value] = [:]
+        for (key, value) in values { wire[key] = value.wire }
         for (key, ids) in toMany { wire[key] = PropertyValue.objects(ids).wire }
         return wire
     }

@@ -251,7 +251,7 @@ extension Context {
                 continue
             }
             var toMany: [String: [ObjectID]] = [:]
-            var values: [String: PropertyValue]
+            var values: PropertyValues
             if object.isInserted {
                 // The changes (which hold only persisted keys), shared as
                 // they are, not copied: keys never set are absent, which
@@ -259,8 +259,7 @@ extension Context {
                 // its committed values).
                 values = object.changes
             } else {
-                values = [:]
-                values.reserveCapacity(object.changes.count)
+                values = PropertyValues(layout: object.changes.layout)
                 for key in object.changes.keys {
                     if let value = graph.currentValue(of: object, forKey: key) { values[key] = value }
                 }
@@ -327,15 +326,15 @@ extension Context {
     }
 
     /// Whether values or lists name any object (only those can cross stores).
-    private func referencesOtherObjects(_ values: [String: PropertyValue], _ toMany: [String: [ObjectID]]) -> Bool {
+    private func referencesOtherObjects(_ values: PropertyValues, _ toMany: [String: [ObjectID]]) -> Bool {
         if !toMany.isEmpty { return true }
-        for value in values.values {
+        for (_, value) in values {
             if case .object = value { return true }
         }
         return false
     }
 
-    private func crossStoreProblems(_ object: ManagedObject, values: [String: PropertyValue], toMany: [String: [ObjectID]]) -> [String] {
+    private func crossStoreProblems(_ object: ManagedObject, values: PropertyValues, toMany: [String: [ObjectID]]) -> [String] {
         var problems: [String] = []
         func check(_ key: String, _ id: ObjectID) {
             guard let relationship = model.relationship(named: key, in: object.entityName), !relationship.isTransient else { return }
@@ -383,8 +382,8 @@ extension Context {
             expectedVersion: expected,
             currentVersion: current?.version ?? 0,
             cachedValues: object?.committedValues ?? [:],
-            persistedValues: current?.values,
-            localChanges: object?.changes ?? [:]
+            persistedValues: current?.values.dictionary,
+            localChanges: object?.changes.dictionary ?? [:]
         )
     }
 
@@ -413,7 +412,7 @@ extension Context {
                 continue
             }
             let cached = object.committedValues
-            object.committed = persisted
+            object.committed = PropertyValues(persisted)
             object.version = conflict.currentVersion
             object.committedToMany.removeAll()
             switch mergePolicy {

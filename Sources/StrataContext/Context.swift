@@ -139,7 +139,6 @@ public actor Context {
         let object = ManagedObject(objectID: .temporary(entityName: entityName), storeIdentifier: store.identifier, graph: graph)
         object.isInserted = true
         object.changes = template.defaults
-        object.changes.reserveCapacity(template.persistedKeyCount)
         object.transients = template.transientDefaults
         graph.register(object)
         return object
@@ -148,7 +147,7 @@ public actor Context {
     /// What inserting an object of an entity starts from.
     struct InsertTemplate: Sendable {
         /// Non-nil default values of persisted attributes.
-        var defaults: [String: PropertyValue]
+        var defaults: PropertyValues
         /// Non-nil default values of transient attributes.
         var transientDefaults: [String: PropertyValue]
         /// How many persisted attributes and to-ones the entity has.
@@ -171,7 +170,9 @@ public actor Context {
         guard !entity.isAbstract else {
             throw StrataError(.invalidValue, "entity '\(entityName)' is abstract: insert one of its subentities (\(model.subentities(of: entityName).joined(separator: ", ")))")
         }
-        var template = InsertTemplate(defaults: [:], transientDefaults: [:], persistedKeyCount: persistedKeys(of: entityName).count)
+        // Every object of the entity keeps its values in one shared layout.
+        let layout = PropertyValues.Layout(names: persistedKeys(of: entityName))
+        var template = InsertTemplate(defaults: PropertyValues(layout: layout), transientDefaults: [:], persistedKeyCount: layout.names.count)
         for attribute in model.attributes(of: entityName) where !attribute.defaultValue.isNull {
             if attribute.isTransient {
                 template.transientDefaults[attribute.name] = attribute.defaultValue

@@ -24,7 +24,7 @@ public final class ManagedObject {
 
     /// The persisted values as last read from (or written to) the store;
     /// `nil` for a fault or a newly inserted object.
-    var committed: [String: PropertyValue]?
+    var committed: PropertyValues?
     /// The version the committed values are at (0 when unknown or inserted).
     /// Any new version ends a rebase (see ``keepsUnchangedValues``).
     var version: Int64 = 0 {
@@ -36,7 +36,7 @@ public final class ManagedObject {
     /// held another value), so the save checks the version and writes it.
     var keepsUnchangedValues = false
     /// Local changes to persisted attributes and to-one relationships.
-    var changes: [String: PropertyValue] = [:] {
+    var changes: PropertyValues = [:] {
         didSet {
             changeGeneration &+= 1
             if !isEnrolled { graph.enroll(self) }
@@ -99,7 +99,7 @@ public final class ManagedObject {
     public var persistedVersion: Int64 { version }
 
     /// The locally changed persisted values, by property name.
-    public var changedValues: [String: PropertyValue] { changes }
+    public var changedValues: [String: PropertyValue] { changes.dictionary }
 
     /// The persisted values as last read from the store, every persisted
     /// attribute and to-one (`.null` for nil); empty for faults and
@@ -109,7 +109,7 @@ public final class ManagedObject {
         // out the keys never set: they are nil.
         guard var values = committed else { return [:] }
         for key in graph.layout(of: self).persistedKeys where values[key] == nil { values[key] = .null }
-        return values
+        return values.dictionary
     }
 
     // MARK: Reading

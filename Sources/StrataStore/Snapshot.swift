@@ -13,13 +13,18 @@ public struct Snapshot: Sendable, Hashable {
     /// The version: 1 when inserted, +1 at every saved update.
     public var version: Int64
     /// Attribute and to-one values by property name.
-    public var values: [String: PropertyValue]
+    public var values: PropertyValues
 
     /// Creates a snapshot.
-    public init(objectID: ObjectID, version: Int64, values: [String: PropertyValue]) {
+    public init(objectID: ObjectID, version: Int64, values: PropertyValues) {
         self.objectID = objectID
         self.version = version
         self.values = values
+    }
+
+    /// Creates a snapshot of a dictionary's values.
+    public init(objectID: ObjectID, version: Int64, values: [String: PropertyValue]) {
+        self.init(objectID: objectID, version: version, values: PropertyValues(values))
     }
 
     /// The value of a property (`.null` when absent).

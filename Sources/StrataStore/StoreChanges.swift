@@ -11,15 +11,20 @@ public struct StoreChanges: Sendable, Hashable {
         /// The temporary ID the context gave it.
         public var temporaryID: ObjectID
         /// Persisted attribute and to-one values by name (absent = nil).
-        public var values: [String: PropertyValue]
+        public var values: PropertyValues
         /// Destinations of to-many relationships by name (absent = empty).
         public var toMany: [String: [ObjectID]]
 
         /// Creates an insert.
-        public init(temporaryID: ObjectID, values: [String: PropertyValue], toMany: [String: [ObjectID]] = [:]) {
+        public init(temporaryID: ObjectID, values: PropertyValues, toMany: [String: [ObjectID]] = [:]) {
             self.temporaryID = temporaryID
             self.values = values
             self.toMany = toMany
+        }
+
+        /// Creates an insert of a dictionary's values.
+        public init(temporaryID: ObjectID, values: [String: PropertyValue], toMany: [String: [ObjectID]] = [:]) {
+            self.init(temporaryID: temporaryID, values: PropertyValues(values), toMany: toMany)
         }
     }
 
@@ -31,16 +36,21 @@ public struct StoreChanges: Sendable, Hashable {
         /// is a conflict (unless the save does not check versions).
         public var expectedVersion: Int64
         /// Changed attribute and to-one values by name.
-        public var values: [String: PropertyValue]
+        public var values: PropertyValues
         /// Changed to-many relationships: the complete new destination list.
         public var toMany: [String: [ObjectID]]
 
         /// Creates an update.
-        public init(objectID: ObjectID, expectedVersion: Int64, values: [String: PropertyValue], toMany: [String: [ObjectID]] = [:]) {
+        public init(objectID: ObjectID, expectedVersion: Int64, values: PropertyValues, toMany: [String: [ObjectID]] = [:]) {
             self.objectID = objectID
             self.expectedVersion = expectedVersion
             self.values = values
             self.toMany = toMany
+        }
+
+        /// Creates an update of a dictionary's values.
+        public init(objectID: ObjectID, expectedVersion: Int64, values: [String: PropertyValue], toMany: [String: [ObjectID]] = [:]) {
+            self.init(objectID: objectID, expectedVersion: expectedVersion, values: PropertyValues(values), toMany: toMany)
         }
     }
 

@@ -166,7 +166,7 @@ extension MemoryStorage {
     }
 
     private func normalize(
-        _ values: [String: PropertyValue],
+        _ values: PropertyValues,
         _ toMany: [String: [ObjectID]],
         into write: inout MemorySavePlan.Write,
         resolver: MemoryReferenceResolver

@@ -84,7 +84,7 @@ enum SQLiteHistory {
             sequence += 1
             try insertChange.execute(arguments: [token, sequence, kind.rawValue, id.entityName, key, version, properties])
         }
-        func names(_ values: [String: PropertyValue], _ toMany: [String: [ObjectID]]) -> String {
+        func names(_ values: PropertyValues, _ toMany: [String: [ObjectID]]) -> String {
             (Array(values.keys) + Array(toMany.keys)).sorted().joined(separator: ",")
         }
         // The commit lists the inserts' permanent IDs in the change set's order.

@@ -25,26 +25,26 @@ struct SQLiteRowDecoder {
     /// Primary keys per `IN (…)` chunk.
     static let chunkSize = 32000
 
-    typealias Values = [String: PropertyValue]
+    typealias Values = PropertyValues
 
     private struct BoundAttribute {
         var name: String
         var column: CInt
-        var slot: Values.Index
+        var slot: Int
         var type: AttributeType
     }
 
     private struct BoundToOne {
         var name: String
         var column: CInt
-        var slot: Values.Index
+        var slot: Int
         var field: SQLiteStoreMapping.ToOneField
     }
 
     /// One entity's fields bound to a statement's columns. Each row's values
-    /// start as a copy of `template` (every key, all `.null`) and are set
-    /// through the template's indices: copying a dictionary keeps its
-    /// layout, so no key is hashed per row.
+    /// start as a copy of `template` (every key of the entity's layout, all
+    /// `.null`) and are set by slot: no key is hashed per row, and every
+    /// snapshot of the entity shares the layout.
     private final class BoundEntity {
         let name: String
         let template: Values
@@ -110,11 +110,10 @@ struct SQLiteRowDecoder {
         var bound: [Int64: BoundEntity] = [:]
         for name in tableInfo.entities {
             guard let entity = mapping.entities[name] else { continue }
-            var template: Values = Dictionary(minimumCapacity: entity.attributes.count + entity.toOnes.count)
-            for field in entity.attributes { template[field.name] = .null }
-            for field in entity.toOnes { template[field.name] = .null }
-            func slot(_ key: String) throws -> Values.Index {
-                guard let slot = template.index(forKey: key) else {
+            let layout = PropertyValues.Layout(names: entity.attributes.map(\.name) + entity.toOnes.map(\.name))
+            let template = PropertyValues(layout: layout, repeating: .null)
+            func slot(_ key: String) throws -> Int {
+                guard let slot = layout.slot(of: key) else {
                     throw StrataError(.storeOpen, "store \(path): \(name) has a property '\(key)' the decoder lost")
                 }
                 return slot
@@ -152,7 +151,7 @@ struct SQLiteRowDecoder {
             for attribute in entity.attributes {
                 do {
                     if let value = try Self.column(attribute.column, of: sqliteStatement, type: attribute.type) {
-                        values.values[attribute.slot] = value
+                        values[slot: attribute.slot] = value
                     }
                 } catch let error as StrataError {
                     throw StrataError(.invalidValue, "store \(path): \(entity.name).\(attribute.name) of row \(key): \(error.message)")
@@ -166,9 +165,9 @@ struct SQLiteRowDecoder {
                 case .int64(let destination):
                     switch toOne.field.resolution {
                     case .fixed(let name), .external(let name):
-                        values.values[toOne.slot] = .object(ObjectID(storeIdentifier: identifier, entityName: name, key: .permanent(destination)))
+                        values[slot: toOne.slot] = .object(ObjectID(storeIdentifier: identifier, entityName: name, key: .permanent(destination)))
                     case .lookup(let table, let declared):
-                        values.values[toOne.slot] = .object(ObjectID(storeIdentifier: identifier, entityName: declared, key: .permanent(destination)))
+                        values[slot: toOne.slot] = .object(ObjectID(storeIdentifier: identifier, entityName: declared, key: .permanent(destination)))
                         pending.append(PendingDestination(snapshot: result.count, name: toOne.name, table: table, declared: declared, key: destination))
                     }
                 default:

@@ -82,7 +82,7 @@ extension SQLiteSaveTransaction {
             return model.isEntity(actual, kindOf: target.entityName)
         }
         var result: [String] = []
-        func scan(_ id: ObjectID, entity: Entity, values: [String: PropertyValue], toMany: [String: [ObjectID]]) {
+        func scan(_ id: ObjectID, entity: Entity, values: PropertyValues, toMany: [String: [ObjectID]]) {
             for name in values.keys.sorted() {
                 guard let i = entity.toOneIndex[name], let table = entity.toOnes[i].destinationTable,
                       case .object(let target)? = values[name], case .permanent(let key) = target.key,
