@@ -20,7 +20,7 @@ final class ResponseHandler: ChannelInboundHandler {
         let frame = unwrapInboundIn(data)
         let message: Strata_V1_ServerFrame
         do {
-            message = try Strata_V1_ServerFrame(serializedBytes: Array(frame.payload.readableBytesView))
+            message = try Strata_V1_ServerFrame(serializedBytes: ProtobufBytes(frame.payload))
         } catch {
             router.fail(StrataClientError(.internal, "the server sent a frame that is not a ServerFrame: \(error)"))
             context.close(promise: nil)

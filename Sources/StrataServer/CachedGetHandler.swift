@@ -21,7 +21,9 @@ import SwiftProtobuf
 final class CachedGetHandler: ChannelInboundHandler, RemovableChannelHandler {
     typealias InboundIn = Frame
     typealias InboundOut = Frame
-    typealias OutboundOut = Frame
+    /// Whole wire frames: the handler sits before the frame encoder, so its
+    /// answers (framed as they are built) are not copied again.
+    typealias OutboundOut = ByteBuffer
 
     /// The most objects one get may name to be answered here.
     static let maximumObjects = 64
@@ -45,7 +47,7 @@ final class CachedGetHandler: ChannelInboundHandler, RemovableChannelHandler {
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         let frame = unwrapInboundIn(data)
-        if state.answersOnEventLoop, context.channel.isWritable, let answer = answer(frame) {
+        if state.answersOnEventLoop, context.channel.isWritable, let answer = answer(frame, allocator: context.channel.allocator) {
             state.activity.touch()
             context.write(wrapOutboundOut(answer), promise: nil)
             needsFlush = true
@@ -63,11 +65,11 @@ final class CachedGetHandler: ChannelInboundHandler, RemovableChannelHandler {
     }
 
     /// The answer to `frame` when it is a get this handler can answer whole.
-    private func answer(_ frame: Frame) -> Frame? {
+    private func answer(_ frame: Frame, allocator: ByteBufferAllocator) -> ByteBuffer? {
         let started = ContinuousClock.now
         let fields = Self.topLevelFields(of: frame.payload)
         guard fields.contains(Self.refreshField) || (fields.isEmpty && frame.payload.readableBytes > 0) else { return nil }
-        guard let request = try? Strata_V1_ClientFrame(serializedBytes: Array(frame.payload.readableBytesView)) else {
+        guard let request = try? Strata_V1_ClientFrame(serializedBytes: ProtobufBytes(frame.payload)) else {
             // The async side answers this frame with a protocol error and
             // closes: nothing read after it is answered here either.
             state.stopAnswering()
@@ -106,11 +108,17 @@ final class CachedGetHandler: ChannelInboundHandler, RemovableChannelHandler {
             }
             states.append(encoded)
         }
-        let bytes = RowEncoding.refreshAnswer(requestID: request.requestID, states: states)
-        guard bytes.count <= maxFrameBytes else { return nil }
-        let compress = state.compresses && bytes.count >= WireProtocol.compressionThreshold
+        var answer = RowEncoding.refreshAnswerFrame(requestID: request.requestID, states: states, allocator: allocator)
+        let payloadBytes = answer.readableBytes - WireProtocol.headerSize
+        guard payloadBytes <= maxFrameBytes else { return nil }
+        if state.compresses, payloadBytes >= WireProtocol.compressionThreshold {
+            answer.moveReaderIndex(forwardBy: WireProtocol.headerSize)
+            var compressed = allocator.buffer(capacity: payloadBytes / 2 + WireProtocol.headerSize)
+            FrameEncoder.write(Frame(payload: answer, compressed: true), into: &compressed)
+            answer = compressed
+        }
         core.stats.record(operation: Session.operationName(request.request), duration: .now - started, failed: false)
-        return Frame(payload: ByteBuffer(bytes: bytes), compressed: compress)
+        return answer
     }
 
     /// Roughly how many bytes a snapshot's values take on the wire (for a

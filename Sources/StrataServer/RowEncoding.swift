@@ -1,3 +1,4 @@
+import NIOCore
 import StrataStore
 import StrataWire
 import SwiftProtobuf
@@ -22,31 +23,52 @@ enum RowEncoding {
     /// (field numbers from `Protocol/strata.proto`: `ServerFrame.request_id`
     /// 1, `ServerFrame.refresh` 15, `RefreshResponse.objects` 1).
     static func refreshAnswer(requestID: UInt64, states: [[UInt8]]) -> [UInt8] {
-        var response: [UInt8] = []
-        response.reserveCapacity(states.reduce(0) { $0 + $1.count + 6 })
-        for state in states {
-            response.append(0x0A)   // field 1, length-delimited
-            appendVarint(UInt64(state.count), to: &response)
-            response.append(contentsOf: state)
-        }
-        var frame: [UInt8] = []
-        frame.reserveCapacity(response.count + 16)
-        if requestID != 0 {
-            frame.append(0x08)  // field 1, varint
-            appendVarint(requestID, to: &frame)
-        }
-        frame.append(0x7A)      // field 15, length-delimited
-        appendVarint(UInt64(response.count), to: &frame)
-        frame.append(contentsOf: response)
-        return frame
+        var frame = refreshAnswerFrame(requestID: requestID, states: states, allocator: ByteBufferAllocator())
+        frame.moveReaderIndex(forwardBy: WireProtocol.headerSize)
+        return Array(frame.readableBytesView)
     }
 
-    private static func appendVarint(_ value: UInt64, to bytes: inout [UInt8]) {
+    /// ``refreshAnswer(requestID:states:)`` as a whole uncompressed wire
+    /// frame (flag byte, 4-byte length, payload) in one buffer: sized
+    /// first, written once, no intermediate arrays and no second copy by
+    /// the frame encoder.
+    static func refreshAnswerFrame(requestID: UInt64, states: [[UInt8]], allocator: ByteBufferAllocator) -> ByteBuffer {
+        var responseBytes = 0
+        for state in states { responseBytes += 1 + varintSize(UInt64(state.count)) + state.count }
+        let payloadBytes = (requestID != 0 ? 1 + varintSize(requestID) : 0) + 1 + varintSize(UInt64(responseBytes)) + responseBytes
+        var buffer = allocator.buffer(capacity: WireProtocol.headerSize + payloadBytes)
+        buffer.writeInteger(UInt8(0))
+        buffer.writeInteger(UInt32(truncatingIfNeeded: payloadBytes))
+        if requestID != 0 {
+            buffer.writeInteger(UInt8(0x08))    // ServerFrame.request_id: field 1, varint
+            writeVarint(requestID, to: &buffer)
+        }
+        buffer.writeInteger(UInt8(0x7A))        // ServerFrame.refresh: field 15, length-delimited
+        writeVarint(UInt64(responseBytes), to: &buffer)
+        for state in states {
+            buffer.writeInteger(UInt8(0x0A))    // RefreshResponse.objects: field 1, length-delimited
+            writeVarint(UInt64(state.count), to: &buffer)
+            buffer.writeBytes(state)
+        }
+        return buffer
+    }
+
+    private static func varintSize(_ value: UInt64) -> Int {
+        var value = value
+        var size = 1
+        while value >= 0x80 {
+            value >>= 7
+            size += 1
+        }
+        return size
+    }
+
+    private static func writeVarint(_ value: UInt64, to buffer: inout ByteBuffer) {
         var value = value
         while value >= 0x80 {
-            bytes.append(UInt8(truncatingIfNeeded: value) | 0x80)
+            buffer.writeInteger(UInt8(truncatingIfNeeded: value) | 0x80)
             value >>= 7
         }
-        bytes.append(UInt8(value))
+        buffer.writeInteger(UInt8(value))
     }
 }

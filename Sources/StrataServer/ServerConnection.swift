@@ -50,7 +50,7 @@ struct ServerConnection {
                 session.activity.touch()
                 let request: Strata_V1_ClientFrame
                 do {
-                    request = try Strata_V1_ClientFrame(serializedBytes: Array(frame.payload.readableBytesView))
+                    request = try Strata_V1_ClientFrame(serializedBytes: ProtobufBytes(frame.payload))
                 } catch {
                     throw WireError(.invalidArgument, "a frame of \(frame.payload.readableBytes) bytes is not a valid ClientFrame message: \(error)")
                 }

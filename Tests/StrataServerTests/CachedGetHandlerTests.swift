@@ -16,7 +16,7 @@ import Testing
 @Suite struct CachedGetHandlerTests {
     /// A server core over in-memory sample stores, with two saved books:
     /// `cached` read through the row cache, `uncached` never read.
-    private func core() async throws -> (ServerCore, cached: ObjectID, uncached: ObjectID) {
+    private func core(title cachedTitle: String = "Cached") async throws -> (ServerCore, cached: ObjectID, uncached: ObjectID) {
         let container = try await PersistentContainer(
             model: BooksSample.model,
             storeDescriptions: [.inMemory(configuration: "Book"), .inMemory(configuration: "Feedback")],
@@ -26,7 +26,7 @@ import Testing
         )
         let ids = try await container.newBackgroundContext().perform { context in
             var books: [ManagedObject] = []
-            for title in ["Cached", "Uncached"] {
+            for title in [cachedTitle, "Uncached"] {
                 let book = try context.insert("Book")
                 try book.setValue(.uuid(UUID()), forKey: "uuid")
                 try book.setValue(.string(title), forKey: "title")
@@ -62,6 +62,23 @@ import Testing
         }
     }
 
+    @Test func compressesALargeAnswerWhenTheClientAcceptsCompression() async throws {
+        let (core, cached, _) = try await core(title: String(repeating: "Long title ", count: 200))
+        let state = ConnectionState()
+        let channel = EmbeddedChannel(handler: CachedGetHandler(core: core, state: state, maxFrameBytes: 1 << 20))
+        state.greeted()
+        state.enableCompression()
+        let request = get([cached])
+        try channel.writeInbound(try frame(request))
+        var written = try #require(try channel.readOutbound(as: ByteBuffer.self))
+        #expect(written.readInteger(as: UInt8.self) == WireProtocol.compressedFlag)
+        #expect(written.readInteger(as: UInt32.self).map(Int.init) == written.readableBytes)
+        #expect(written.readableBytes < 1024, "2,200 bytes of a repeated title deflate well")
+        let answer = try Strata_V1_ServerFrame(serializedBytes: ProtobufBytes(try Zlib.inflate(written, limit: 1 << 20)))
+        #expect(answer.requestID == 7)
+        #expect(answer.response == .refresh(try await core.refresh(request.refresh, clientName: "test")))
+    }
+
     @Test func answersACachedGetOnTheEventLoopAsTheAsyncSideWould() async throws {
         let (core, cached, _) = try await core()
         let state = ConnectionState()
@@ -71,13 +88,16 @@ import Testing
         // Before the hello's answer: passed on, nothing written.
         try channel.writeInbound(try frame(request))
         #expect(try channel.readInbound(as: Frame.self) != nil)
-        #expect(try channel.readOutbound(as: Frame.self) == nil)
+        #expect(try channel.readOutbound(as: ByteBuffer.self) == nil)
 
         state.greeted()
         try channel.writeInbound(try frame(request))
         #expect(try channel.readInbound(as: Frame.self) == nil, "a cached get went on to the async side")
-        let written = try #require(try channel.readOutbound(as: Frame.self))
-        let answer = try Strata_V1_ServerFrame(serializedBytes: Array(written.payload.readableBytesView))
+        // A whole wire frame: flag, big-endian length, payload.
+        var written = try #require(try channel.readOutbound(as: ByteBuffer.self))
+        #expect(written.readInteger(as: UInt8.self) == 0)
+        #expect(written.readInteger(as: UInt32.self).map(Int.init) == written.readableBytes)
+        let answer = try Strata_V1_ServerFrame(serializedBytes: ProtobufBytes(written))
         #expect(answer.requestID == 7)
         let expected = try await core.refresh(request.refresh, clientName: "test")
         #expect(answer.response == .refresh(expected))
@@ -88,7 +108,7 @@ import Testing
         state.stopAnswering()
         try channel.writeInbound(try frame(request))
         #expect(try channel.readInbound(as: Frame.self) != nil)
-        #expect(try channel.readOutbound(as: Frame.self) == nil)
+        #expect(try channel.readOutbound(as: ByteBuffer.self) == nil)
         _ = try channel.finish()
     }
 
@@ -112,7 +132,7 @@ import Testing
             try channel.writeInbound(input)
             let passed = try channel.readInbound(as: Frame.self)
             #expect(passed == input, "\(name) was not passed on unchanged")
-            #expect(try channel.readOutbound(as: Frame.self) == nil, "\(name) was answered on the event loop")
+            #expect(try channel.readOutbound(as: ByteBuffer.self) == nil, "\(name) was answered on the event loop")
         }
         #expect(core.statsResponse().operations.isEmpty)
         _ = try channel.finish()
@@ -129,7 +149,7 @@ import Testing
         #expect(!state.answersOnEventLoop)
         try channel.writeInbound(try frame(get([cached])))
         #expect(try channel.readInbound(as: Frame.self) != nil, "a get after a broken frame was answered on the loop")
-        #expect(try channel.readOutbound(as: Frame.self) == nil)
+        #expect(try channel.readOutbound(as: ByteBuffer.self) == nil)
         _ = try channel.finish()
     }
 

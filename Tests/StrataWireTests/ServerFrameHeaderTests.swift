@@ -71,6 +71,20 @@ struct ServerFrameHeaderTests {
         #expect(ServerFrameHeader(scanning: buffer)?.requestID == 300)
     }
 
+    @Test("Messages decode from a buffer's readable bytes as from an array of them")
+    func protobufBytes() throws {
+        var buffer = ByteBuffer(bytes: [0xFF, 0xFF])
+        buffer.writeBytes(try Self.answer(id: 77).serializedBytes() as [UInt8])
+        buffer.moveReaderIndex(forwardBy: 2)
+        let decoded = try Strata_V1_ServerFrame(serializedBytes: ProtobufBytes(buffer))
+        #expect(decoded == Self.answer(id: 77))
+        #expect(ProtobufBytes(buffer).count == buffer.readableBytes)
+        var copy = ProtobufBytes([1, 2, 3])
+        copy.withUnsafeMutableBytes { $0[0] = 9 }
+        #expect(copy.withUnsafeBytes { Array($0) } == [9, 2, 3])
+        #expect(ProtobufBytes(repeating: 4, count: 2).withUnsafeBytes { Array($0) } == [4, 4])
+    }
+
     @Test("Truncated or malformed payloads are refused, not misread")
     func malformed() throws {
         let whole: [UInt8] = try Self.answer(id: 70_000).serializedBytes()

@@ -232,7 +232,7 @@ final class WireLoadHandler: ChannelInboundHandler {
 
     private func answerHello(_ frame: Frame, header: ServerFrameHeader, promise: EventLoopPromise<Strata_V1_HelloResponse>, context: ChannelHandlerContext) {
         do {
-            let message = try Strata_V1_ServerFrame(serializedBytes: Array(frame.payload.readableBytesView))
+            let message = try Strata_V1_ServerFrame(serializedBytes: ProtobufBytes(frame.payload))
             guard header.code == .ok, case .hello(let info)? = message.response else {
                 promise.fail(BenchError.setup("the server refused hello: \(message.status.code.name) \(message.status.message)"))
                 context.close(promise: nil)
@@ -248,7 +248,7 @@ final class WireLoadHandler: ChannelInboundHandler {
     /// Saves teach the workload versions; refused updates, conflicts.
     private func learn(from frame: Frame, request: Pending) {
         guard let workload = run?.phase.workload,
-              let message = try? Strata_V1_ServerFrame(serializedBytes: Array(frame.payload.readableBytesView)) else { return }
+              let message = try? Strata_V1_ServerFrame(serializedBytes: ProtobufBytes(frame.payload)) else { return }
         if message.hasStatus, message.status.code != .ok {
             workload.refused(message.status.conflicts, target: request.target)
         } else if case .save(let response)? = message.response {
