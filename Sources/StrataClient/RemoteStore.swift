@@ -187,6 +187,7 @@ public actor RemoteStore: PersistentStore {
     /// property set to nil is cleared on the server.
     private static func values(_ values: PropertyValues, toMany: [String: [ObjectID]]) -> [String: Strata_V1_Value] {
         var wire: [String: Strata_V1_Value] = [:]
+        wire.reserveCapacity(values.count + toMany.count)
         for (key, value) in values { wire[key] = value.wire }
         for (key, ids) in toMany { wire[key] = PropertyValue.objects(ids).wire }
         return wire

@@ -260,7 +260,7 @@ extension Context {
                 values = object.changes
             } else {
                 values = PropertyValues(layout: object.changes.layout)
-                for key in object.changes.keys {
+                for (key, _) in object.changes {
                     if let value = graph.currentValue(of: object, forKey: key) { values[key] = value }
                 }
             }

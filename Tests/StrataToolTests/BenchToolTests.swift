@@ -106,6 +106,15 @@ struct BenchToolTests {
         #expect(Set(errors.keys).isSubset(of: ["UNAVAILABLE"]), "\(errors)")
     }
 
+    @Test("A server that refuses the load's connections: exit 2 with the server's reason")
+    func connectionsRefused() throws {
+        let server = try LiveServer.start(["--max-connections", "2"])
+        defer { server.stop() }
+        let run = try Executables.run("strata-bench", ["--port", "\(server.port)", "-c", "4", "-n", "10", "--dataset", "5", "--mix", "get=100"], timeout: 30)
+        #expect(run.status == 2, "\(run.stdout) \(run.stderr)")
+        #expect(run.stderr.contains("RESOURCE_EXHAUSTED"), "\(run.stderr)")
+    }
+
     @Test("Bad options exit 1; an unreachable server exits 2")
     func failures() throws {
         let usage = try Executables.run("strata-bench", ["--mix", "get=x", "-n", "1"], timeout: 20)

@@ -98,25 +98,16 @@ struct BenchCommand: AsyncParsableCommand {
                 acceptCompression: compression, compressRequests: compression
             ))
         }
-        let wire: WireDriver?
         do {
             try await withThrowingTaskGroup(of: Void.self) { group in
                 for client in clients { group.addTask { _ = try await client.connect() } }
                 try await group.waitForAll()
             }
-            wire = driver == .wire
-                ? try await WireDriver.connect(host: host, port: port, count: connections, threads: threads, clientName: "strata-bench", authToken: token, compression: compression)
-                : nil
         } catch {
             Self.stderr("strata-bench: cannot connect to \(host):\(port): \(error)")
             throw ExitCode(2)
         }
-        defer {
-            Task {
-                for client in clients { await client.close() }
-                await wire?.close()
-            }
-        }
+        defer { Task { for client in clients { await client.close() } } }
 
         var versions: [String: Int64]
         if let dataset, dataset > 0 {
@@ -147,6 +138,18 @@ struct BenchCommand: AsyncParsableCommand {
                 throw ExitCode(2)
             }
         }
+        // Connected after the seeding, so a long seed does not leave the
+        // load's connections idle long enough for the server to close them.
+        let wire: WireDriver?
+        do {
+            wire = driver == .wire
+                ? try await WireDriver.connect(host: host, port: port, count: connections, threads: threads, clientName: "strata-bench", authToken: token, compression: compression)
+                : nil
+        } catch {
+            Self.stderr("strata-bench: cannot connect to \(host):\(port): \(error)")
+            throw ExitCode(2)
+        }
+        defer { if let wire { Task { await wire.close() } } }
         let workload = Workload(
             entity: entity, predicate: predicate,
             sortsByPages: predicate == "pages >= $LOW AND pages <= $HIGH",
@@ -187,6 +190,11 @@ struct BenchCommand: AsyncParsableCommand {
             try Data((jsonText + "\n").utf8).write(to: URL(fileURLWithPath: out))
         }
         print(json ? jsonText : report.text)
+        if let limit, recorder.requests < limit {
+            // Every connection closed before the count was reached.
+            Self.stderr("strata-bench: only \(recorder.requests) of \(limit) requests were made: the server closed the connections")
+            throw ExitCode(1)
+        }
     }
 
     private static func showProgress(_ progress: LoadRunner.Progress) async {

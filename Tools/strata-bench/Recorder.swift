@@ -13,8 +13,11 @@ struct Recorder: Sendable {
         Histogram<UInt64>(lowestDiscernibleValue: 1, highestTrackableValue: 120_000_000, numberOfSignificantValueDigits: .three)
     }
 
-    mutating func record(_ operation: BenchOperation, micros: UInt64, error: String?) {
-        _ = latencies[operation, default: Self.makeHistogram()].record(min(max(micros, 1), 120_000_000))
+    /// Counts a request; `micros` nil for one never sent (no latency to tell).
+    mutating func record(_ operation: BenchOperation, micros: UInt64?, error: String?) {
+        if let micros {
+            _ = latencies[operation, default: Self.makeHistogram()].record(min(max(micros, 1), 120_000_000))
+        }
         if let error {
             errors[operation, default: [:]][error, default: 0] += 1
         } else {

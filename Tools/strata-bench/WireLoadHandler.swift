@@ -66,6 +66,9 @@ final class WireLoadHandler: ChannelInboundHandler {
     private var nextID = WireLoadHandler.helloID + 1
     private var needsFlush = false
     private var isOpen = true
+    /// Why the server is closing the connection, when it said so (a frame
+    /// with request 0 and a status: too many connections, idle, a broken frame).
+    private var closingStatus: Strata_V1_Status?
 
     init(hello: Strata_V1_HelloRequest, compressRequests: Bool, answered: EventLoopPromise<Strata_V1_HelloResponse>) {
         self.hello = hello
@@ -93,6 +96,7 @@ final class WireLoadHandler: ChannelInboundHandler {
             return
         }
         // One phase at a time: the driver waits for each before the next.
+        assert(run == nil && pending.isEmpty, "a phase started before the last one finished")
         run?.finished.succeed(run?.recorder ?? Recorder())
         run = Run(phase: start.phase, slots: start.slots, finished: start.finished, random: SplitMix64(seed: start.seed), exhausted: !isOpen || start.slots == 0)
         fill(context: context)
@@ -100,9 +104,20 @@ final class WireLoadHandler: ChannelInboundHandler {
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        // Before any decoding: the latency is the server's and the network's.
+        let now = NIODeadline.now()
         let frame = unwrapInboundIn(data)
         guard let header = ServerFrameHeader(scanning: frame.payload) else {
             fail(context: context, BenchError.setup("the server sent a frame that is not a ServerFrame"))
+            return
+        }
+        if header.requestID == 0, header.code != .ok {
+            let status = (try? Strata_V1_ServerFrame(serializedBytes: ProtobufBytes(frame.payload)))?.status
+            closingStatus = status ?? Strata_V1_Status.with { $0.code = header.code }
+            if let promise = helloPromise {
+                helloPromise = nil
+                promise.fail(BenchError.setup("the server refused the connection: \(header.code.name) \(status?.message ?? "")"))
+            }
             return
         }
         if header.requestID == Self.helloID, let promise = helloPromise {
@@ -121,7 +136,7 @@ final class WireLoadHandler: ChannelInboundHandler {
         if request.operation == .insert || request.operation == .update || header.code != .ok {
             learn(from: frame, request: request)
         }
-        record(request, failure: failure)
+        record(request, failure: failure, at: now)
         fill(context: context)
     }
 
@@ -134,10 +149,13 @@ final class WireLoadHandler: ChannelInboundHandler {
         isOpen = false
         helloPromise?.fail(BenchError.setup("the server closed the connection before answering hello"))
         helloPromise = nil
-        // Requests the server never answered count as failed.
+        // Requests the server never answered count as failed, under the
+        // code the server gave for closing, if it gave one.
         let lost = pending.values
         pending.removeAll()
-        for request in lost { record(request, failure: Strata_V1_StatusCode.unavailable.name) }
+        let code = (closingStatus?.code ?? .unavailable).name
+        let now = NIODeadline.now()
+        for request in lost { record(request, failure: code, at: now) }
         run?.exhausted = true
         finishIfDone()
         context.fireChannelInactive()
@@ -174,6 +192,8 @@ final class WireLoadHandler: ChannelInboundHandler {
                         let (handler, context) = loopBound.value
                         handler.run?.scheduled -= 1
                         handler.send(serial: serial, due: due, context: context)
+                        // A request that could not be sent left its slot free.
+                        handler.fill(context: context)
                         handler.flushIfNeeded(context: context)
                     }
                     continue
@@ -199,7 +219,8 @@ final class WireLoadHandler: ChannelInboundHandler {
         run = current
         let entry = Pending(operation: operation, due: due, target: target)
         guard isOpen else {
-            record(entry, failure: Strata_V1_StatusCode.unavailable.name)
+            // Never sent: failed, with no latency to tell.
+            record(entry, failure: (closingStatus?.code ?? .unavailable).name, at: nil)
             finishIfDone()
             return
         }
@@ -210,7 +231,7 @@ final class WireLoadHandler: ChannelInboundHandler {
         do {
             bytes = try frame.serializedBytes()
         } catch {
-            record(entry, failure: "CLIENT_ERROR")
+            record(entry, failure: "CLIENT_ERROR", at: nil)
             finishIfDone()
             return
         }
@@ -256,10 +277,10 @@ final class WireLoadHandler: ChannelInboundHandler {
         }
     }
 
-    private func record(_ request: Pending, failure: String?) {
+    /// Counts a request answered (or failed) at `time`; nil for one never sent.
+    private func record(_ request: Pending, failure: String?, at time: NIODeadline?) {
         guard let phase = run?.phase else { return }
-        let elapsed = NIODeadline.now() - request.due
-        let micros = UInt64(max(0, elapsed.nanoseconds) / 1000)
+        let micros = time.map { UInt64(max(0, ($0 - request.due).nanoseconds) / 1000) }
         run?.recorder.record(request.operation, micros: micros, error: failure)
         phase.progress.done.add(1, ordering: .relaxed)
         if failure != nil { phase.progress.failed.add(1, ordering: .relaxed) }

@@ -110,10 +110,9 @@ struct SQLiteRowDecoder {
         var bound: [Int64: BoundEntity] = [:]
         for name in tableInfo.entities {
             guard let entity = mapping.entities[name] else { continue }
-            let layout = PropertyValues.Layout(names: entity.attributes.map(\.name) + entity.toOnes.map(\.name))
-            let template = PropertyValues(layout: layout, repeating: .null)
+            let template = entity.snapshotTemplate
             func slot(_ key: String) throws -> Int {
-                guard let slot = layout.slot(of: key) else {
+                guard let slot = template.layout.slot(of: key) else {
                     throw StrataError(.storeOpen, "store \(path): \(name) has a property '\(key)' the decoder lost")
                 }
                 return slot

@@ -87,6 +87,9 @@ struct SQLiteStoreMapping: Sendable {
         let insertPosition: [String: Int]
         /// `INSERT INTO t (Z_PK, Z_ENT, Z_OPT, …) VALUES (?, ?, 1, …)`.
         let insertSQL: String
+        /// A snapshot's values to start from: every attribute and to-one
+        /// `.null`, in one layout every snapshot of the entity shares.
+        let snapshotTemplate: PropertyValues
 
         init(name: String, number: Int64, table: String, isAbstract: Bool, attributes: [AttributeField], toOnes: [ToOneField],
              toManys: [String: ToManyField], transientNames: Set<String>, insertColumns: [String], insertSQL: String) {
@@ -118,6 +121,7 @@ struct SQLiteStoreMapping: Sendable {
             self.toOneIndex = toOneIndex
             self.insertSlots = slots
             self.slotList = slots.count <= 24 ? slots.map { ($0.key, $0.key.utf8.count, $0.value) } : []
+            self.snapshotTemplate = PropertyValues(layout: PropertyValues.Layout(names: attributes.map(\.name) + toOnes.map(\.name)), repeating: .null)
         }
 
         /// The INSERT slot of an attribute or to-one. Small entities scan a
