@@ -31,6 +31,8 @@ final class CachedGetHandler: ChannelInboundHandler, RemovableChannelHandler {
     /// are built off the loop by the async side, so one get of big blobs
     /// does not stall every connection of the loop.
     static let maximumAnswerBytes = 64 * 1024
+    /// The statistics name of what this handler answers.
+    static let operationName = Session.operationName(.refresh(Strata_V1_RefreshRequest()))
     /// `ClientFrame.refresh`'s field number (`Protocol/strata.proto`).
     static let refreshField: UInt64 = 15
 
@@ -67,29 +69,36 @@ final class CachedGetHandler: ChannelInboundHandler, RemovableChannelHandler {
     /// The answer to `frame` when it is a get this handler can answer whole.
     private func answer(_ frame: Frame, allocator: ByteBufferAllocator) -> ByteBuffer? {
         let started = ContinuousClock.now
-        let fields = Self.topLevelFields(of: frame.payload)
-        guard fields.contains(Self.refreshField) || (fields.isEmpty && frame.payload.readableBytes > 0) else { return nil }
-        guard let request = try? Strata_V1_ClientFrame(serializedBytes: ProtobufBytes(frame.payload)) else {
-            // The async side answers this frame with a protocol error and
-            // closes: nothing read after it is answered here either.
-            state.stopAnswering()
-            return nil
+        // The common case is read by its fields; anything else is decoded
+        // in full, which also finds frames that are not protobuf.
+        let refresh: RefreshFrameScan
+        if let scan = RefreshFrameScan(scanning: frame.payload) {
+            refresh = scan
+        } else {
+            let fields = Self.topLevelFields(of: frame.payload)
+            guard fields.contains(Self.refreshField) || (fields.isEmpty && frame.payload.readableBytes > 0) else { return nil }
+            guard let request = try? Strata_V1_ClientFrame(serializedBytes: ProtobufBytes(frame.payload)) else {
+                // The async side answers this frame with a protocol error and
+                // closes: nothing read after it is answered here either.
+                state.stopAnswering()
+                return nil
+            }
+            guard case .refresh(let decoded)? = request.request else { return nil }
+            refresh = RefreshFrameScan(requestID: request.requestID, ids: decoded.ids, namesFetched: !decoded.includeFetched.isEmpty,
+                                       namesRelationships: !decoded.includeRelationships.isEmpty, skipFetched: decoded.skipFetched)
         }
         // Fetched properties named (even unknown ones, which the async side
         // refuses) and relationships need the async side's checks.
-        guard request.requestID != 0,
-              case .refresh(let refresh)? = request.request,
-              refresh.includeRelationships.isEmpty, refresh.includeFetched.isEmpty,
+        guard refresh.requestID != 0, !refresh.namesRelationships, !refresh.namesFetched,
               !refresh.ids.isEmpty, refresh.ids.count <= Self.maximumObjects else { return nil }
-        let model = core.model
         var ids: [ObjectID] = []
         ids.reserveCapacity(refresh.ids.count)
         for text in refresh.ids {
             guard let id = try? PropertyValue.parseObjectID(text),
                   !id.isTemporary,
                   core.coordinator.store(identifier: id.storeIdentifier) != nil,
-                  model.entity(named: id.entityName) != nil,
-                  refresh.skipFetched || model.fetchedProperties(of: id.entityName).isEmpty else { return nil }
+                  core.model.entity(named: id.entityName) != nil,
+                  refresh.skipFetched || core.model.fetchedProperties(of: id.entityName).isEmpty else { return nil }
             ids.append(id)
         }
         let cache = core.coordinator.rowCache
@@ -108,7 +117,7 @@ final class CachedGetHandler: ChannelInboundHandler, RemovableChannelHandler {
             }
             states.append(encoded)
         }
-        var answer = RowEncoding.refreshAnswerFrame(requestID: request.requestID, states: states, allocator: allocator)
+        var answer = RowEncoding.refreshAnswerFrame(requestID: refresh.requestID, states: states, allocator: allocator)
         let payloadBytes = answer.readableBytes - WireProtocol.headerSize
         guard payloadBytes <= maxFrameBytes else { return nil }
         if state.compresses, payloadBytes >= WireProtocol.compressionThreshold {
@@ -117,7 +126,7 @@ final class CachedGetHandler: ChannelInboundHandler, RemovableChannelHandler {
             FrameEncoder.write(Frame(payload: answer, compressed: true), into: &compressed)
             answer = compressed
         }
-        core.stats.record(operation: Session.operationName(request.request), duration: .now - started, failed: false)
+        core.stats.record(operation: Self.operationName, duration: .now - started, failed: false)
         return answer
     }
 

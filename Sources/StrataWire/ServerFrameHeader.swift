@@ -18,7 +18,7 @@ public struct ServerFrameHeader: Sendable, Equatable {
     public init?(scanning payload: ByteBuffer) {
         let scanned: ServerFrameHeader? = payload.withUnsafeReadableBytes { bytes in
             var header = ServerFrameHeader()
-            var reader = Reader(bytes: bytes)
+            var reader = ProtobufReader(bytes: bytes)
             while !reader.isAtEnd {
                 guard let key = reader.varint() else { return nil }
                 let (field, wireType) = (key >> 3, key & 7)
@@ -55,58 +55,5 @@ public struct ServerFrameHeader: Sendable, Equatable {
         self.requestID = requestID
         self.code = code
         self.moreFollows = moreFollows
-    }
-
-    /// A bounds-checked cursor over protobuf bytes.
-    private struct Reader {
-        let bytes: UnsafeRawBufferPointer
-        var offset = 0
-        var end: Int
-
-        init(bytes: UnsafeRawBufferPointer) {
-            self.bytes = bytes
-            self.end = bytes.count
-        }
-
-        var isAtEnd: Bool { offset >= end }
-
-        mutating func varint() -> UInt64? {
-            var value: UInt64 = 0
-            var shift: UInt64 = 0
-            while offset < end, shift < 64 {
-                let byte = bytes[offset]
-                offset += 1
-                value |= UInt64(byte & 0x7F) << shift
-                if byte & 0x80 == 0 { return value }
-                shift += 7
-            }
-            return nil
-        }
-
-        /// The next `length` bytes as their own reader, consumed here.
-        mutating func slice(_ length: UInt64) -> Reader? {
-            guard length <= UInt64(end - offset) else { return nil }
-            var inner = self
-            inner.end = offset + Int(length)
-            offset = inner.end
-            return inner
-        }
-
-        /// Skips a field's value of this wire type; false when malformed.
-        mutating func skip(wireType: UInt64) -> Bool {
-            switch wireType {
-            case 0: return varint() != nil
-            case 1: return advance(8)
-            case 2: return varint().map { slice($0) != nil } ?? false
-            case 5: return advance(4)
-            default: return false
-            }
-        }
-
-        private mutating func advance(_ count: Int) -> Bool {
-            guard end - offset >= count else { return false }
-            offset += count
-            return true
-        }
     }
 }

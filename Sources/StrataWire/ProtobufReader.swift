@@ -1,0 +1,64 @@
+/// A bounds-checked cursor over protobuf wire bytes, for the few messages
+/// read on hot paths by their fields instead of decoded whole
+/// (``ServerFrameHeader``, ``RefreshFrameScan``). Every read returns nil
+/// (or false) instead of reading past the end.
+public struct ProtobufReader {
+    private let bytes: UnsafeRawBufferPointer
+    private var offset = 0
+    private var end: Int
+
+    /// A reader of `bytes`, valid while they are.
+    public init(bytes: UnsafeRawBufferPointer) {
+        self.bytes = bytes
+        self.end = bytes.count
+    }
+
+    /// Whether every byte was read.
+    public var isAtEnd: Bool { offset >= end }
+
+    /// The next varint (at most ten bytes).
+    public mutating func varint() -> UInt64? {
+        var value: UInt64 = 0
+        var shift: UInt64 = 0
+        while offset < end, shift < 64 {
+            let byte = bytes[offset]
+            offset += 1
+            value |= UInt64(byte & 0x7F) << shift
+            if byte & 0x80 == 0 { return value }
+            shift += 7
+        }
+        return nil
+    }
+
+    /// The next `length` bytes as their own reader, consumed here.
+    public mutating func slice(_ length: UInt64) -> ProtobufReader? {
+        guard length <= UInt64(end - offset) else { return nil }
+        var inner = self
+        inner.end = offset + Int(length)
+        offset = inner.end
+        return inner
+    }
+
+    /// The rest of this reader's bytes.
+    public var remaining: UnsafeRawBufferPointer {
+        UnsafeRawBufferPointer(rebasing: bytes[offset..<end])
+    }
+
+    /// Skips a field's value of this wire type; false when malformed (or
+    /// a group, which proto3 messages do not use).
+    public mutating func skip(wireType: UInt64) -> Bool {
+        switch wireType {
+        case 0: return varint() != nil
+        case 1: return advance(8)
+        case 2: return varint().map { slice($0) != nil } ?? false
+        case 5: return advance(4)
+        default: return false
+        }
+    }
+
+    private mutating func advance(_ count: Int) -> Bool {
+        guard end - offset >= count else { return false }
+        offset += count
+        return true
+    }
+}

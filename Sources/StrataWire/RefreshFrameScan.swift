@@ -1,0 +1,83 @@
+import NIOCore
+
+/// A `ClientFrame` carrying a `RefreshRequest`, read by its fields without
+/// building messages: what a server answering gets on its event loop needs
+/// (`Protocol/strata.proto`: `ClientFrame.request_id` 1, `.refresh` 15;
+/// `RefreshRequest.ids` 1, `include_fetched` 2, `include_relationships` 3,
+/// `skip_fetched` 4).
+///
+/// The scan answers only the plain case and says nil otherwise: any other
+/// top-level field, a refresh given twice (protobuf would merge them), an
+/// ID that is not UTF-8, or malformed bytes. A reader then decodes the
+/// frame in full, which decides what such a frame means.
+public struct RefreshFrameScan: Sendable, Equatable {
+    /// `request_id`.
+    public var requestID: UInt64 = 0
+    /// `ids`, in order.
+    public var ids: [String] = []
+    /// Whether `include_fetched` names any property.
+    public var namesFetched = false
+    /// Whether `include_relationships` names any relationship.
+    public var namesRelationships = false
+    /// `skip_fetched`.
+    public var skipFetched = false
+
+    /// Scans a `ClientFrame` payload; nil when it is not a plain refresh.
+    public init?(scanning payload: ByteBuffer) {
+        let scanned: RefreshFrameScan? = payload.withUnsafeReadableBytes { bytes in
+            var scan = RefreshFrameScan()
+            var reader = ProtobufReader(bytes: bytes)
+            var sawRefresh = false
+            while !reader.isAtEnd {
+                guard let key = reader.varint() else { return nil }
+                switch key {
+                case 1 << 3:
+                    guard let value = reader.varint() else { return nil }
+                    scan.requestID = value
+                case (15 << 3) | 2:
+                    guard !sawRefresh, let length = reader.varint(), var refresh = reader.slice(length) else { return nil }
+                    sawRefresh = true
+                    guard scan.readRefresh(&refresh) else { return nil }
+                default:
+                    return nil
+                }
+            }
+            return sawRefresh ? scan : nil
+        }
+        guard let scanned else { return nil }
+        self = scanned
+    }
+
+    /// A scan with these fields (for tests).
+    public init(requestID: UInt64, ids: [String], namesFetched: Bool = false, namesRelationships: Bool = false, skipFetched: Bool = false) {
+        self.requestID = requestID
+        self.ids = ids
+        self.namesFetched = namesFetched
+        self.namesRelationships = namesRelationships
+        self.skipFetched = skipFetched
+    }
+
+    private init() {}
+
+    private mutating func readRefresh(_ reader: inout ProtobufReader) -> Bool {
+        while !reader.isAtEnd {
+            guard let key = reader.varint() else { return false }
+            switch key {
+            case (1 << 3) | 2:
+                guard let length = reader.varint(), let text = reader.slice(length),
+                      let id = String(validating: text.remaining, as: UTF8.self) else { return false }
+                ids.append(id)
+            case (2 << 3) | 2, (3 << 3) | 2:
+                guard let length = reader.varint(), reader.slice(length) != nil else { return false }
+                if key >> 3 == 2 { namesFetched = true } else { namesRelationships = true }
+            case 4 << 3:
+                guard let value = reader.varint() else { return false }
+                skipFetched = value != 0
+            default:
+                // Fields this version does not know are skipped, as a decoder would.
+                guard key >> 3 > 4, reader.skip(wireType: key & 7) else { return false }
+            }
+        }
+        return true
+    }
+}
