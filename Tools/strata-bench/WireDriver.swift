@@ -33,7 +33,6 @@ struct WireDriver: Sendable {
                         .channelInitializer { channel in
                             channel.eventLoop.makeCompletedFuture {
                                 try channel.pipeline.syncOperations.addHandler(ByteToMessageHandler(FrameDecoder(maxFrameBytes: maxFrameBytes)))
-                                try channel.pipeline.syncOperations.addHandler(MessageToByteHandler(FrameEncoder()))
                                 try channel.pipeline.syncOperations.addHandler(WireLoadHandler(hello: hello, compressRequests: compression, answered: answered))
                             }
                         }

@@ -36,7 +36,9 @@ struct StartPhase: Sendable {
 /// for the versions and conflicts the workload learns from.
 final class WireLoadHandler: ChannelInboundHandler {
     typealias InboundIn = Frame
-    typealias OutboundOut = Frame
+    /// Whole wire frames (the handler frames its requests itself; there
+    /// is no frame encoder after it).
+    typealias OutboundOut = ByteBuffer
 
     private struct Pending {
         var operation: BenchOperation
@@ -44,16 +46,25 @@ final class WireLoadHandler: ChannelInboundHandler {
         var target: String?
     }
 
-    private struct Run {
-        var phase: LoadPhase
-        var slots: Int
-        var finished: EventLoopPromise<Recorder>
+    /// A phase under way (a class: changed in place, never copied).
+    private final class Run {
+        let phase: LoadPhase
+        let slots: Int
+        let finished: EventLoopPromise<Recorder>
         var random: SplitMix64
         var recorder = Recorder()
         /// Requests waiting for their due time (open loop).
         var scheduled = 0
         /// No more requests to take (count or duration reached, or closed).
-        var exhausted = false
+        var exhausted: Bool
+
+        init(phase: LoadPhase, slots: Int, finished: EventLoopPromise<Recorder>, random: SplitMix64, exhausted: Bool) {
+            self.phase = phase
+            self.slots = slots
+            self.finished = finished
+            self.random = random
+            self.exhausted = exhausted
+        }
     }
 
     private static let helloID: UInt64 = 1
@@ -81,7 +92,9 @@ final class WireLoadHandler: ChannelInboundHandler {
         frame.requestID = Self.helloID
         frame.request = .hello(hello)
         if let bytes = try? frame.serializedBytes() as [UInt8] {
-            context.writeAndFlush(wrapOutboundOut(Frame(payload: ByteBuffer(bytes: bytes))), promise: nil)
+            var buffer = context.channel.allocator.buffer(capacity: bytes.count + WireProtocol.headerSize)
+            FrameEncoder.write(Frame(payload: ByteBuffer(bytes: bytes)), into: &buffer)
+            context.writeAndFlush(wrapOutboundOut(buffer), promise: nil)
         } else {
             helloPromise?.fail(BenchError.setup("cannot encode the hello request"))
             helloPromise = nil
@@ -97,7 +110,7 @@ final class WireLoadHandler: ChannelInboundHandler {
         }
         // One phase at a time: the driver waits for each before the next.
         assert(run == nil && pending.isEmpty, "a phase started before the last one finished")
-        run?.finished.succeed(run?.recorder ?? Recorder())
+        if let previous = run { previous.finished.succeed(previous.recorder) }
         run = Run(phase: start.phase, slots: start.slots, finished: start.finished, random: SplitMix64(seed: start.seed), exhausted: !isOpen || start.slots == 0)
         fill(context: context)
         flushIfNeeded(context: context)
@@ -169,9 +182,9 @@ final class WireLoadHandler: ChannelInboundHandler {
 
     /// Sends requests until `slots` are in flight or none is left to take.
     private func fill(context: ChannelHandlerContext) {
-        guard var current = run else { return }
+        guard let current = run else { return }
+        let phase = current.phase
         while !current.exhausted, pending.count + current.scheduled < current.slots {
-            let phase = current.phase
             let serial = phase.progress.issued.add(1, ordering: .relaxed).oldValue
             if let limit = phase.requestLimit, serial >= limit {
                 current.exhausted = true
@@ -202,21 +215,42 @@ final class WireLoadHandler: ChannelInboundHandler {
                 current.exhausted = true
                 break
             }
-            run = current
             send(serial: serial, due: due, context: context)
-            guard let updated = run else { return }
-            current = updated
         }
-        run = current
         finishIfDone()
     }
 
     /// Sends request number `serial` (a dead connection counts it failed).
     private func send(serial: Int, due: NIODeadline, context: ChannelHandlerContext) {
-        guard var current = run else { return }
+        guard let current = run else { return }
+        let workload = current.phase.workload
         let operation = current.phase.mix.pick(Int(current.random.next() % UInt64(current.phase.mix.total)))
-        let (request, target) = current.phase.workload.request(operation, random: &current.random, serial: serial)
-        run = current
+        let id = nextID
+        var buffer: ByteBuffer
+        var target: String?
+        if operation == .get, !compressRequests {
+            // A prepared get: the frame is the request ID and its bytes.
+            let get = workload.encodedGet(random: &current.random)
+            buffer = context.channel.allocator.buffer(capacity: get.count + 24)
+            Self.writeRefreshFrame(requestID: id, encodedRequest: get, into: &buffer)
+        } else {
+            let (request, requestTarget) = workload.request(operation, random: &current.random, serial: serial)
+            target = requestTarget
+            var frame = Strata_V1_ClientFrame()
+            frame.requestID = id
+            frame.request = request
+            let bytes: [UInt8]
+            do {
+                bytes = try frame.serializedBytes()
+            } catch {
+                record(Pending(operation: operation, due: due, target: target), failure: "CLIENT_ERROR", at: nil)
+                finishIfDone()
+                return
+            }
+            buffer = context.channel.allocator.buffer(capacity: bytes.count + WireProtocol.headerSize)
+            let compressed = compressRequests && bytes.count >= WireProtocol.compressionThreshold
+            FrameEncoder.write(Frame(payload: ByteBuffer(bytes: bytes), compressed: compressed), into: &buffer)
+        }
         let entry = Pending(operation: operation, due: due, target: target)
         guard isOpen else {
             // Never sent: failed, with no latency to tell.
@@ -224,23 +258,43 @@ final class WireLoadHandler: ChannelInboundHandler {
             finishIfDone()
             return
         }
-        var frame = Strata_V1_ClientFrame()
-        frame.requestID = nextID
-        frame.request = request
-        let bytes: [UInt8]
-        do {
-            bytes = try frame.serializedBytes()
-        } catch {
-            record(entry, failure: "CLIENT_ERROR", at: nil)
-            finishIfDone()
-            return
-        }
-        pending[nextID] = entry
+        pending[id] = entry
         nextID &+= 1
         if nextID <= Self.helloID { nextID = Self.helloID + 1 }
-        let compressed = compressRequests && bytes.count >= WireProtocol.compressionThreshold
-        context.write(wrapOutboundOut(Frame(payload: ByteBuffer(bytes: bytes), compressed: compressed)), promise: nil)
+        context.write(wrapOutboundOut(buffer), promise: nil)
         needsFlush = true
+    }
+
+    /// Frames `ClientFrame{request_id, refresh: <encodedRequest>}` (field
+    /// numbers from `Protocol/strata.proto`), uncompressed.
+    static func writeRefreshFrame(requestID: UInt64, encodedRequest: [UInt8], into buffer: inout ByteBuffer) {
+        let payload = 1 + varintSize(requestID) + 1 + varintSize(UInt64(encodedRequest.count)) + encodedRequest.count
+        buffer.writeInteger(UInt8(0))
+        buffer.writeInteger(UInt32(truncatingIfNeeded: payload))
+        buffer.writeInteger(UInt8(0x08))            // request_id: field 1, varint
+        writeVarint(requestID, into: &buffer)
+        buffer.writeInteger(UInt8(0x7A))            // refresh: field 15, length-delimited
+        writeVarint(UInt64(encodedRequest.count), into: &buffer)
+        buffer.writeBytes(encodedRequest)
+    }
+
+    private static func varintSize(_ value: UInt64) -> Int {
+        var value = value
+        var size = 1
+        while value >= 0x80 {
+            value >>= 7
+            size += 1
+        }
+        return size
+    }
+
+    private static func writeVarint(_ value: UInt64, into buffer: inout ByteBuffer) {
+        var value = value
+        while value >= 0x80 {
+            buffer.writeInteger(UInt8(truncatingIfNeeded: value) | 0x80)
+            value >>= 7
+        }
+        buffer.writeInteger(UInt8(value))
     }
 
     private func flushIfNeeded(context: ChannelHandlerContext) {

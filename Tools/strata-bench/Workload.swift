@@ -14,6 +14,11 @@ final class Workload: Sendable {
     /// not grow with the store.
     let sortsByPages: Bool
     let ids: [String]
+    /// Each ID's get (`RefreshRequest{ids: [id], skip_fetched: true}`)
+    /// encoded once, so the wire driver frames a get without building and
+    /// encoding a message per request (wrk and redis-benchmark likewise
+    /// send prepared requests).
+    private let encodedGets: [[UInt8]]
     private let versions: NIOLockedValueBox<[String: Int64]>
     /// Told of every acknowledged insert (with `--watch-port`).
     let probe: NotificationProbe?
@@ -26,6 +31,15 @@ final class Workload: Sendable {
         self.queryLimit = queryLimit
         self.ids = ids
         self.versions = NIOLockedValueBox(versions)
+        self.encodedGets = ids.map { id in
+            (try? Strata_V1_RefreshRequest.with { $0.ids = [id]; $0.skipFetched = true }.serializedBytes()) ?? []
+        }
+    }
+
+    /// A get of a random object, its `RefreshRequest` encoded (the same
+    /// draw from `random` as ``request(_:random:serial:)`` makes for a get).
+    func encodedGet(random: inout SplitMix64) -> [UInt8] {
+        encodedGets[Int(random.next() % UInt64(encodedGets.count))]
     }
 
     /// Seeds `count` Books (each with `feedback` Feedback objects) in saves
