@@ -34,41 +34,22 @@ enum RowEncoding {
     /// the frame encoder.
     static func refreshAnswerFrame(requestID: UInt64, states: [[UInt8]], allocator: ByteBufferAllocator) -> ByteBuffer {
         var responseBytes = 0
-        for state in states { responseBytes += 1 + varintSize(UInt64(state.count)) + state.count }
-        let payloadBytes = (requestID != 0 ? 1 + varintSize(requestID) : 0) + 1 + varintSize(UInt64(responseBytes)) + responseBytes
+        for state in states { responseBytes += 1 + ByteBuffer.protobufVarintSize(UInt64(state.count)) + state.count }
+        let payloadBytes = (requestID != 0 ? 1 + ByteBuffer.protobufVarintSize(requestID) : 0) + 1 + ByteBuffer.protobufVarintSize(UInt64(responseBytes)) + responseBytes
         var buffer = allocator.buffer(capacity: WireProtocol.headerSize + payloadBytes)
         buffer.writeInteger(UInt8(0))
         buffer.writeInteger(UInt32(truncatingIfNeeded: payloadBytes))
         if requestID != 0 {
             buffer.writeInteger(UInt8(0x08))    // ServerFrame.request_id: field 1, varint
-            writeVarint(requestID, to: &buffer)
+            buffer.writeProtobufVarint(requestID)
         }
         buffer.writeInteger(UInt8(0x7A))        // ServerFrame.refresh: field 15, length-delimited
-        writeVarint(UInt64(responseBytes), to: &buffer)
+        buffer.writeProtobufVarint(UInt64(responseBytes))
         for state in states {
             buffer.writeInteger(UInt8(0x0A))    // RefreshResponse.objects: field 1, length-delimited
-            writeVarint(UInt64(state.count), to: &buffer)
+            buffer.writeProtobufVarint(UInt64(state.count))
             buffer.writeBytes(state)
         }
         return buffer
-    }
-
-    private static func varintSize(_ value: UInt64) -> Int {
-        var value = value
-        var size = 1
-        while value >= 0x80 {
-            value >>= 7
-            size += 1
-        }
-        return size
-    }
-
-    private static func writeVarint(_ value: UInt64, to buffer: inout ByteBuffer) {
-        var value = value
-        while value >= 0x80 {
-            buffer.writeInteger(UInt8(truncatingIfNeeded: value) | 0x80)
-            value >>= 7
-        }
-        buffer.writeInteger(UInt8(value))
     }
 }

@@ -268,33 +268,14 @@ final class WireLoadHandler: ChannelInboundHandler {
     /// Frames `ClientFrame{request_id, refresh: <encodedRequest>}` (field
     /// numbers from `Protocol/strata.proto`), uncompressed.
     static func writeRefreshFrame(requestID: UInt64, encodedRequest: [UInt8], into buffer: inout ByteBuffer) {
-        let payload = 1 + varintSize(requestID) + 1 + varintSize(UInt64(encodedRequest.count)) + encodedRequest.count
+        let payload = 1 + ByteBuffer.protobufVarintSize(requestID) + 1 + ByteBuffer.protobufVarintSize(UInt64(encodedRequest.count)) + encodedRequest.count
         buffer.writeInteger(UInt8(0))
         buffer.writeInteger(UInt32(truncatingIfNeeded: payload))
         buffer.writeInteger(UInt8(0x08))            // request_id: field 1, varint
-        writeVarint(requestID, into: &buffer)
+        buffer.writeProtobufVarint(requestID)
         buffer.writeInteger(UInt8(0x7A))            // refresh: field 15, length-delimited
-        writeVarint(UInt64(encodedRequest.count), into: &buffer)
+        buffer.writeProtobufVarint(UInt64(encodedRequest.count))
         buffer.writeBytes(encodedRequest)
-    }
-
-    private static func varintSize(_ value: UInt64) -> Int {
-        var value = value
-        var size = 1
-        while value >= 0x80 {
-            value >>= 7
-            size += 1
-        }
-        return size
-    }
-
-    private static func writeVarint(_ value: UInt64, into buffer: inout ByteBuffer) {
-        var value = value
-        while value >= 0x80 {
-            buffer.writeInteger(UInt8(truncatingIfNeeded: value) | 0x80)
-            value >>= 7
-        }
-        buffer.writeInteger(UInt8(value))
     }
 
     private func flushIfNeeded(context: ChannelHandlerContext) {
