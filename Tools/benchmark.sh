@@ -68,7 +68,7 @@ stop_strata() { kill "$STRATA_PID" 2>/dev/null || true; wait "$STRATA_PID" 2>/de
 # 1. Embedded
 if [ -z "${SKIP_EMBEDDED:-}" ]; then
     echo "embedded: $ROWS rows…" >&2
-    "$BIN/strata-embedded-bench" --only embedded --rows "$ROWS" --runs 3 | tee "$WORK/embedded.txt" >&2
+    "$BIN/strata-embedded-bench" --only embedded --rows "$ROWS" --runs 5 | tee "$WORK/embedded.txt" >&2
     python3 - "$WORK/embedded.txt" > "$WORK/embedded.rows" <<'PY'
 import re, sys
 for line in open(sys.argv[1]):
