@@ -238,6 +238,7 @@ public struct PropertyValues: Sendable, Hashable, Sequence, ExpressibleByDiction
 
     // MARK: Equality
 
+    /// Whether both hold the same names with the same values (layouts aside).
     public static func == (lhs: PropertyValues, rhs: PropertyValues) -> Bool {
         if lhs.layout === rhs.layout { return lhs.slots == rhs.slots && lhs.extras == rhs.extras }
         guard lhs.count == rhs.count else { return false }
