@@ -18,20 +18,13 @@ enum RowEncoding {
         try ServerCore.state(of: snapshot).serializedBytes()
     }
 
-    /// A `ServerFrame` answering request `requestID` with a `RefreshResponse`
-    /// whose `objects` are the given encoded `ObjectState`s, in order
-    /// (field numbers from `Protocol/strata.proto`: `ServerFrame.request_id`
-    /// 1, `ServerFrame.refresh` 15, `RefreshResponse.objects` 1).
-    static func refreshAnswer(requestID: UInt64, states: [[UInt8]]) -> [UInt8] {
-        var frame = refreshAnswerFrame(requestID: requestID, states: states, allocator: ByteBufferAllocator())
-        frame.moveReaderIndex(forwardBy: WireProtocol.headerSize)
-        return Array(frame.readableBytesView)
-    }
-
-    /// ``refreshAnswer(requestID:states:)`` as a whole uncompressed wire
-    /// frame (flag byte, 4-byte length, payload) in one buffer: sized
-    /// first, written once, no intermediate arrays and no second copy by
-    /// the frame encoder.
+    /// The wire frame (flag byte, 4-byte length, payload; uncompressed) of
+    /// a `ServerFrame` answering request `requestID` with a `RefreshResponse`
+    /// whose `objects` are the given encoded `ObjectState`s, in order (field
+    /// numbers from `Protocol/strata.proto`: `ServerFrame.request_id` 1,
+    /// `ServerFrame.refresh` 15, `RefreshResponse.objects` 1). Sized first
+    /// and written once into one buffer: no intermediate arrays and no
+    /// second copy by the frame encoder.
     static func refreshAnswerFrame(requestID: UInt64, states: [[UInt8]], allocator: ByteBufferAllocator) -> ByteBuffer {
         var responseBytes = 0
         for state in states { responseBytes += 1 + ByteBuffer.protobufVarintSize(UInt64(state.count)) + state.count }

@@ -83,18 +83,22 @@ struct BenchToolTests {
         #expect((150...210).contains(requests), "\(first)")
     }
 
-    @Test("A server that goes away mid-run: the bench ends, every request counted, the lost ones as UNAVAILABLE")
-    func serverGoesAway() async throws {
+    /// Runs strata-bench (4 connections, 16 in flight, 100 books) with
+    /// `arguments` against a server that is stopped 2 s in.
+    private static func benchWhileTheServerStops(_ arguments: [String]) async throws -> Executables.Run {
         let server = try LiveServer.start()
         let port = server.port
         let bench = Task.detached {
-            try Executables.run("strata-bench", [
-                "--port", "\(port)", "-c", "4", "--concurrency", "16", "-d", "20s", "--dataset", "100", "--mix", "get=90,insert=10", "--json",
-            ], timeout: 60)
+            try Executables.run("strata-bench", ["--port", "\(port)", "-c", "4", "--concurrency", "16", "--dataset", "100", "--json"] + arguments, timeout: 60)
         }
         try await Task.sleep(for: .seconds(2))
         server.stop()
-        let run = try await bench.value
+        return try await bench.value
+    }
+
+    @Test("A server that goes away mid-run: the bench ends, every request counted, the lost ones as UNAVAILABLE")
+    func serverGoesAway() async throws {
+        let run = try await Self.benchWhileTheServerStops(["-d", "20s", "--mix", "get=90,insert=10"])
         #expect(run.status == 0, "\(run.stderr)")
         let report = try Self.object(run.stdout)
         let requests = try #require(Self.int(report["requests"]))
@@ -104,6 +108,31 @@ struct BenchToolTests {
         // Far less than the 20 s asked for: the run ended with the server.
         #expect((report["duration_s"] as? NSNumber)?.doubleValue ?? 99 < 15)
         #expect(Set(errors.keys).isSubset(of: ["UNAVAILABLE"]), "\(errors)")
+    }
+
+    @Test("A server that goes away before -n is reached: the report, then exit 1 saying how many requests were made")
+    func serverGoesAwayBeforeTheCount() async throws {
+        let run = try await Self.benchWhileTheServerStops(["-n", "100000000", "--mix", "get=100"])
+        #expect(run.status == 1, "\(run.stderr)")
+        #expect(run.stderr.contains("of 100000000 requests were made"), "\(run.stderr)")
+        let report = try Self.object(run.stdout)
+        let requests = try #require(Self.int(report["requests"]))
+        #expect(requests > 0 && requests < 100_000_000)
+    }
+
+    @Test("The wire driver with --compression: large answers arrive deflated and are counted like the rest")
+    func wireDriverCompression() throws {
+        let server = try LiveServer.start()
+        defer { server.stop() }
+        let run = try Executables.run("strata-bench", [
+            "--port", "\(server.port)", "-c", "2", "-n", "200", "--compression", "--query-limit", "50",
+            "--dataset", "200", "--mix", "get=50,query=50", "--json",
+        ], timeout: 60)
+        #expect(run.status == 0, "\(run.stderr)")
+        let report = try Self.object(run.stdout)
+        #expect(Self.int(report["ok"]) == 200)
+        #expect((report["errors"] as? [String: Any])?.isEmpty == true)
+        #expect((report["settings"] as? [String: Any])?["compression"] as? Bool == true)
     }
 
     @Test("A server that refuses the load's connections: exit 2 with the server's reason")

@@ -154,7 +154,8 @@ struct BenchCommand: AsyncParsableCommand {
             entity: entity, predicate: predicate,
             sortsByPages: predicate == "pages >= $LOW AND pages <= $HIGH",
             queryLimit: UInt32(clamping: queryLimit),
-            ids: versions.keys.sorted(), versions: versions, probe: probe
+            ids: versions.keys.sorted(), versions: versions,
+            preparesGets: driver == .wire && mix.includes(.get), probe: probe
         )
         let concurrency = self.concurrency ?? connections
         func load(requestLimit: Int?, duration: Duration?, progress: LoadRunner.Progress, seed: UInt64) async -> (Recorder, Duration) {

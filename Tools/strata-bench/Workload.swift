@@ -23,7 +23,9 @@ final class Workload: Sendable {
     /// Told of every acknowledged insert (with `--watch-port`).
     let probe: NotificationProbe?
 
-    init(entity: String, predicate: String, sortsByPages: Bool, queryLimit: UInt32, ids: [String], versions: [String: Int64], probe: NotificationProbe? = nil) {
+    /// With `preparesGets`, each ID's get is encoded now (for the wire
+    /// driver's gets; nothing else reads them).
+    init(entity: String, predicate: String, sortsByPages: Bool, queryLimit: UInt32, ids: [String], versions: [String: Int64], preparesGets: Bool = false, probe: NotificationProbe? = nil) {
         self.probe = probe
         self.entity = entity
         self.predicate = predicate
@@ -31,13 +33,14 @@ final class Workload: Sendable {
         self.queryLimit = queryLimit
         self.ids = ids
         self.versions = NIOLockedValueBox(versions)
-        self.encodedGets = ids.map { id in
+        self.encodedGets = preparesGets ? ids.map { id in
             (try? Strata_V1_RefreshRequest.with { $0.ids = [id]; $0.skipFetched = true }.serializedBytes()) ?? []
-        }
+        } : []
     }
 
     /// A get of a random object, its `RefreshRequest` encoded (the same
-    /// draw from `random` as ``request(_:random:serial:)`` makes for a get).
+    /// draw from `random` as ``request(_:random:serial:)`` makes for a
+    /// get). Only for a workload made with `preparesGets`.
     func encodedGet(random: inout SplitMix64) -> [UInt8] {
         encodedGets[Int(random.next() % UInt64(encodedGets.count))]
     }
