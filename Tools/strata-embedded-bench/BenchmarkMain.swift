@@ -63,6 +63,14 @@ enum Stopwatch {
         return seconds(ContinuousClock.now - start)
     }
 
+    /// CPU seconds the process has used (every thread), for comparing
+    /// builds on a machine whose wall times vary from run to run.
+    static func processCPU() -> Double {
+        var spec = timespec()
+        clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &spec)
+        return Double(spec.tv_sec) + Double(spec.tv_nsec) / 1e9
+    }
+
     static func seconds(_ duration: Duration) -> Double {
         let (s, atto) = duration.components
         return Double(s) + Double(atto) / 1e18

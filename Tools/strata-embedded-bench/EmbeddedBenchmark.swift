@@ -31,10 +31,10 @@ struct EmbeddedBenchmark {
             var rawInsert = Double.infinity, rawFetch = Double.infinity
             var strataCount = 0, rawCount = 0
             for _ in 0..<runs {
-                let (si, sf, sc) = try await strata(data, history: false, cacheBytes: cache.bytes)
+                let (si, sf, sc, _) = try await strata(data, history: false, cacheBytes: cache.bytes)
                 // History's cost is shown once, at the default cache.
                 if index == 0 {
-                    let (hi, _, _) = try await strata(data, history: true, cacheBytes: cache.bytes)
+                    let (hi, _, _, _) = try await strata(data, history: true, cacheBytes: cache.bytes)
                     historyInsert = min(historyInsert, hi)
                 }
                 let (ri, rf, rc) = try raw(data, cacheBytes: cache.bytes)
@@ -52,12 +52,13 @@ struct EmbeddedBenchmark {
     }
 
     /// Only Strata's side, `runs` times (to profile it without the
-    /// baseline's samples); prints each run's seconds.
+    /// baseline's samples); prints each run's seconds, wall and CPU (all
+    /// threads: the CPU figure varies less between runs on a shared VM).
     func runStrataOnly() async throws {
         let data = BookDataset(count: rows)
         for run in 1...max(1, runs) {
-            let (insert, fetch, count) = try await strata(data, history: false, cacheBytes: StoreDescription.defaultPageCacheBytes)
-            print(String(format: "run %d: insert %d %.3f s, fetch %d %.3f s", run, rows, insert, count, fetch))
+            let (insert, fetch, count, cpu) = try await strata(data, history: false, cacheBytes: StoreDescription.defaultPageCacheBytes)
+            print(String(format: "run %d: insert %d %.3f s, fetch %d %.3f s (CPU %.3f s, %.3f s)", run, rows, insert, count, fetch, cpu.insert, cpu.fetch))
         }
     }
 
@@ -65,7 +66,7 @@ struct EmbeddedBenchmark {
     /// The raw side writes no history; with `history`, the store records
     /// it (one transaction, one change row per object), as a store shared
     /// by several processes must. `cacheBytes` is each connection's page cache.
-    private func strata(_ data: BookDataset, history: Bool, cacheBytes: Int) async throws -> (Double, Double, Int) {
+    private func strata(_ data: BookDataset, history: Bool, cacheBytes: Int) async throws -> (Double, Double, Int, cpu: (insert: Double, fetch: Double)) {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("strata-bench-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: directory) }
@@ -81,6 +82,7 @@ struct EmbeddedBenchmark {
             transientRules: BooksSample.transientRules
         )
         let insertContext = container.newBackgroundContext(name: "insert")
+        let insertCPU = Stopwatch.processCPU()
         let insert = try await Stopwatch.time {
             try await insertContext.perform { context in
                 for row in data.rows {
@@ -95,6 +97,7 @@ struct EmbeddedBenchmark {
                 try await context.save()
             }
         }
+        let fetchCPU = Stopwatch.processCPU()
         let fetchContext = container.newBackgroundContext(name: "fetch")
         let request = try FetchRequest(entityName: "Book", format: "pages > 0", sortDescriptors: [StrataQuery.SortDescriptor("title")])
         var count = 0
@@ -103,8 +106,12 @@ struct EmbeddedBenchmark {
                 try await context.fetch(request).count
             }
         }
+        let endCPU = Stopwatch.processCPU()
+        // The inserting context (and its 100k objects) goes away here, not
+        // while the fetch is timed.
+        withExtendedLifetime(insertContext) {}
         try await container.close()
-        return (insert, fetch, count)
+        return (insert, fetch, count, (fetchCPU - insertCPU, endCPU - fetchCPU))
     }
 
     /// The same rows through the SQLite C API, with Strata's durability
