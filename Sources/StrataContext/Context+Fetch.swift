@@ -32,7 +32,7 @@ extension Context {
         if pending.isEmpty, stores.count == 1 {
             let snapshots = try await stores[0].fetchSnapshots(fetch)
             // One growth of the registry instead of a rehash at every doubling.
-            graph.reserveCapacity(graph.registered.count + snapshots.count)
+            if let first = snapshots.first { graph.reserveCapacity(snapshots.count, like: first.objectID) }
             return snapshots.map { apply($0) }
         }
 

@@ -607,10 +607,15 @@ extension Context {
         }
         // Only touch what holds an old ID: rewriting every dictionary would
         // copy them all. Committed values are only looked at under the keys
-        // that can hold an ID.
+        // that can hold an ID. Objects of an entity with no relationship and
+        // no Object ID attribute hold IDs only in fetched results.
         var lastEntity = ""
         var keys: [String] = []
         for object in graph.registered.values {
+            for (key, ids) in object.fetchedCache where ids.contains(where: { lookup($0) != nil }) {
+                object.fetchedCache[key] = ids.map { lookup($0) ?? $0 }
+            }
+            guard graph.layout(of: object).holdsObjectIDs else { continue }
             if !object.changes.isEmpty {
                 for (key, value) in object.changes where needsFix(value) { object.changes[key] = fix(value) }
             }
@@ -636,9 +641,6 @@ extension Context {
                 default:
                     break
                 }
-            }
-            for (key, ids) in object.fetchedCache where ids.contains(where: { lookup($0) != nil }) {
-                object.fetchedCache[key] = ids.map { lookup($0) ?? $0 }
             }
         }
     }

@@ -137,15 +137,18 @@ public actor Context {
             store = only
         }
         let object = ManagedObject(objectID: .temporary(entityName: entityName), storeIdentifier: store.identifier, graph: graph)
+        object.layout = template.layout
         object.isInserted = true
         object.changes = template.defaults
         object.transients = template.transientDefaults
-        graph.register(object)
+        graph.register(object, isNew: true)
         return object
     }
 
     /// What inserting an object of an entity starts from.
     struct InsertTemplate: Sendable {
+        /// The entity's layout (``defaults`` follow its ``ObjectGraph/EntityLayout/values``).
+        var layout: ObjectGraph.EntityLayout
         /// Non-nil default values of persisted attributes.
         var defaults: PropertyValues
         /// Non-nil default values of transient attributes.
@@ -171,8 +174,8 @@ public actor Context {
             throw StrataError(.invalidValue, "entity '\(entityName)' is abstract: insert one of its subentities (\(model.subentities(of: entityName).joined(separator: ", ")))")
         }
         // Every object of the entity keeps its values in one shared layout.
-        let layout = PropertyValues.Layout(names: persistedKeys(of: entityName))
-        var template = InsertTemplate(defaults: PropertyValues(layout: layout), transientDefaults: [:], persistedKeyCount: layout.names.count)
+        let layout = graph.layout(ofEntity: entityName)
+        var template = InsertTemplate(layout: layout, defaults: PropertyValues(layout: layout.values), transientDefaults: [:], persistedKeyCount: layout.values.names.count)
         for attribute in model.attributes(of: entityName) where !attribute.defaultValue.isNull {
             if attribute.isTransient {
                 template.transientDefaults[attribute.name] = attribute.defaultValue

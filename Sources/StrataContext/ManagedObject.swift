@@ -76,6 +76,9 @@ public final class ManagedObject {
     /// Whether the object is in the graph's list of objects that may have
     /// changes (kept by ``ObjectGraph``).
     var isEnrolled = false
+    /// The object's position in its ``ObjectRegistry``'s list of inserted
+    /// objects; -1 when it is not in that list.
+    var registryPosition = -1
 
     init(objectID: ObjectID, storeIdentifier: String, graph: ObjectGraph) {
         self.objectID = objectID

@@ -10,7 +10,7 @@ final class ObjectGraph {
     let model: ObjectModel
     let transformers: ValueTransformerRegistry
     let transientRules: [String: [String: TransientRule]]
-    private(set) var registered: [ObjectID: ManagedObject] = [:]
+    private(set) var registered = ObjectRegistry()
     /// Objects that may have unsaved changes, in the order they first got
     /// one (see ``enroll(_:)``); ``changedObjects`` drops the others.
     private var enrolled: [ManagedObject] = []
@@ -78,38 +78,55 @@ final class ObjectGraph {
             let name: String
             let type: AttributeType
             let isTransient: Bool
-            init(_ description: AttributeDescription) {
+            /// The attribute's slot in ``EntityLayout/values`` (nil for transients).
+            let slot: Int?
+            init(_ description: AttributeDescription, slot: Int?) {
                 self.description = description
                 name = description.name
                 type = description.type
                 isTransient = description.isTransient
+                self.slot = slot
             }
         }
 
         let attributes: [String: Attribute]
         /// The persisted attributes and to-one relationships, by name.
         let persistedKeys: [String]
+        /// Whether an object of the entity can hold an ``ObjectID`` in its
+        /// values or lists: it has a relationship or an Object ID attribute
+        /// (results of fetched properties apart).
+        let holdsObjectIDs: Bool
+
+        /// The layout of the entity's persisted keys, which inserted
+        /// objects' changes follow.
+        let values: PropertyValues.Layout
 
         init(entity: String, model: ObjectModel) {
-            var attributes: [String: Attribute] = [:]
-            for attribute in model.attributes(of: entity) { attributes[attribute.name] = Attribute(attribute) }
-            self.attributes = attributes
             persistedKeys = model.attributes(of: entity).filter(\.isPersisted).map(\.name)
                 + model.relationships(of: entity).filter { !$0.isToMany && !$0.isTransient }.map(\.name)
+            values = PropertyValues.Layout(names: persistedKeys)
+            var attributes: [String: Attribute] = [:]
+            for attribute in model.attributes(of: entity) {
+                attributes[attribute.name] = Attribute(attribute, slot: attribute.isTransient ? nil : values.slot(of: attribute.name))
+            }
+            self.attributes = attributes
+            holdsObjectIDs = !model.relationships(of: entity).isEmpty || model.attributes(of: entity).contains { $0.type == .objectID }
         }
+    }
+
+    /// The layout of an entity.
+    func layout(ofEntity entity: String) -> EntityLayout {
+        if let cached = layouts[entity] { return cached }
+        let model = self.model
+        let layout = sharedLayouts?.value(for: entity) { EntityLayout(entity: entity, model: model) } ?? EntityLayout(entity: entity, model: model)
+        layouts[entity] = layout
+        return layout
     }
 
     /// The layout of an object's entity, kept on the object after the first use.
     func layout(of object: ManagedObject) -> EntityLayout {
         if let layout = object.layout { return layout }
-        let layout: EntityLayout
-        if let cached = layouts[object.entityName] {
-            layout = cached
-        } else {
-            let (entity, model) = (object.entityName, self.model)
-            layout = sharedLayouts?.value(for: entity) { EntityLayout(entity: entity, model: model) } ?? EntityLayout(entity: entity, model: model)
-            layouts[object.entityName] = layout
-        }
+        let layout = layout(ofEntity: object.entityName)
         object.layout = layout
         return layout
     }
@@ -118,31 +135,34 @@ final class ObjectGraph {
 
     /// The registered object for an ID, registering a fault when unknown.
     func object(for id: ObjectID) -> ManagedObject {
-        // One probe of the registry for both the lookup and the insertion
-        // (the defaulted subscript's modify accessor inserts in place).
-        func current(_ slot: inout ManagedObject) -> ManagedObject { slot }
-        let object = current(&registered[id, default: ManagedObject(objectID: id, storeIdentifier: id.storeIdentifier, graph: self)])
+        let object: ManagedObject
+        switch id.key {
+        case .permanent(let key):
+            object = registered.savedObject(for: id, key: key) { ManagedObject(objectID: id, storeIdentifier: id.storeIdentifier, graph: self) }
+        case .temporary:
+            if let registered = registered.object(for: id) { return registered }
+            object = ManagedObject(objectID: id, storeIdentifier: id.storeIdentifier, graph: self)
+            registered.insert(object)
+        }
         object.isRegistered = true
         return object
     }
 
     /// The registered object for an ID, if any.
     func registeredObject(for id: ObjectID) -> ManagedObject? {
-        registered[id]
+        registered.object(for: id)
     }
 
-    /// Registers a newly inserted object.
-    func register(_ object: ManagedObject) {
-        if let previous = registered.updateValue(object, forKey: object.objectID), previous !== object {
-            previous.isRegistered = false
-        }
+    /// Registers an object (`isNew`: just inserted, with a fresh temporary ID).
+    func register(_ object: ManagedObject, isNew: Bool = false) {
+        registered.insert(object, isNew: isNew)?.isRegistered = false
         object.isRegistered = true
         if object.hasChanges, !object.isEnrolled { enroll(object) }
     }
 
     /// Forgets an object.
     func unregister(_ id: ObjectID) {
-        registered.removeValue(forKey: id)?.isRegistered = false
+        registered.remove(id)?.isRegistered = false
     }
 
     /// Notes that an object may have changes (its change properties were
@@ -152,9 +172,9 @@ final class ObjectGraph {
         enrolled.append(object)
     }
 
-    /// Makes room for `capacity` registered objects.
-    func reserveCapacity(_ capacity: Int) {
-        if capacity > registered.capacity { registered.reserveCapacity(capacity) }
+    /// Makes room for `additional` more registered objects of `id`'s store and entity.
+    func reserveCapacity(_ additional: Int, like id: ObjectID) {
+        registered.reserveCapacity(additional, like: id)
     }
 
     /// Forgets every object.
@@ -167,34 +187,16 @@ final class ObjectGraph {
 
     /// Re-keys an object after its save gave it a permanent ID.
     func changeID(of object: ManagedObject, to id: ObjectID) {
-        if let previous = registered.removeValue(forKey: object.objectID), previous !== object {
-            previous.isRegistered = false
-        }
-        object.objectID = id
-        if let previous = registered.updateValue(object, forKey: id), previous !== object {
-            previous.isRegistered = false
-        }
-        object.isRegistered = true
-        if object.hasChanges, !object.isEnrolled { enroll(object) }
+        changeIDs([(object, id)])
+        // A single re-key registers the object even if it was not.
+        if registered.object(for: id) !== object { register(object) }
     }
 
-    /// Re-keys many objects at once (after a save): the registry is rebuilt
-    /// in one pass instead of one removal and insertion per object.
+    /// Re-keys many objects at once (after a save).
     func changeIDs(_ changes: [(ManagedObject, ObjectID)]) {
         guard !changes.isEmpty else { return }
-        if changes.count < 64 {
-            for (object, id) in changes { changeID(of: object, to: id) }
-            return
-        }
-        for (object, id) in changes { object.objectID = id }
-        var rebuilt: [ObjectID: ManagedObject] = [:]
-        rebuilt.reserveCapacity(registered.count)
-        for object in registered.values {
-            if let previous = rebuilt.updateValue(object, forKey: object.objectID), previous !== object {
-                previous.isRegistered = false
-            }
-        }
-        registered = rebuilt
+        // Objects edited meanwhile are enrolled already: every write enrolls.
+        for previous in registered.changeIDs(changes) { previous.isRegistered = false }
     }
 
     /// Registered objects with unsaved changes, in the order they first
@@ -280,13 +282,19 @@ final class ObjectGraph {
         guard !object.isDeleted else {
             throw StrataError(.invalidValue, "\(object.objectID) was deleted: cannot set '\(key)'")
         }
-        if let attribute = layout(of: object).attributes[key] {
+        let entityLayout = layout(of: object)
+        if let attribute = entityLayout.attributes[key] {
             let checked = try Self.checked(value, type: attribute.type, name: attribute.name, entity: object.entityName)
             if attribute.isTransient {
                 object.transients[key] = checked
             } else {
                 guard object.isInserted || object.committed != nil else { throw faultError(object) }
-                setRaw(object, key, checked)
+                if let slot = attribute.slot, object.isInserted {
+                    // An inserted object has nothing committed to compare with.
+                    object.changes[key, slot: slot, in: entityLayout.values] = checked
+                } else {
+                    setRaw(object, key, checked)
+                }
             }
             invalidateTransients(of: object, dependingOn: key)
             return

@@ -125,6 +125,26 @@ public struct PropertyValues: Sendable, Hashable, Sequence, ExpressibleByDiction
         set { slots[slot] = newValue }
     }
 
+    /// The value of a name whose slot in `layout` is known: by slot when
+    /// these values follow `layout`, else by name. Setting into empty
+    /// values of another layout adopts `layout` first, so later writes
+    /// take the slot path too.
+    public subscript(key: String, slot slot: Int, in layout: Layout) -> PropertyValue? {
+        get {
+            self.layout === layout ? slots[slot] : self[key]
+        }
+        set {
+            if self.layout !== layout, extras.isEmpty, slots.allSatisfy({ $0 == nil }) {
+                self = PropertyValues(layout: layout)
+            }
+            if self.layout === layout {
+                slots[slot] = newValue
+            } else {
+                self[key] = newValue
+            }
+        }
+    }
+
     // MARK: Whole
 
     /// How many names hold a value.

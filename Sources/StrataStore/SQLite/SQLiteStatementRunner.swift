@@ -1,4 +1,5 @@
 import GRDB
+import GRDBSQLite
 import StrataModel
 
 /// Runs one prepared statement many times, binding positional values
@@ -9,8 +10,10 @@ import StrataModel
 /// - `setUncheckedArguments` (once, when the runner is made) resets the
 ///   statement, clears its bindings and records that its arguments are set,
 ///   so that `execute()` runs with whatever is bound;
-/// - each value is bound with GRDB's public `bind(to:at:)` on
-///   `Statement.sqliteStatement`, every parameter every time;
+/// - each value is bound on `Statement.sqliteStatement`, every parameter
+///   every time: text from the string's own UTF-8 storage (GRDB's
+///   `String.bind` converts it to a new C string first), anything else
+///   with GRDB's public `bind(to:at:)`;
 /// - SQLite refuses to bind (`SQLITE_MISUSE`) a statement that ran since its
 ///   last reset; the runner then resets it, through `setUncheckedArguments`
 ///   again for statements with few parameters, or by creating a GRDB cursor
@@ -43,14 +46,14 @@ struct SQLiteStatementRunner {
         let sqliteStatement = statement.sqliteStatement
         var index: CInt = 1
         for value in values {
-            var code = value.bind(to: sqliteStatement, at: index)
+            var code = Self.bind(value, to: sqliteStatement, at: index)
             if code == Self.misuse, index == 1 {
                 if values.count <= Self.smallStatement {
                     statement.setUncheckedArguments(StatementArguments())
                 } else {
                     _ = try Row.fetchCursor(statement)
                 }
-                code = value.bind(to: sqliteStatement, at: index)
+                code = Self.bind(value, to: sqliteStatement, at: index)
             }
             guard code == 0 else {
                 throw StrataError(.storeSave, "store \(path): binding parameter \(index) failed with SQLite error \(code)")
@@ -58,5 +61,20 @@ struct SQLiteStatementRunner {
             index += 1
         }
         try statement.execute()
+    }
+
+    /// SQLite copies the bytes it is given before the bind returns.
+    private static let transient = unsafeBitCast(-1, to: sqlite3_destructor_type.self)
+
+    /// Binds one value; SQLite's result code.
+    private static func bind(_ value: DatabaseValue, to statement: SQLiteStatement, at index: CInt) -> CInt {
+        guard case .string(var text) = value.storage else { return value.bind(to: statement, at: index) }
+        return text.withUTF8 { bytes in
+            // An empty buffer may have no address, which would bind NULL.
+            guard let base = bytes.baseAddress else { return sqlite3_bind_text(statement, index, "", 0, transient) }
+            return base.withMemoryRebound(to: CChar.self, capacity: bytes.count) {
+                sqlite3_bind_text(statement, index, $0, CInt(bytes.count), transient)
+            }
+        }
     }
 }

@@ -1,0 +1,97 @@
+import Foundation
+import Testing
+import StrataContext
+import StrataModel
+import StrataQuery
+import StrataStore
+
+/// The registry keeps inserted objects in a list and indexes them by
+/// temporary ID only at the first lookup; saved objects are filed by store,
+/// entity and key. These tests go through every path between the two.
+@Suite struct ObjectRegistryTests {
+    private func insertAuthors(_ context: isolated Context, _ names: Range<Int>) throws -> [ManagedObject] {
+        try names.map { index in
+            let author = try context.insert("Author")
+            try author.setValue(.string("author \(index)"), forKey: "name")
+            return author
+        }
+    }
+
+    @Test(arguments: ContextFixture.storeKinds)
+    func insertedObjectsAreFoundBeforeAndAfterTheirSave(kind: StoreDescription.StoreType) async throws {
+        let directory = TemporaryDirectory()
+        let container = try await ContextFixture.library(kind, in: directory)
+        try await container.viewContext.perform { context in
+            var authors = try insertAuthors(context, 0..<100)
+            // The first lookup by temporary ID builds the index; later
+            // inserts and removals keep it.
+            #expect(context.object(with: authors[50].objectID) === authors[50])
+            authors += try insertAuthors(context, 100..<110)
+            #expect(context.object(with: authors[105].objectID) === authors[105])
+            // Inserted then deleted: unregistered at the save.
+            let dropped = authors.remove(at: 10)
+            try await context.delete(dropped)
+            #expect(context.registeredObjects.count == 110)
+            #expect(context.insertedObjects.count == 109)
+
+            let temporaryIDs = authors.map(\.objectID)
+            let changes = try await context.save()
+            #expect(changes.inserted.count == 109)
+            #expect(context.registeredObjects.count == 109)
+            #expect(context.insertedObjects.isEmpty)
+            let hasChanges = context.hasChanges
+            #expect(!hasChanges)
+            for (author, temporaryID) in zip(authors, temporaryIDs) {
+                #expect(!author.objectID.isTemporary)
+                #expect(author.objectID != temporaryID)
+                #expect(context.object(with: author.objectID) === author)
+            }
+            #expect(Set(changes.inserted) == Set(authors.map(\.objectID)))
+            // A temporary ID the save replaced names no registered object.
+            #expect(!context.registeredObjects.contains { $0.objectID == temporaryIDs[0] })
+        }
+    }
+
+    @Test(arguments: ContextFixture.storeKinds)
+    func objectsInsertedWhileOthersAreSavedKeepTheirTemporaryIDs(kind: StoreDescription.StoreType) async throws {
+        let directory = TemporaryDirectory()
+        let container = try await ContextFixture.library(kind, in: directory)
+        try await container.viewContext.perform { context in
+            let saved = try insertAuthors(context, 0..<5)
+            _ = try await context.save()
+            let pending = try insertAuthors(context, 5..<8)
+            #expect(context.object(with: pending[1].objectID) === pending[1])
+            _ = try await context.save()
+            #expect(context.registeredObjects.count == 8)
+            for author in saved + pending {
+                #expect(!author.objectID.isTemporary)
+                #expect(context.object(with: author.objectID) === author)
+            }
+            // A fresh context sees them all, each once.
+            let other = container.newBackgroundContext()
+            let names = try await other.perform { other in
+                try await other.fetch(FetchRequest(entityName: "Author", format: "TRUEPREDICATE")).map { try $0.value(forKey: "name") }
+            }
+            #expect(names.count == 8)
+        }
+    }
+
+    @Test func resetForgetsEveryObjectAndANewFaultIsMadeAfterwards() async throws {
+        let directory = TemporaryDirectory()
+        let container = try await ContextFixture.library(.sqlite, in: directory)
+        try await container.viewContext.perform { context in
+            let authors = try insertAuthors(context, 0..<3)
+            _ = try await context.save()
+            let id = authors[0].objectID
+            _ = try insertAuthors(context, 3..<4)
+            context.reset()
+            #expect(context.registeredObjects.isEmpty)
+            let fault = context.object(with: id)
+            #expect(fault !== authors[0])
+            #expect(fault.isFault)
+            #expect(context.object(with: id) === fault)
+            try await context.load(fault)
+            #expect(try fault.value(forKey: "name") == .string("author 0"))
+        }
+    }
+}
