@@ -10,7 +10,10 @@ public struct ChangeSet: Sendable, Hashable {
     public var updated: [ObjectID: Set<String>]
     /// Objects deleted.
     public var deleted: [ObjectID]
-    /// The new version of every inserted and updated object.
+    /// The new version of every updated object, and of inserted objects
+    /// when it is not 1. An inserted object absent here is at version 1
+    /// (a store's first version; a save of 100,000 inserts does not build a
+    /// dictionary to say so): ask ``version(of:)``.
     public var versions: [ObjectID: Int64]
     /// The name of the context that saved, if it has one.
     public var contextName: String?
@@ -32,6 +35,15 @@ public struct ChangeSet: Sendable, Hashable {
         self.versions = versions
         self.contextName = contextName
         self.origin = origin
+    }
+
+    /// The version an inserted or updated object is at after this change
+    /// set; nil for objects it did not insert or update. Looking up an
+    /// inserted object absent from ``versions`` scans ``inserted``: code
+    /// that walks ``inserted`` reads `versions[id] ?? 1` instead.
+    public func version(of id: ObjectID) -> Int64? {
+        if let version = versions[id] { return version }
+        return inserted.contains(id) ? 1 : nil
     }
 
     /// Whether nothing changed.

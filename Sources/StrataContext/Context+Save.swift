@@ -482,10 +482,10 @@ extension Context {
         var rekeyed: [(ManagedObject, ObjectID)] = []
         // Sized once: growing these by rehashing costs more than filling them.
         let insertCount = committed.reduce(0) { $0 + $1.0.changes.inserts.count }
-        let writeCount = committed.reduce(0) { $0 + $1.0.changes.inserts.count + $1.0.changes.updates.count }
+        let updateCount = committed.reduce(0) { $0 + $1.0.changes.updates.count }
         rekeyed.reserveCapacity(insertCount)
         changeSet.inserted.reserveCapacity(insertCount)
-        changeSet.versions.reserveCapacity(writeCount)
+        changeSet.versions.reserveCapacity(updateCount)
         for (unit, commit) in committed {
             // The commit lists the permanent IDs in the order of the
             // inserts; a store that answered in another order is looked up.
@@ -529,7 +529,6 @@ extension Context {
                 object.isInserted = false
                 rekeyed.append((object, permanent))
                 changeSet.inserted.append(permanent)
-                changeSet.versions[permanent] = object.version
             }
             for update in unit.changes.updates {
                 guard let object = graph.registeredObject(for: update.objectID) else { continue }

@@ -107,22 +107,23 @@ struct ObjectRegistry {
     /// inserted objects; returns the objects that were registered under
     /// the new IDs and no longer are.
     mutating func changeIDs(_ changes: [(ManagedObject, ObjectID)]) -> [ManagedObject] {
-        /// Marks an unsaved object leaving the array.
+        // Marks an unsaved object leaving the array.
         let leaving = -2
-        var moving: [(ManagedObject, ObjectID)] = []
+        // Positions in `changes` of the registered objects.
+        var moving: [Int] = []
         moving.reserveCapacity(changes.count)
         var leavingCount = 0
-        for (object, id) in changes {
+        for (index, (object, id)) in changes.enumerated() {
             if object.registryPosition >= 0 {
                 unsavedIndex?.removeValue(forKey: object.objectID)
                 object.registryPosition = leaving
                 leavingCount += 1
-                moving.append((object, id))
+                moving.append(index)
             } else if object.registryPosition == leaving {
                 continue
             } else if case .permanent(let key) = object.objectID.key, saved[Table(object.objectID)]?[key] === object {
                 removeSaved(object.objectID, key: key)
-                moving.append((object, id))
+                moving.append(index)
             } else {
                 object.objectID = id
             }
@@ -145,12 +146,13 @@ struct ObjectRegistry {
                 unsaved = kept
             }
         }
-        if let (first, _) = moving.first, !first.objectID.isTemporary {
+        if let first = moving.first {
             // Inserts of a save are usually of one entity.
-            reserveCapacity(moving.count, like: moving[0].1)
+            reserveCapacity(moving.count, like: changes[first].1)
         }
         var replaced: [ManagedObject] = []
-        for (object, id) in moving {
+        for index in moving {
+            let (object, id) = changes[index]
             object.objectID = id
             if let previous = insert(object) { replaced.append(previous) }
         }

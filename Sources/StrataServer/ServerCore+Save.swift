@@ -76,6 +76,9 @@ extension ServerCore {
                         $0.id = object.objectID.uriRepresentation
                     }
                 }
+                for id in changes.inserted where changes.versions[id] == nil {
+                    response.versions[id.uriRepresentation] = 1
+                }
                 for (id, version) in changes.versions {
                     response.versions[id.uriRepresentation] = version
                 }

@@ -223,7 +223,7 @@ actor Session {
                     Strata_V1_ChangedObject.with {
                         $0.id = objectID.uriRepresentation
                         $0.entity = objectID.entityName
-                        $0.version = changes.versions[objectID] ?? 0
+                        $0.version = changes.versions[objectID] ?? 1
                     }
                 }
                 note.updated = updated.sorted { $0.uriRepresentation < $1.uriRepresentation }.map { objectID in

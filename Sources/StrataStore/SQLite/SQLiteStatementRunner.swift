@@ -15,7 +15,10 @@ import StrataModel
 ///   `String.bind` converts it to a new C string first), anything else
 ///   with GRDB's public `bind(to:at:)`;
 /// - SQLite refuses to bind (`SQLITE_MISUSE`) a statement that ran since its
-///   last reset; the runner then resets it, through `setUncheckedArguments`
+///   last reset: the runner resets it after each run with `sqlite3_reset`
+///   (which keeps GRDB's record that the arguments are bound; GRDB resets
+///   again before stepping, which is harmless). A statement someone else ran
+///   meanwhile is reset on that refusal, through `setUncheckedArguments`
 ///   again for statements with few parameters, or by creating a GRDB cursor
 ///   (which resets the statement, as documented on `DatabaseCursor`, and a
 ///   reset keeps the bindings, SQLite's contract) for the large multi-row
@@ -61,6 +64,11 @@ struct SQLiteStatementRunner {
             index += 1
         }
         try statement.execute()
+        // Reset now (GRDB resets before each execution, after the binds)
+        // so that the next run's binds are accepted at once: otherwise the
+        // first one fails with SQLITE_MISUSE and the statement is reset
+        // and its bindings cleared, every row.
+        sqlite3_reset(sqliteStatement)
     }
 
     /// SQLite copies the bytes it is given before the bind returns.
