@@ -71,7 +71,8 @@ extension Context {
         graph.dropReferences(to: deleted)
         let changedEntities = changes.entityNames
         let affectedEntities = Set(changedEntities.flatMap { model.ancestry(of: $0) })
-        for object in graph.registered.values {
+        // Only objects with relationships or fetched results have lists to drop.
+        for object in graph.referenceHolders {
             // Loaded lists that could hold changed objects.
             for relationship in model.relationships(of: object.entityName) where relationship.isToMany {
                 if affectedEntities.contains(relationship.destinationEntityName) || model.hierarchy(of: relationship.destinationEntityName).contains(where: changedEntities.contains) {

@@ -610,7 +610,7 @@ extension Context {
         // no Object ID attribute hold IDs only in fetched results.
         var lastEntity = ""
         var keys: [String] = []
-        for object in graph.registered.values {
+        for object in graph.referenceHolders {
             for (key, ids) in object.fetchedCache where ids.contains(where: { lookup($0) != nil }) {
                 object.fetchedCache[key] = ids.map { lookup($0) ?? $0 }
             }

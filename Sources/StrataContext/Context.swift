@@ -104,13 +104,13 @@ public actor Context {
     // MARK: State
 
     /// Whether there are unsaved changes.
-    public var hasChanges: Bool { graph.registered.values.contains { $0.hasChanges } }
+    public var hasChanges: Bool { !graph.changedObjects.isEmpty }
     /// Objects inserted and not saved.
-    public var insertedObjects: [ManagedObject] { graph.registered.values.filter { $0.isInserted && !$0.isDeleted } }
+    public var insertedObjects: [ManagedObject] { graph.changedObjects.filter { $0.isInserted && !$0.isDeleted } }
     /// Objects changed and not saved.
-    public var updatedObjects: [ManagedObject] { graph.registered.values.filter(\.isUpdated) }
+    public var updatedObjects: [ManagedObject] { graph.changedObjects.filter(\.isUpdated) }
     /// Objects deleted and not saved.
-    public var deletedObjects: [ManagedObject] { graph.registered.values.filter { $0.isDeleted && !$0.isInserted } }
+    public var deletedObjects: [ManagedObject] { graph.changedObjects.filter { $0.isDeleted && !$0.isInserted } }
     /// Every registered object.
     public var registeredObjects: [ManagedObject] { Array(graph.registered.values) }
 

@@ -39,7 +39,7 @@ public final class ManagedObject {
     var changes: PropertyValues = [:] {
         didSet {
             changeGeneration &+= 1
-            if !isEnrolled { graph.enroll(self) }
+            graph.noteChange(self)
         }
     }
     /// Values of transient attributes.
@@ -50,7 +50,7 @@ public final class ManagedObject {
     var toManyChanges: [String: ToManyChange] = [:] {
         didSet {
             changeGeneration &+= 1
-            if !isEnrolled { graph.enroll(self) }
+            graph.noteChange(self)
         }
     }
     /// Bumped by every write to ``changes`` or ``toManyChanges`` (the
@@ -59,20 +59,27 @@ public final class ManagedObject {
     /// was edited while the save awaited its store.
     private(set) var changeGeneration: UInt64 = 0
     /// Cached results of fetched properties.
-    var fetchedCache: [String: [ObjectID]] = [:]
+    var fetchedCache: [String: [ObjectID]] = [:] {
+        didSet { if !isReferenceHolder, !fetchedCache.isEmpty { graph.addReferenceHolder(self) } }
+    }
+    /// Whether the object is in the graph's list of objects that may hold
+    /// object IDs (kept by ``ObjectGraph``).
+    var isReferenceHolder = false
 
     /// Whether the object was inserted and not saved yet.
     public internal(set) var isInserted = false {
-        didSet { if !isEnrolled { graph.enroll(self) } }
+        didSet { graph.noteChange(self) }
     }
     /// Whether the object was deleted and the delete not saved yet.
     public internal(set) var isDeleted = false {
-        didSet { if !isEnrolled { graph.enroll(self) } }
+        didSet { graph.noteChange(self) }
     }
 
     /// Whether the graph's registry maps ``objectID`` to this object (kept
     /// by ``ObjectGraph``).
-    var isRegistered = false
+    var isRegistered = false {
+        didSet { if isRegistered != oldValue { graph.noteRegistration(of: self) } }
+    }
     /// Whether the object is in the graph's list of objects that may have
     /// changes (kept by ``ObjectGraph``).
     var isEnrolled = false
