@@ -45,7 +45,9 @@ public actor Context {
         self.name = name
         self.mergePolicy = mergePolicy
         self.transactionAuthor = transactionAuthor
-        self.token = UUID().uuidString
+        // Not UUID(): a server makes a context per request, and UUID()
+        // opens the system random source each time.
+        self.token = TemporaryKeySource.next().uuidString
         self.graph = ObjectGraph(model: coordinator.model, transformers: coordinator.transformers, transientRules: coordinator.transientRules, sharedLayouts: coordinator.layouts)
     }
 

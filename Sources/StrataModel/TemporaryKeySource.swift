@@ -3,8 +3,10 @@ import Synchronization
 
 /// Makes temporary object keys: version-4-shaped UUIDs whose first eight
 /// bytes are random once per process and whose last eight count up, so
-/// every key is unique within the process and cheap to make.
-enum TemporaryKeySource {
+/// every key is unique within the process (and, with 64 random bits per
+/// process, across processes in practice) and cheap to make: `UUID()`
+/// opens and reads the system random source on every call.
+public enum TemporaryKeySource {
     private static let prefix: (UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8) = {
         let random = UUID().uuid
         return (random.0, random.1, random.2, random.3, random.4, random.5, (random.6 & 0x0F) | 0x40, random.7)
@@ -12,7 +14,7 @@ enum TemporaryKeySource {
     private static let counter = Atomic<UInt64>(0)
 
     /// The next key.
-    static func next() -> UUID {
+    public static func next() -> UUID {
         let n = counter.add(1, ordering: .relaxed).newValue
         let p = prefix
         return UUID(uuid: (
