@@ -181,7 +181,7 @@ extension SQLiteSaveTransaction {
     }
 
     /// Hands out primary keys to the inserts, per hierarchy, from `Z_PRIMARYKEY`.
-    mutating func allocateKeys(_ db: Database) throws {
+    mutating func allocateKeys(_ db: Database, keys: inout SQLiteKeyAllocator) throws {
         guard !inserts.isEmpty else { return }
         var counts: [String: Int] = [:]
         var order: [String] = []
@@ -199,18 +199,7 @@ extension SQLiteSaveTransaction {
         for table in order {
             guard let root = mapping.tables[table]?.rootEntity, let count = counts[table],
                   let sql = mapping.keyAllocation[table] else { continue }
-            // Every save of the table runs these three: prepared once per
-            // connection (GRDB's statement cache), their text built once
-            // per store (in the mapping).
-            let recorded = try Int64.fetchOne(db.cachedStatement(sql: sql.recorded), arguments: [root]) ?? 0
-            let highest = try Int64.fetchOne(db.cachedStatement(sql: sql.highest)) ?? 0
-            let base = max(recorded, highest)
-            let (last, overflow) = base.addingReportingOverflow(Int64(count))
-            guard !overflow else {
-                throw StrataError(.storeSave, "store \(path): primary keys of \(table) are exhausted")
-            }
-            try db.cachedStatement(sql: sql.record).execute(arguments: [root, last])
-            next[table] = base + 1
+            next[table] = try keys.reserve(count, table: table, root: root, sql: sql, db: db, path: path)
         }
         var lastEntity: Entity?
         var table = ""

@@ -10,7 +10,8 @@ import StrataQuery
 /// Order inside the transaction:
 /// 1. version checks (when asked): `Z_OPT` of every updated or deleted row,
 ///    batched per table; any difference answers `.conflicts` and rolls back;
-/// 2. primary keys for the inserts, from `Z_PRIMARYKEY` (bumped in the
+/// 2. primary keys for the inserts, from a ``SQLiteKeyAllocator`` shared by
+///    the saves of one transaction (`Z_PRIMARYKEY`, bumped in the
 ///    transaction, never below the table's `MAX(Z_PK)`), and temporary IDs
 ///    replaced by permanent ones everywhere;
 /// 3. deletes (rows and the join-table rows naming them);
@@ -402,12 +403,14 @@ struct SQLiteSaveTransaction {
     // MARK: - The transaction
 
     /// Writes the change set inside the caller's immediate transaction (or
-    /// savepoint); the caller rolls back unless the answer is `.committed`.
-    mutating func execute(_ db: Database) throws -> StoreSaveResult {
+    /// savepoint), taking primary keys from `keys` (which the caller records
+    /// before committing); the caller rolls back unless the answer is
+    /// `.committed`.
+    mutating func execute(_ db: Database, keys: inout SQLiteKeyAllocator) throws -> StoreSaveResult {
         if checksVersions, let conflicts = try versionConflicts(db), !conflicts.isEmpty {
             return .conflicts(conflicts)
         }
-        try allocateKeys(db)
+        try allocateKeys(db, keys: &keys)
 
         var commit = StoreCommit()
 

@@ -99,9 +99,11 @@ extension SQLiteStore {
             var outcome = StoreSaveResult.committed(StoreCommit())
             do {
                 try db.inTransaction(.immediate) {
-                    outcome = try execute(&transaction, changes: group[0], db: db, mapping: mapping, history: history, timestamp: timestamp)
-                    if case .committed = outcome { return .commit }
-                    return .rollback
+                    var keys = SQLiteKeyAllocator()
+                    outcome = try execute(&transaction, changes: group[0], db: db, mapping: mapping, history: history, timestamp: timestamp, keys: &keys)
+                    guard case .committed = outcome else { return .rollback }
+                    try keys.record(db)
+                    return .commit
                 }
             } catch let error as DatabaseError where SQLiteBusyRetry.isBusy(error) {
                 throw error
@@ -112,11 +114,14 @@ extension SQLiteStore {
         }
         var results: [Result<StoreSaveResult, any Error>] = prepared.map { $0.map { _ in .committed(StoreCommit()) } }
         try db.inTransaction(.immediate) {
+            // One key allocation for the group: a save rolled back to its
+            // savepoint leaves a gap in the keys.
+            var keys = SQLiteKeyAllocator()
             for index in prepared.indices {
                 guard case .success(var transaction) = prepared[index] else { continue }
                 try db.execute(sql: "SAVEPOINT strata_group_save")
                 do {
-                    let outcome = try execute(&transaction, changes: group[index], db: db, mapping: mapping, history: history, timestamp: timestamp)
+                    let outcome = try execute(&transaction, changes: group[index], db: db, mapping: mapping, history: history, timestamp: timestamp, keys: &keys)
                     if case .committed = outcome {
                         try db.execute(sql: "RELEASE SAVEPOINT strata_group_save")
                     } else {
@@ -132,6 +137,7 @@ extension SQLiteStore {
                     results[index] = .failure(error)
                 }
             }
+            try keys.record(db)
             return .commit
         }
         return results
@@ -140,10 +146,10 @@ extension SQLiteStore {
     /// Runs one change set inside the open transaction and, when it
     /// commits and the store records history, records its transaction
     /// (the preserved values of deleted rows are read before the deletes).
-    private static func execute(_ transaction: inout SQLiteSaveTransaction, changes: StoreChanges, db: Database, mapping: SQLiteStoreMapping, history: HistoryRecording?, timestamp: Date) throws -> StoreSaveResult {
-        guard let history else { return try transaction.execute(db) }
+    private static func execute(_ transaction: inout SQLiteSaveTransaction, changes: StoreChanges, db: Database, mapping: SQLiteStoreMapping, history: HistoryRecording?, timestamp: Date, keys: inout SQLiteKeyAllocator) throws -> StoreSaveResult {
+        guard let history else { return try transaction.execute(db, keys: &keys) }
         let tombstones = changes.deletes.isEmpty ? [:] : try SQLiteHistory.tombstones(db, deletes: changes.deletes, mapping: mapping, model: history.model)
-        let outcome = try transaction.execute(db)
+        let outcome = try transaction.execute(db, keys: &keys)
         if case .committed(let commit) = outcome {
             try SQLiteHistory.record(db, changes: changes, commit: commit, tombstones: tombstones, origin: history.origin, processID: HistoryRecording.processID, timestamp: timestamp)
         }
