@@ -1,5 +1,6 @@
 import Foundation
 import GRDB
+import GRDBSQLite
 import StrataModel
 import StrataQuery
 
@@ -208,6 +209,15 @@ struct SQLiteRowDecoder {
             return Double.fromStatement(sqliteStatement, atUncheckedIndex: column).map { .date(Date(timeIntervalSinceReferenceDate: $0)) }
         case .boolean:
             return Int64.fromStatement(sqliteStatement, atUncheckedIndex: column).map { .boolean($0 != 0) }
+        case .uuid:
+            // Sixteen bytes read in place (no `Data` per row); anything else
+            // gets the checks and the error of the general path.
+            if sqlite3_column_type(sqliteStatement, column) == SQLITE_BLOB, sqlite3_column_bytes(sqliteStatement, column) == 16,
+               let bytes = sqlite3_column_blob(sqliteStatement, column) {
+                return .uuid(UUID(uuid: bytes.loadUnaligned(as: uuid_t.self)))
+            }
+            let stored = DatabaseValue(sqliteStatement: sqliteStatement, index: column)
+            return stored.isNull ? nil : try propertyValue(stored, type: type)
         default:
             let stored = DatabaseValue(sqliteStatement: sqliteStatement, index: column)
             return stored.isNull ? nil : try propertyValue(stored, type: type)
