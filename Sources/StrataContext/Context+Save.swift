@@ -306,12 +306,7 @@ extension Context {
     func referenceKeys(of entityName: String) -> [String] {
         if let cached = referenceKeysCache[entityName] { return cached }
         let keys = model.relationships(of: entityName).map(\.name)
-            + model.attributes(of: entityName).filter {
-                switch $0.type {
-                case .undefined, .objectID, .composite: true
-                default: false
-                }
-            }.map(\.name)
+            + model.attributes(of: entityName).filter { ObjectGraph.EntityLayout.canHoldObjectIDs($0.type) }.map(\.name)
         referenceKeysCache[entityName] = keys
         return keys
     }

@@ -100,9 +100,20 @@ final class ObjectGraph {
         /// The persisted attributes and to-one relationships, by name.
         let persistedKeys: [String]
         /// Whether an object of the entity can hold an ``ObjectID`` in its
-        /// values or lists: it has a relationship or an Object ID attribute
+        /// values, transients or lists: it has a relationship or an
+        /// attribute (transient or not) of a type that can hold one
         /// (results of fetched properties apart).
         let holdsObjectIDs: Bool
+
+        /// Whether values of an attribute type can be object IDs: the types
+        /// whose values ``ObjectGraph/checked(_:for:entity:)`` does not
+        /// convert to one kind (undefined, object ID, composite).
+        static func canHoldObjectIDs(_ type: AttributeType) -> Bool {
+            switch type {
+            case .undefined, .objectID, .composite: true
+            default: false
+            }
+        }
 
         /// The layout of the entity's persisted keys, which inserted
         /// objects' changes follow.
@@ -117,7 +128,7 @@ final class ObjectGraph {
                 attributes[attribute.name] = Attribute(attribute, slot: attribute.isTransient ? nil : values.slot(of: attribute.name))
             }
             self.attributes = attributes
-            holdsObjectIDs = !model.relationships(of: entity).isEmpty || model.attributes(of: entity).contains { $0.type == .objectID }
+            holdsObjectIDs = !model.relationships(of: entity).isEmpty || model.attributes(of: entity).contains { Self.canHoldObjectIDs($0.type) }
         }
     }
 
@@ -192,7 +203,9 @@ final class ObjectGraph {
     /// entity that can hold object IDs joins ``referenceHolders``.
     func noteRegistration(of object: ManagedObject) {
         mutations &+= 1
-        if object.isRegistered, !object.isReferenceHolder, layout(of: object).holdsObjectIDs { addReferenceHolder(object) }
+        if object.isRegistered, !object.isReferenceHolder, !object.fetchedCache.isEmpty || layout(of: object).holdsObjectIDs {
+            addReferenceHolder(object)
+        }
     }
 
     /// Adds an object to ``referenceHolders``.

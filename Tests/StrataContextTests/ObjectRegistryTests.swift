@@ -94,4 +94,25 @@ import StrataStore
             #expect(try fault.value(forKey: "name") == .string("author 0"))
         }
     }
+
+    /// An entity with no relationship still holds object IDs in an
+    /// Undefined attribute (here transient): the save rewrites them too.
+    @Test func idsInUndefinedAttributesOfEntitiesWithoutRelationshipsBecomePermanent() async throws {
+        let model = ObjectModel(name: "Pins", entities: [
+            EntityDescription(name: "Note", attributes: [
+                .init(name: "text", type: .string, isOptional: true),
+                .init(name: "pin", type: .undefined, isOptional: true, isTransient: true),
+            ]),
+        ])
+        let directory = TemporaryDirectory()
+        let container = try await PersistentContainer(model: model, storeDescriptions: ContextFixture.descriptions(.sqlite, model: model, in: directory.url))
+        try await container.viewContext.perform { context in
+            let pinned = try context.insert("Note")
+            let note = try context.insert("Note")
+            try note.setValue(.object(pinned.objectID), forKey: "pin")
+            _ = try await context.save()
+            #expect(!pinned.objectID.isTemporary)
+            #expect(try note.value(forKey: "pin") == .object(pinned.objectID))
+        }
+    }
 }

@@ -80,6 +80,8 @@ struct SQLiteStatementRunner {
         return text.withUTF8 { bytes in
             // An empty buffer may have no address, which would bind NULL.
             guard let base = bytes.baseAddress else { return sqlite3_bind_text(statement, index, "", 0, transient) }
+            // SQLite's own answer for text past its length type.
+            guard bytes.count <= Int(CInt.max) else { return SQLITE_TOOBIG }
             return base.withMemoryRebound(to: CChar.self, capacity: bytes.count) {
                 sqlite3_bind_text(statement, index, $0, CInt(bytes.count), transient)
             }
