@@ -107,11 +107,17 @@ struct LoadAndLifecycleTests {
         }
         #expect(count == 0)
         let writer = second.client("writer")
-        var note: Strata_V1_ChangeNotification?
-        for attempt in 0..<20 where note == nil {
-            _ = try await writer.save(Wire.save(inserts: [Wire.insertBook("b", title: "after restart \(attempt)")]))
-            note = await next(notifications, within: .milliseconds(500))
+        // Saves until the renewed subscription reports one (bounded). The
+        // stream is awaited once: cancelling a wait on an AsyncStream
+        // finishes it, so a wait per save would end it at its first timeout.
+        let writing = Task {
+            for attempt in 0..<40 {
+                _ = try? await writer.save(Wire.save(inserts: [Wire.insertBook("b", title: "after restart \(attempt)")]))
+                try await Task.sleep(for: .milliseconds(250))
+            }
         }
+        let note = await next(notifications, within: .seconds(15))
+        writing.cancel()
         #expect(note?.inserted.count == 1)
         await watcher.close()
         await writer.close()
