@@ -298,28 +298,6 @@ extension Context {
         return SavePlan(units: units)
     }
 
-    /// The keys of an entity whose values can hold object IDs: its
-    /// relationships, and attributes of the types whose values are not
-    /// converted to one kind (undefined, object ID, composite). The other
-    /// attributes' values always have their type's kind
-    /// (``ObjectGraph/checked(_:for:entity:)``, the stores' decoding).
-    func referenceKeys(of entityName: String) -> [String] {
-        if let cached = referenceKeysCache[entityName] { return cached }
-        let keys = model.relationships(of: entityName).map(\.name)
-            + model.attributes(of: entityName).filter { ObjectGraph.EntityLayout.canHoldObjectIDs($0.type) }.map(\.name)
-        referenceKeysCache[entityName] = keys
-        return keys
-    }
-
-    /// Persisted attribute and to-one names of an entity.
-    func persistedKeys(of entityName: String) -> [String] {
-        if let cached = persistedKeysCache[entityName] { return cached }
-        let keys = model.attributes(of: entityName).filter(\.isPersisted).map(\.name)
-            + model.relationships(of: entityName).filter { !$0.isToMany && !$0.isTransient }.map(\.name)
-        persistedKeysCache[entityName] = keys
-        return keys
-    }
-
     /// Whether values or lists name any object (only those can cross stores).
     private func referencesOtherObjects(_ values: PropertyValues, _ toMany: [String: [ObjectID]]) -> Bool {
         if !toMany.isEmpty { return true }
@@ -601,23 +579,18 @@ extension Context {
         }
         // Only touch what holds an old ID: rewriting every dictionary would
         // copy them all. Committed values are only looked at under the keys
-        // that can hold an ID. Objects of an entity with no relationship and
-        // no Object ID attribute hold IDs only in fetched results.
-        var lastEntity = ""
-        var keys: [String] = []
+        // that can hold an ID (the entity's reference keys); objects of an
+        // entity with none hold IDs only in fetched results.
         for object in graph.referenceHolders {
             for (key, ids) in object.fetchedCache where ids.contains(where: { lookup($0) != nil }) {
                 object.fetchedCache[key] = ids.map { lookup($0) ?? $0 }
             }
-            guard graph.layout(of: object).holdsObjectIDs else { continue }
+            let keys = graph.layout(of: object).referenceKeys
+            guard !keys.isEmpty else { continue }
             if !object.changes.isEmpty {
                 for (key, value) in object.changes where needsFix(value) { object.changes[key] = fix(value) }
             }
-            if object.entityName != lastEntity {
-                lastEntity = object.entityName
-                keys = referenceKeys(of: lastEntity)
-            }
-            if !keys.isEmpty, let committed = object.committed, keys.contains(where: { committed[$0].map(needsFix) ?? false }) {
+            if let committed = object.committed, keys.contains(where: { committed[$0].map(needsFix) ?? false }) {
                 var fixed = committed
                 for (key, value) in committed where needsFix(value) { fixed[key] = fix(value) }
                 object.committed = fixed

@@ -29,8 +29,6 @@ public actor Context {
     /// Objects found to no longer exist in their store.
     var vanished: Set<ObjectID> = []
     var derivationCache: [String: QueryOperand] = [:]
-    var persistedKeysCache: [String: [String]] = [:]
-    var referenceKeysCache: [String: [String]] = [:]
     var validationPlanCache: [String: ValidationPlan] = [:]
     var insertTemplateCache: [String: InsertTemplate] = [:]
     var fetchedPredicateCache: [String: StrataQuery.Predicate] = [:]
@@ -155,8 +153,6 @@ public actor Context {
         var defaults: PropertyValues
         /// Non-nil default values of transient attributes.
         var transientDefaults: [String: PropertyValue]
-        /// How many persisted attributes and to-ones the entity has.
-        var persistedKeyCount: Int
     }
 
     /// The insert template of a concrete entity, computed once per context;
@@ -177,7 +173,7 @@ public actor Context {
         }
         // Every object of the entity keeps its values in one shared layout.
         let layout = graph.layout(ofEntity: entityName)
-        var template = InsertTemplate(layout: layout, defaults: PropertyValues(layout: layout.values), transientDefaults: [:], persistedKeyCount: layout.values.names.count)
+        var template = InsertTemplate(layout: layout, defaults: PropertyValues(layout: layout.values), transientDefaults: [:])
         for attribute in model.attributes(of: entityName) where !attribute.defaultValue.isNull {
             if attribute.isTransient {
                 template.transientDefaults[attribute.name] = attribute.defaultValue

@@ -99,21 +99,16 @@ final class ObjectGraph {
         let attributes: [String: Attribute]
         /// The persisted attributes and to-one relationships, by name.
         let persistedKeys: [String]
-        /// Whether an object of the entity can hold an ``ObjectID`` in its
-        /// values, transients or lists: it has a relationship or an
-        /// attribute (transient or not) of a type that can hold one
-        /// (results of fetched properties apart).
-        let holdsObjectIDs: Bool
+        /// The keys whose values can hold object IDs: every relationship,
+        /// and the attributes (transient or not) of the types whose values
+        /// are not converted to one kind (undefined, object ID, composite).
+        /// The other attributes' values always have their type's kind
+        /// (``ObjectGraph/checked(_:for:entity:)``, the stores' decoding).
+        let referenceKeys: [String]
 
-        /// Whether values of an attribute type can be object IDs: the types
-        /// whose values ``ObjectGraph/checked(_:for:entity:)`` does not
-        /// convert to one kind (undefined, object ID, composite).
-        static func canHoldObjectIDs(_ type: AttributeType) -> Bool {
-            switch type {
-            case .undefined, .objectID, .composite: true
-            default: false
-            }
-        }
+        /// Whether an object of the entity can hold an ``ObjectID`` in its
+        /// values, transients or lists (results of fetched properties apart).
+        var holdsObjectIDs: Bool { !referenceKeys.isEmpty }
 
         /// The layout of the entity's persisted keys, which inserted
         /// objects' changes follow.
@@ -128,7 +123,12 @@ final class ObjectGraph {
                 attributes[attribute.name] = Attribute(attribute, slot: attribute.isTransient ? nil : values.slot(of: attribute.name))
             }
             self.attributes = attributes
-            holdsObjectIDs = !model.relationships(of: entity).isEmpty || model.attributes(of: entity).contains { Self.canHoldObjectIDs($0.type) }
+            referenceKeys = model.relationships(of: entity).map(\.name) + model.attributes(of: entity).filter {
+                switch $0.type {
+                case .undefined, .objectID, .composite: true
+                default: false
+                }
+            }.map(\.name)
         }
     }
 
@@ -199,8 +199,9 @@ final class ObjectGraph {
     }
 
     /// Called by an object registered or unregistered: the next
-    /// ``changedObjects`` looks again, and a newly registered object of an
-    /// entity that can hold object IDs joins ``referenceHolders``.
+    /// ``changedObjects`` looks again, and a newly registered object that
+    /// can hold object IDs (its entity's, or cached fetched results) joins
+    /// ``referenceHolders``.
     func noteRegistration(of object: ManagedObject) {
         mutations &+= 1
         if object.isRegistered, !object.isReferenceHolder, !object.fetchedCache.isEmpty || layout(of: object).holdsObjectIDs {
@@ -215,9 +216,9 @@ final class ObjectGraph {
     }
 
     /// The registered objects that may hold object IDs: those of entities
-    /// with a relationship or an Object ID attribute, and those with cached
-    /// fetched results. Rewriting IDs after a save visits these instead of
-    /// every registered object.
+    /// with ``EntityLayout/referenceKeys``, and those with cached fetched
+    /// results. Rewriting IDs after a save, merging and dropping references
+    /// visit these instead of every registered object.
     var referenceHolders: [ManagedObject] {
         if holders.contains(where: { !$0.isRegistered }) {
             holders.removeAll { object in

@@ -115,4 +115,18 @@ import StrataStore
             #expect(try note.value(forKey: "pin") == .object(pinned.objectID))
         }
     }
+
+    /// Inserted objects are at version 1 without being listed in
+    /// `versions`; an explicit version wins.
+    @Test func changeSetVersionsOfInsertsAndUpdates() {
+        let inserted = ObjectID(storeIdentifier: "s", entityName: "Author", key: .permanent(1))
+        let explicit = ObjectID(storeIdentifier: "s", entityName: "Author", key: .permanent(2))
+        let updated = ObjectID(storeIdentifier: "s", entityName: "Author", key: .permanent(3))
+        let other = ObjectID(storeIdentifier: "s", entityName: "Author", key: .permanent(4))
+        let changes = ChangeSet(inserted: [inserted, explicit], updated: [updated: ["name"]], versions: [explicit: 3, updated: 5])
+        #expect(changes.version(of: inserted) == 1)
+        #expect(changes.version(of: explicit) == 3)
+        #expect(changes.version(of: updated) == 5)
+        #expect(changes.version(of: other) == nil)
+    }
 }

@@ -557,6 +557,44 @@ import Testing
         #expect(error?.message.contains("not a Strata store") == true)
     }
 
+    /// Saves committed together share one key allocation: those rolled back
+    /// to their savepoint (a broken uniqueness constraint) leave gaps, no key
+    /// is handed out twice, and the highest one is recorded for later saves.
+    @Test func groupedSavesNeverShareAKey() async throws {
+        let directory = try SQLiteTestDirectory()
+        defer { directory.remove() }
+        let store = try await open(directory)
+        let results = try await withThrowingTaskGroup(of: StoreSaveResult.self) { group in
+            for i in 0..<40 {
+                group.addTask {
+                    // Every fourth save clashes with the others on "dup".
+                    let isbn = i % 4 == 0 ? "dup" : "isbn-\(i)"
+                    return try await store.save(StoreChanges(inserts: [.init(temporaryID: .temporary(entityName: "Book"), values: ["title": .string("t\(i)"), "isbn": .string(isbn)])]))
+                }
+            }
+            return try await group.reduce(into: []) { $0.append($1) }
+        }
+        var keys: [Int64] = []
+        var refused = 0
+        for result in results {
+            switch result {
+            case .committed(let commit): keys += commit.insertedIDs.compactMap(\.primaryKey)
+            case .constraintConflicts: refused += 1
+            case .conflicts: Issue.record("no version checks were asked for")
+            }
+        }
+        #expect(keys.count == 31)
+        #expect(refused == 9)
+        #expect(Set(keys).count == keys.count)
+        #expect(try await store.count(StoreFixture.all("Book")) == 31)
+        try await store.close()
+
+        let reopened = try await open(directory)
+        let later = try await reopened.insert("Book", ["title": .string("later")])
+        #expect(try #require(later.primaryKey) > keys.max() ?? 0)
+        try await reopened.close()
+    }
+
     // MARK: - Migration
 
     @Test func incompatibleModelsAre134100NamingEveryDifference() async throws {
