@@ -145,6 +145,9 @@ public struct PropertyValues: Sendable, Hashable, Sequence, ExpressibleByDiction
         }
     }
 
+    /// The values whose names are not in ``layout`` (usually none).
+    public var valuesOutsideLayout: [String: PropertyValue] { extras }
+
     // MARK: Whole
 
     /// How many names hold a value.

@@ -399,6 +399,70 @@ import StrataQuery
         }
     }
 
+    /// More inserts than the SQLite store encodes before its transaction
+    /// (2048), so that their rows are encoded in chunks while earlier
+    /// chunks are written: references between rows of different chunks,
+    /// rows of two entities of one table interleaved, foreign keys set by
+    /// a to-many saved after its destinations; then a value that does not
+    /// fit and a uniqueness clash in a save's last rows, which write nothing.
+    @Test(arguments: StoreKind.allCases)
+    func largeSavesWriteEveryRowAndStayAllOrNothing(_ kind: StoreKind) async throws {
+        let count = 5000
+        try await TestDirectory.with { directory in
+            let store = try await F.open(kind, in: directory)
+            let author = ObjectID.temporary(entityName: "Author")
+            let chapter = ObjectID.temporary(entityName: "Chapter")
+            let bookIDs = (0..<count).map { ObjectID.temporary(entityName: $0 % 3 == 0 ? "EBook" : "Book") }
+            func values(ofBook i: Int) -> [String: PropertyValue] {
+                var values: [String: PropertyValue] = ["title": .string("b\(i)"), "isbn": .string("isbn-\(i)"), "pages": .integer(Int64(i)), "price": .decimal(Decimal(i) / 100)]
+                if i % 3 == 0 { values["fileSize"] = .integer(Int64(i) * 1000) }
+                return values
+            }
+            var inserts: [StoreChanges.Insert] = [.init(temporaryID: chapter, values: ["title": .string("first"), "book": .object(bookIDs[count - 1])])]
+            for (i, id) in bookIDs.enumerated() { inserts.append(.init(temporaryID: id, values: values(ofBook: i))) }
+            inserts.append(.init(temporaryID: author, values: ["name": .string("A")], toMany: ["books": bookIDs]))
+
+            let permanent = try await F.commit(store, StoreChanges(inserts: inserts)).permanentIDs
+            #expect(permanent.count == count + 2)
+            #expect(try await store.count(F.all("Book")) == count)
+            let authorID = try #require(permanent[author])
+            #expect(try await store.destinations(of: "books", for: authorID) == bookIDs.compactMap { permanent[$0] })
+            #expect(try await F.snapshot(store, try #require(permanent[chapter]))["book"] == .object(try #require(permanent[bookIDs[count - 1]])))
+            for i in [0, 1, 1023, 1024, 2047, 2048, 3001, count - 1] {
+                let id = try #require(permanent[bookIDs[i]])
+                let snapshot = try await F.snapshot(store, id)
+                #expect(snapshot.objectID.entityName == (i % 3 == 0 ? "EBook" : "Book"))
+                for (key, value) in values(ofBook: i) { #expect(snapshot[key] == value, "\(key) of book \(i)") }
+                #expect(snapshot["author"] == .object(authorID))
+            }
+
+            // A value that does not fit, near the end of a large save.
+            var bad = (0..<count).map { i in StoreChanges.Insert(temporaryID: .temporary(entityName: "Chapter"), values: ["number": .integer(Int64(i % 1000))]) }
+            bad[count - 10] = .init(temporaryID: .temporary(entityName: "Chapter"), values: ["number": .integer(70000)])
+            do {
+                _ = try await store.save(StoreChanges(inserts: bad))
+                Issue.record("a save with an Integer 16 of 70000 was accepted")
+            } catch let error as StrataError {
+                #expect(error.code == .invalidValue)
+                #expect(error.message.contains("Chapter.number"), "\(error)")
+            }
+            #expect(try await store.count(F.all("Chapter")) == 1)
+
+            // A uniqueness clash near the end of a large save.
+            let clashing = (0..<count).map { i in
+                StoreChanges.Insert(temporaryID: .temporary(entityName: "Book"), values: ["isbn": .string(i == count - 5 ? "isbn-7" : "new-\(i)")])
+            }
+            let result = try await store.save(StoreChanges(inserts: clashing))
+            guard case .constraintConflicts(let conflicts) = result else {
+                Issue.record("expected a uniqueness conflict, got \(result)")
+                return
+            }
+            #expect(conflicts.map(\.existingObjectID) == [permanent[bookIDs[7]]])
+            #expect(try await store.count(F.all("Book")) == count)
+            try await store.close()
+        }
+    }
+
     // MARK: - Versions and conflicts
 
     @Test(arguments: StoreKind.allCases)

@@ -110,25 +110,44 @@ extension SQLiteSaveTransaction {
         return result
     }
 
-    /// Inserts these rows (of one entity) one at a time, recording the
-    /// uniqueness conflicts.
-    mutating func insertRows(_ db: Database, _ rows: Range<Int>) throws {
-        guard let first = rows.first else { return }
-        let entity = inserts[first].entity
-        let width = entity.insertColumns.count
+    /// Inserts every row, one at a time, chunk after chunk as
+    /// ``SQLiteInsertPipeline`` encodes them, recording the uniqueness
+    /// conflicts. Each row gets its key, the keys of the inserts it points
+    /// to and the cells its to-manys' inverses set, then is bound.
+    mutating func insertRows(_ db: Database) throws {
+        guard let pipeline = insertRowEncoder?.pipeline else { return }
+        defer { pipeline.cancel() }
         var runner: SQLiteStatementRunner?
-        for i in rows {
-            let start = inserts[i].offset
-            do {
-                let current = try runner ?? SQLiteStatementRunner(db.cachedStatement(sql: entity.insertSQL), path: path)
-                runner = current
-                try current.run(insertCells[start..<(start + width)])
-            } catch let error as DatabaseError where error.extendedResultCode == .SQLITE_CONSTRAINT_UNIQUE {
-                // GRDB drops a failed statement from its cache: prepare it again.
-                runner = nil
-                let insert = inserts[i]
-                try recordConstraintConflict(db, entity: entity, objectID: insert.objectID, key: insert.key,
-                                             written: Dictionary(zip(entity.insertColumns, insertCells[start..<(start + width)]), uniquingKeysWith: { a, _ in a }), error: error)
+        var runnerEntity: Entity?
+        for chunk in 0..<pipeline.chunkCount {
+            var cells = try pipeline.take(chunk)
+            var start = 0
+            for i in pipeline.rows(ofChunk: chunk) {
+                let entity = inserts[i].entity
+                let width = entity.insertColumns.count
+                defer { start += width }
+                cells[start] = inserts[i].key.databaseValue
+                for reference in inserts[i].references {
+                    cells[start + reference.position] = try key(of: reference.target).databaseValue
+                }
+                if !insertOverrides.isEmpty, let overrides = insertOverrides[i] {
+                    for (position, value) in overrides { cells[start + position] = value }
+                }
+                if runnerEntity !== entity {
+                    runner = nil
+                    runnerEntity = entity
+                }
+                do {
+                    let current = try runner ?? SQLiteStatementRunner(db.cachedStatement(sql: entity.insertSQL), path: path)
+                    runner = current
+                    try current.run(cells[start..<(start + width)])
+                } catch let error as DatabaseError where error.extendedResultCode == .SQLITE_CONSTRAINT_UNIQUE {
+                    // GRDB drops a failed statement from its cache: prepare it again.
+                    runner = nil
+                    let insert = inserts[i]
+                    try recordConstraintConflict(db, entity: entity, objectID: insert.objectID, key: insert.key,
+                                                 written: Dictionary(zip(entity.insertColumns, cells[start..<(start + width)]), uniquingKeysWith: { a, _ in a }), error: error)
+                }
             }
         }
     }
@@ -213,7 +232,6 @@ extension SQLiteSaveTransaction {
                 key = next[table] ?? 0
             }
             inserts[i].key = key
-            insertCells[inserts[i].offset] = key.databaseValue
             key += 1
         }
     }

@@ -6,6 +6,10 @@ import StrataQuery
 /// One ``SQLiteStore/save(_:)``: the change set checked and encoded first
 /// (``init(changes:mapping:storeIdentifier:path:)``, no database access), then
 /// written inside one `BEGIN IMMEDIATE` transaction (``execute(_:)``).
+/// The rows of a large insert are encoded in chunks while earlier chunks
+/// are written (``SQLiteInsertPipeline``); their attribute values are then
+/// checked as they are encoded, and a value that does not fit fails the
+/// save in the transaction, which is rolled back.
 ///
 /// Order inside the transaction:
 /// 1. version checks (when asked): `Z_OPT` of every updated or deleted row,
@@ -29,7 +33,7 @@ import StrataQuery
 /// 6. inserts (`Z_OPT = 1`), whose foreign keys and order columns already
 ///    carry what the to-manys of this save say about them, through one
 ///    prepared single-row `INSERT` per entity (``SQLiteStatementRunner``
-///    binds each row's values straight from one flat buffer holding every row);
+///    binds each row's values straight from the chunk buffer holding it);
 /// 7. to-many destinations that already existed get their foreign key and
 ///    order; join tables are brought to the new lists (rows removed, then
 ///    upserted so that the other side's order column survives).
@@ -55,9 +59,7 @@ struct SQLiteSaveTransaction {
         var objectID: ObjectID
         var entity: Entity
         var key: Int64 = 0
-        /// Where the row's values start in ``SQLiteSaveTransaction/insertCells``
-        /// (`entity.insertColumns.count` of them).
-        var offset: Int
+        /// To-ones naming inserts of this save: their cells get the keys.
         var references: [Reference]
     }
 
@@ -128,9 +130,11 @@ struct SQLiteSaveTransaction {
     let changes: StoreChanges
 
     var inserts: [Insert] = []
-    /// The values of every insert's row, one after the other (one buffer
-    /// for the whole save rather than one array per row).
-    var insertCells: [DatabaseValue] = []
+    /// Encodes the inserts' rows in chunks, ahead of the writer.
+    var insertRowEncoder: SQLiteInsertPipeline.Owner?
+    /// Cells of insert rows set by the transaction (foreign keys and
+    /// orders of to-manys stored through an inverse), by insert index.
+    var insertOverrides: [Int: [(position: Int, value: DatabaseValue)]] = [:]
     var updates: [Update] = []
     var deletes: [Delete] = []
     var toManys: [ToMany] = []
@@ -153,7 +157,9 @@ struct SQLiteSaveTransaction {
 
     // MARK: - Preparation (no database access)
 
-    /// Checks and encodes `changes`. Throws ``StrataError`` for an entity
+    /// Checks and encodes `changes` (the inserts' attribute values: see
+    /// ``SQLiteInsertPipeline``, which encodes saves of up to 2048 inserts
+    /// here). Throws ``StrataError`` for an entity
     /// the store does not hold or a value that does not fit its attribute
     /// (``StrataError/Code/invalidValue``), a reference to an object of
     /// another store (133010) or to an unsaved object the save does not
@@ -169,13 +175,13 @@ struct SQLiteSaveTransaction {
         self.changes = changes
 
         inserts.reserveCapacity(changes.inserts.count)
-        // Entities of the inserts (consecutive inserts usually share one),
-        // then one buffer for all their rows.
+        // Entities of the inserts (consecutive inserts usually share one).
         var entities: [Entity] = []
         entities.reserveCapacity(changes.inserts.count)
-        var total = 0
-        for insert in changes.inserts {
-            let id = insert.temporaryID
+        // By index, reading fields in place: copying an `Insert` retains
+        // its values' storage, a cache miss per insert.
+        for i in changes.inserts.indices {
+            let id = changes.inserts[i].temporaryID
             guard id.isTemporary else {
                 throw StrataError(.invalidValue, "store \(path): insert of \(id) needs a temporary ID")
             }
@@ -188,38 +194,28 @@ struct SQLiteSaveTransaction {
                 }
                 entities.append(entity)
             }
-            total += entities[entities.count - 1].insertColumns.count
         }
-        insertCells = Self.nulls(total)
 
-        var offset = 0
-        for (i, insert) in changes.inserts.enumerated() {
-            let id = insert.temporaryID
+        // To-ones and names that are not attributes are checked here;
+        // attribute values when their rows are encoded.
+        var plan: SQLiteInsertPlan?
+        for i in changes.inserts.indices {
+            let id = changes.inserts[i].temporaryID
             let entity = entities[i]
-            insertCells[offset + 1] = entity.number.databaseValue
+            let layout = changes.inserts[i].values.layout
+            if plan?.fits(entity, layout) != true { plan = SQLiteInsertPlan(entity: entity, layout: layout) }
             var references: [Reference] = []
-            for (name, value) in insert.values {
-                switch entity.slot(named: name) {
-                case .attribute(let field, let position)?:
-                    insertCells[offset + position] = try SQLiteAttributeEncoder.encode(value, type: entity.attributes[field].type, entity: entity.name, attribute: name)
-                case .toOne(let field, let position)?:
-                    let toOneField = entity.toOnes[field]
-                    let (stored, pending) = try toOne(value, field: toOneField, entity: entity)
-                    insertCells[offset + position] = stored
-                    if let pending {
-                        references.append(Reference(position: position, target: pending))
-                        temporaryReferences.append((pending, entity.name, name))
-                    } else if case .object(let target) = value, case .permanent(let key) = target.key, let table = toOneField.destinationTable {
-                        noteInsertTarget(target, key: key, table: table)
-                    }
-                case nil:
-                    _ = try encode(name, value, of: entity, object: id)
+            if let plan, !plan.checkedSlots.isEmpty {
+                for slot in plan.checkedSlots {
+                    if let value = changes.inserts[i].values[slot: slot] { try check(layout.names[slot], value, of: entity, object: id, references: &references) }
                 }
             }
-            inserts.append(Insert(objectID: id, entity: entity, offset: offset, references: references))
-            offset += entity.insertColumns.count
-            if !insert.toMany.isEmpty {
-                for (name, destinations) in insert.toMany.sorted(by: { $0.key < $1.key }) {
+            if !changes.inserts[i].values.valuesOutsideLayout.isEmpty {
+                for (name, value) in changes.inserts[i].values.valuesOutsideLayout { try check(name, value, of: entity, object: id, references: &references) }
+            }
+            inserts.append(Insert(objectID: id, entity: entity, references: references))
+            if !changes.inserts[i].toMany.isEmpty {
+                for (name, destinations) in changes.inserts[i].toMany.sorted(by: { $0.key < $1.key }) {
                     let field = try toManyField(name, of: entity)
                     let checked = try checkedDestinations(destinations, field: field, entity: entity)
                     if let table = field.destinationTable {
@@ -290,11 +286,35 @@ struct SQLiteSaveTransaction {
                 throw StrataError(.invalidValue, "store \(path): \(insert.objectID) is inserted twice in one save")
             }
         }
-        guard !temporaryReferences.isEmpty else { return }
         for (target, entity, property) in temporaryReferences where insertIndex[target] == nil {
             throw StrataError(.invalidValue, "\(entity).\(property) refers to unsaved object \(target), which this save does not insert")
         }
         temporaryReferences = []
+        if !inserts.isEmpty {
+            insertRowEncoder = SQLiteInsertPipeline.Owner(SQLiteInsertPipeline(.init(inserts: changes.inserts, entities: entities)))
+        }
+    }
+
+    /// Checks one value of an insert that is not an attribute's: a to-one
+    /// (noting a temporary target to resolve, or the saved object it names)
+    /// or a name the entity does not persist (transient: ignored).
+    mutating func check(_ name: String, _ value: PropertyValue, of entity: Entity, object: ObjectID, references: inout [Reference]) throws(StrataError) {
+        switch entity.slot(named: name) {
+        case .attribute?:
+            // Checked when the row is encoded.
+            break
+        case .toOne(let field, let position)?:
+            let toOneField = entity.toOnes[field]
+            let (_, pending) = try toOne(value, field: toOneField, entity: entity)
+            if let pending {
+                references.append(Reference(position: position, target: pending))
+                temporaryReferences.append((pending, entity.name, name))
+            } else if case .object(let target) = value, case .permanent(let key) = target.key, let table = toOneField.destinationTable {
+                noteInsertTarget(target, key: key, table: table)
+            }
+        case nil:
+            _ = try encode(name, value, of: entity, object: object)
+        }
     }
 
     func heldEntity(_ id: ObjectID) throws(StrataError) -> Entity {
@@ -428,8 +448,8 @@ struct SQLiteSaveTransaction {
                     if let i = insertIndex[destination], inserts[i].entity.table == table,
                        let fk = inserts[i].entity.insertPosition[column],
                        order == nil || order.flatMap({ inserts[i].entity.insertPosition[$0] }) != nil {
-                        insertCells[inserts[i].offset + fk] = source.databaseValue
-                        if let order, let o = inserts[i].entity.insertPosition[order] { insertCells[inserts[i].offset + o] = Int64(position).databaseValue }
+                        insertOverrides[i, default: []].append((fk, source.databaseValue))
+                        if let order, let o = inserts[i].entity.insertPosition[order] { insertOverrides[i, default: []].append((o, Int64(position).databaseValue)) }
                     } else {
                         assignments.append((table, column, order, destination, try key(of: destination), source, position))
                     }
@@ -486,23 +506,11 @@ struct SQLiteSaveTransaction {
             try db.cachedStatement(sql: sql).execute(arguments: [release.source])
         }
 
-        // 6. Inserts, by runs of consecutive inserts of one entity, each run
-        //    through one prepared single-row INSERT bound row after row (a
-        //    multi-row INSERT is slower in SQLite: its VALUES rows run as a
-        //    co-routine, and a unique-constraint failure would undo the batch).
-        var run = 0
-        while run < inserts.count {
-            let entity = inserts[run].entity
-            var end = run + 1
-            while end < inserts.count, inserts[end].entity === entity { end += 1 }
-            for i in run..<end {
-                for reference in inserts[i].references {
-                    insertCells[inserts[i].offset + reference.position] = try key(of: reference.target).databaseValue
-                }
-            }
-            try insertRows(db, run..<end)
-            run = end
-        }
+        // 6. Inserts, through one prepared single-row INSERT per entity
+        //    bound row after row (a multi-row INSERT is slower in SQLite:
+        //    its VALUES rows run as a co-routine, and a unique-constraint
+        //    failure would undo the batch).
+        try insertRows(db)
         if constraintConflicts.isEmpty {
             // In the order of the change set's inserts: no map keyed by
             // temporary ID (the context pairs them by position).

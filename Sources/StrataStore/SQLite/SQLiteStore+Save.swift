@@ -9,10 +9,13 @@ extension SQLiteStore {
     ///
     /// - A read-only store throws 134030 before touching anything; a closed
     ///   one 134080.
-    /// - Values are checked against their attributes before the transaction
-    ///   starts (``StrataError/Code/invalidValue``: an integer that does
+    /// - Values are checked against their attributes
+    ///   (``StrataError/Code/invalidValue``: an integer that does
     ///   not fit its width, a value of the wrong kind, NaN, an entity the
-    ///   store does not hold); references to other stores' objects are
+    ///   store does not hold) before the transaction starts, except the
+    ///   attribute values of inserts past the first 2048, checked as their
+    ///   rows are encoded while earlier rows are written; either way such a
+    ///   value writes nothing. References to other stores' objects are
     ///   133010.
     /// - A to-one value or to-many destination naming an object of this
     ///   store that does not exist (deleted meanwhile or by this save, a
@@ -84,7 +87,8 @@ extension SQLiteStore {
 
     /// Writes a group of change sets in one immediate transaction, each in
     /// a savepoint that is rolled back when that change set conflicts or
-    /// fails. Checking and encoding happen before the transaction begins.
+    /// fails. Checking and encoding happen before the transaction begins
+    /// (see ``SQLiteInsertPipeline`` for large inserts).
     ///
     /// A lock held by another connection (SQLite's BUSY or LOCKED) is
     /// thrown out of the whole group, after the rollback, so that
