@@ -25,4 +25,23 @@ public enum TemporaryKeySource {
             UInt8(truncatingIfNeeded: n >> 8), UInt8(truncatingIfNeeded: n)
         ))
     }
+
+    /// Where a key made by ``next()`` in this process comes in the order
+    /// of those calls (keys made later have larger numbers); nil for any
+    /// other UUID. Keys with increasing numbers are therefore distinct,
+    /// which a save of many inserts checks without hashing them.
+    public static func sequenceNumber(of key: UUID) -> UInt64? {
+        let u = key.uuid
+        let p = prefix
+        guard u.0 == p.0, u.1 == p.1, u.2 == p.2, u.3 == p.3, u.4 == p.4, u.5 == p.5, u.6 == p.6, u.7 == p.7,
+              u.8 & 0xC0 == 0x80 else { return nil }
+        var n = UInt64(u.8 & 0x3F)
+        n = n << 8 | UInt64(u.9)
+        n = n << 8 | UInt64(u.10)
+        n = n << 8 | UInt64(u.11)
+        n = n << 8 | UInt64(u.12)
+        n = n << 8 | UInt64(u.13)
+        n = n << 8 | UInt64(u.14)
+        return n << 8 | UInt64(u.15)
+    }
 }

@@ -463,6 +463,36 @@ import StrataQuery
         }
     }
 
+    /// One temporary ID twice in a save is refused and writes nothing,
+    /// whether the IDs come from this process in order, out of order, or
+    /// from elsewhere (any UUID).
+    @Test(arguments: StoreKind.allCases)
+    func anObjectInsertedTwiceInOneSaveIsRefused(_ kind: StoreKind) async throws {
+        try await TestDirectory.with { directory in
+            let store = try await F.open(kind, in: directory)
+            let made = (0..<3000).map { _ in ObjectID.temporary(entityName: "Tag") }
+            let foreign = (0..<3).map { _ in ObjectID(storeIdentifier: "", entityName: "Tag", key: .temporary(UUID())) }
+            let cases: [[ObjectID]] = [
+                made + [made[5]],
+                [made[2], made[1], made[2]],
+                foreign + [foreign[0]],
+            ]
+            for ids in cases {
+                do {
+                    _ = try await store.save(StoreChanges(inserts: ids.map { .init(temporaryID: $0, values: ["name": .string("t")]) }))
+                    Issue.record("\(ids.count) inserts with one ID twice were accepted")
+                } catch let error as StrataError {
+                    #expect(error.code == .invalidValue, "\(error)")
+                }
+                #expect(try await store.count(F.all("Tag")) == 0)
+            }
+            // Distinct IDs, in order, out of order and from elsewhere, are fine.
+            let commit = try await F.commit(store, StoreChanges(inserts: (Array(made.reversed()) + foreign).map { .init(temporaryID: $0, values: ["name": .string("t")]) }))
+            #expect(commit.permanentIDs.count == 3003)
+            try await store.close()
+        }
+    }
+
     // MARK: - Versions and conflicts
 
     @Test(arguments: StoreKind.allCases)

@@ -139,8 +139,9 @@ struct SQLiteSaveTransaction {
     var deletes: [Delete] = []
     var toManys: [ToMany] = []
     /// Temporary ID → index in ``inserts`` (which also finds an object
-    /// inserted twice before the transaction starts).
-    var insertIndex: [ObjectID: Int] = [:]
+    /// inserted twice before the transaction starts); nil when no value
+    /// of the save refers to an insert and its keys are known distinct.
+    var insertIndex: [ObjectID: Int]? = [:]
     /// Temporary IDs used as references, with the entity and property using them.
     var temporaryReferences: [(target: ObjectID, entity: String, property: String)] = []
     /// Saved objects the inserts point to, by table.
@@ -279,14 +280,16 @@ struct SQLiteSaveTransaction {
                 temporaryReferences.append((destination, item.entity.name, item.field.name))
             }
         }
-        // Each insert once (also the index references resolve through).
-        insertIndex.reserveCapacity(inserts.count)
-        for (i, insert) in inserts.enumerated() {
-            guard insertIndex.updateValue(i, forKey: insert.objectID) == nil else {
-                throw StrataError(.invalidValue, "store \(path): \(insert.objectID) is inserted twice in one save")
-            }
+        // Each insert once. The index references resolve through is built
+        // only when some value refers to an insert; otherwise keys made in
+        // this process in increasing order prove it without hashing
+        // (a context lists its inserts in the order it made them).
+        if temporaryReferences.isEmpty, Self.areMadeInOrder(inserts) {
+            insertIndex = nil
+        } else {
+            try buildInsertIndex()
         }
-        for (target, entity, property) in temporaryReferences where insertIndex[target] == nil {
+        for (target, entity, property) in temporaryReferences where insertIndex?[target] == nil {
             throw StrataError(.invalidValue, "\(entity).\(property) refers to unsaved object \(target), which this save does not insert")
         }
         temporaryReferences = []
@@ -315,6 +318,32 @@ struct SQLiteSaveTransaction {
         case nil:
             _ = try encode(name, value, of: entity, object: object)
         }
+    }
+
+    /// Whether every insert's temporary key was made by this process's
+    /// ``TemporaryKeySource`` after the previous insert's (so none is
+    /// inserted twice).
+    static func areMadeInOrder(_ inserts: [Insert]) -> Bool {
+        var last: UInt64?
+        for insert in inserts {
+            guard case .temporary(let key) = insert.objectID.key,
+                  let number = TemporaryKeySource.sequenceNumber(of: key),
+                  last.map({ number > $0 }) ?? true else { return false }
+            last = number
+        }
+        return true
+    }
+
+    /// Indexes the inserts by temporary ID, refusing one inserted twice.
+    mutating func buildInsertIndex() throws(StrataError) {
+        var index: [ObjectID: Int] = [:]
+        index.reserveCapacity(inserts.count)
+        for (i, insert) in inserts.enumerated() {
+            guard index.updateValue(i, forKey: insert.objectID) == nil else {
+                throw StrataError(.invalidValue, "store \(path): \(insert.objectID) is inserted twice in one save")
+            }
+        }
+        insertIndex = index
     }
 
     func heldEntity(_ id: ObjectID) throws(StrataError) -> Entity {
@@ -445,7 +474,7 @@ struct SQLiteSaveTransaction {
             case .inverseForeignKey(let table, let column, let order):
                 if item.insert == nil { releases.append((table, column, order, source)) }
                 for (position, destination) in item.destinations.enumerated() {
-                    if let i = insertIndex[destination], inserts[i].entity.table == table,
+                    if let i = insertIndex?[destination], inserts[i].entity.table == table,
                        let fk = inserts[i].entity.insertPosition[column],
                        order == nil || order.flatMap({ inserts[i].entity.insertPosition[$0] }) != nil {
                         insertOverrides[i, default: []].append((fk, source.databaseValue))
@@ -565,7 +594,7 @@ struct SQLiteSaveTransaction {
     /// The primary key of a saved object or of an insert of this save.
     func key(of id: ObjectID) throws -> Int64 {
         if let key = id.primaryKey { return key }
-        guard let i = insertIndex[id] else {
+        guard let i = insertIndex?[id] else {
             throw StrataError(.invalidValue, "store \(path): \(id) is not inserted by this save")
         }
         return inserts[i].key
