@@ -228,7 +228,8 @@ extension Context {
         var lastIndex = 0
         var externalErrors: [String] = []
         let checksVersions = mergePolicy != .overwrite
-        for object in graph.changedObjects {
+        let changed = graph.changedObjects
+        for object in changed {
             let storeID = object.storeIdentifier
             let unit: Int
             if let lastStoreID, lastStoreID == storeID {
@@ -241,6 +242,12 @@ extension Context {
                 storeIDs.append(storeID)
                 byStore.append(StoreChanges(checksVersions: checksVersions, author: transactionAuthor, contextName: name))
                 insertedByStore.append([])
+                if storeIDs.count == 1 {
+                    // Most saves write one store: size its lists once
+                    // rather than growing them by copying.
+                    byStore[unit].inserts.reserveCapacity(changed.count)
+                    insertedByStore[unit].reserveCapacity(changed.count)
+                }
             }
             lastStoreID = storeID
             lastIndex = unit
@@ -270,7 +277,9 @@ extension Context {
                 }
                 toMany[key] = list
             }
-            if referencesOtherObjects(values, toMany) {
+            // Only entities with relationships or ID-holding attributes
+            // can name objects of another store.
+            if graph.layout(of: object).holdsObjectIDs, referencesOtherObjects(values, toMany) {
                 externalErrors += crossStoreProblems(object, values: values, toMany: toMany)
             }
             if object.isInserted {

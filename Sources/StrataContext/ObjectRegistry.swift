@@ -151,10 +151,32 @@ struct ObjectRegistry {
             reserveCapacity(moving.count, like: changes[first].1)
         }
         var replaced: [ManagedObject] = []
-        for index in moving {
-            let (object, id) = changes[index]
-            object.objectID = id
-            if let previous = insert(object) { replaced.append(previous) }
+        var next = 0
+        while next < moving.count {
+            let (first, firstID) = changes[moving[next]]
+            guard !firstID.isTemporary else {
+                first.objectID = firstID
+                if let previous = insert(first) { replaced.append(previous) }
+                next += 1
+                continue
+            }
+            // A run of objects of one table goes into its dictionary, taken
+            // out of `saved` meanwhile (no copy), without hashing the
+            // table's names for each object.
+            let table = Table(firstID)
+            var objects = saved.removeValue(forKey: table) ?? [:]
+            while next < moving.count {
+                let (object, id) = changes[moving[next]]
+                guard case .permanent(let key) = id.key, id.entityName == table.entityName, id.storeIdentifier == table.storeIdentifier else { break }
+                object.objectID = id
+                if let previous = objects.updateValue(object, forKey: key) {
+                    if previous !== object { replaced.append(previous) }
+                } else {
+                    savedCount += 1
+                }
+                next += 1
+            }
+            saved[table] = objects
         }
         return replaced
     }
