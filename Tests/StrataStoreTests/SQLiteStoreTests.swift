@@ -595,6 +595,36 @@ import Testing
         try await reopened.close()
     }
 
+    /// The log is checkpointed into the file after a save that takes it
+    /// past 1000 frames is answered, with the store still open; small saves
+    /// leave it alone.
+    @Test func theLogIsCheckpointedAfterTheSaveIsAnswered() async throws {
+        let directory = try SQLiteTestDirectory()
+        defer { directory.remove() }
+        let store = try await open(directory)
+        func fileSize() throws -> Int {
+            try #require(FileManager.default.attributesOfItem(atPath: directory.storeURL.path)[.size] as? Int)
+        }
+        _ = try await store.insert("Item", ["str": .string("small")])
+        #expect(store.walMonitor.checkpointCount == 0)
+        let before = try fileSize()
+
+        // About 6 MB of rows: some 1500 pages in the log.
+        let blob = Data(repeating: 7, count: 4000)
+        try await store.commit(StoreChanges(inserts: (0..<1500).map { i in
+            .init(temporaryID: .temporary(entityName: "Item"), values: ["i32": .integer(Int64(i)), "blob": .binary(blob)])
+        }))
+        let deadline = ContinuousClock.now + .seconds(20)
+        while store.walMonitor.checkpointCount == 0, ContinuousClock.now < deadline {
+            try await Task.sleep(for: .milliseconds(20))
+        }
+        #expect(store.walMonitor.checkpointCount == 1)
+        // The checkpoint copied the rows into the file, the store still open.
+        #expect(try fileSize() > before + 5_000_000)
+        #expect(try await store.count(store.resolved("Item")) == 1501)
+        try await store.close()
+    }
+
     // MARK: - Migration
 
     @Test func incompatibleModelsAre134100NamingEveryDifference() async throws {

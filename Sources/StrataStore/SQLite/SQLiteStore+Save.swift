@@ -53,8 +53,32 @@ extension SQLiteStore {
         }
     }
 
-    /// Writes the waiting saves, group after group, until none waits.
+    /// Writes the waiting saves, group after group, until none waits; then,
+    /// when the write-ahead log has grown past its threshold, checkpoints
+    /// it (after the saves are answered, not inside their commit), and
+    /// writes whatever saves arrived meanwhile.
     private func commitPending(_ database: any DatabaseWriter) async {
+        repeat {
+            await commitGroups(database)
+            guard walMonitor.needsCheckpoint else { break }
+            await checkpoint(database)
+        } while !pendingSaves.isEmpty
+        isCommitting = false
+        let waiters = drainWaiters
+        drainWaiters.removeAll()
+        for waiter in waiters { waiter.resume() }
+    }
+
+    /// A passive checkpoint on the writer connection, as SQLite's automatic
+    /// one (it never waits for readers; what it cannot copy now is copied
+    /// by a later one). Its failure only leaves the log longer.
+    private func checkpoint(_ database: any DatabaseWriter) async {
+        _ = try? await database.writeWithoutTransaction { db in try db.checkpoint(.passive) }
+        walMonitor.noteCheckpoint()
+    }
+
+    /// Writes the waiting saves, group after group, until none waits.
+    private func commitGroups(_ database: any DatabaseWriter) async {
         while !pendingSaves.isEmpty {
             let group = pendingSaves
             pendingSaves.removeAll()
@@ -79,10 +103,6 @@ extension SQLiteStore {
                 })
             }
         }
-        isCommitting = false
-        let waiters = drainWaiters
-        drainWaiters.removeAll()
-        for waiter in waiters { waiter.resume() }
     }
 
     /// Writes a group of change sets in one immediate transaction, each in

@@ -13,6 +13,10 @@ import StrataQuery
 ///   connections, saves on its single writer in `BEGIN IMMEDIATE`
 ///   transactions. Read-only stores open their connections read-only and
 ///   never write the file.
+/// - The write-ahead log is checkpointed into the file once it passes 1000
+///   frames, as SQLite's automatic checkpoint does, but after the saves of
+///   the commit are answered rather than inside their `COMMIT`
+///   (``SQLiteWALMonitor``).
 /// - The layout is ``SQLiteSchema``'s for the configuration's entities;
 ///   ``SQLiteStoreMetadata`` (table `Z_METADATA`) records the store's UUID,
 ///   the model's version hashes, the entities' persisted shapes and the
@@ -53,6 +57,8 @@ public actor SQLiteStore: PersistentStore {
     nonisolated let decoder: SQLiteRowDecoder
     /// The connections; nil once closed.
     private var database: (any DatabaseWriter)?
+    /// The size of the write-ahead log, for checkpoints after saves.
+    nonisolated let walMonitor: SQLiteWALMonitor
     /// Saves waiting for the next group commit (see ``save(_:)``).
     var pendingSaves: [PendingSave] = []
     /// Whether a group of saves is being written now.
@@ -95,6 +101,7 @@ public actor SQLiteStore: PersistentStore {
         self.path = path
         self.decoder = SQLiteRowDecoder(mapping: mapping, storeIdentifier: opened.identifier, path: path)
         self.database = opened.database
+        self.walMonitor = opened.walMonitor
         self.recordsHistory = recordsHistory
     }
 
@@ -124,6 +131,7 @@ public actor SQLiteStore: PersistentStore {
 
     private struct Opened: Sendable {
         var database: any DatabaseWriter
+        var walMonitor: SQLiteWALMonitor
         var identifier: String
         var layout: Layout
     }
@@ -151,7 +159,7 @@ public actor SQLiteStore: PersistentStore {
         }
     }
 
-    private static func configuration(for description: StoreDescription) -> Configuration {
+    private static func configuration(for description: StoreDescription, walMonitor: SQLiteWALMonitor) -> Configuration {
         var configuration = Configuration()
         configuration.readonly = description.isReadOnly
         let timeout = description.busyTimeout.components
@@ -166,6 +174,8 @@ public actor SQLiteStore: PersistentStore {
             }
             if !db.configuration.readonly {
                 try db.execute(sql: "PRAGMA synchronous = FULL")
+                // Checkpoints run after saves are answered (see SQLiteWALMonitor).
+                if let connection = db.sqliteConnection { walMonitor.install(on: connection) }
             }
         }
         return configuration
@@ -173,7 +183,8 @@ public actor SQLiteStore: PersistentStore {
 
     private static func open(description: StoreDescription, path: String, entityNames: [String], model: ObjectModel) async throws -> Opened {
         let fileManager = FileManager.default
-        let configuration = configuration(for: description)
+        let walMonitor = SQLiteWALMonitor()
+        let configuration = configuration(for: description, walMonitor: walMonitor)
         let database: any DatabaseWriter
         do {
             if description.isReadOnly {
@@ -217,14 +228,14 @@ public actor SQLiteStore: PersistentStore {
                 layout = try Layout(model: model, entityNames: entityNames, existingNumbers: stored.layout.entityNumbers)
                 let plan = try SQLiteMigrationPlanner(stored: stored, target: layout.target, model: model, schema: layout.schema, description: description).plan()
                 if !plan.rewritesMetadata {
-                    return Opened(database: database, identifier: stored.identifier, layout: layout)
+                    return Opened(database: database, walMonitor: walMonitor, identifier: stored.identifier, layout: layout)
                 }
                 if description.isReadOnly {
                     guard !plan.changesData else {
                         let what = plan.changes.isEmpty ? "its tables must be renamed for this model" : plan.changes.joined(separator: "; ")
                         throw StrataError(.incompatibleVersionHash, "store \(path) needs a migration but is opened read-only: \(what)", details: plan.changes)
                     }
-                    return Opened(database: database, identifier: stored.identifier, layout: layout)
+                    return Opened(database: database, walMonitor: walMonitor, identifier: stored.identifier, layout: layout)
                 }
             case .empty:
                 layout = try Layout(model: model, entityNames: entityNames, existingNumbers: nil)
@@ -240,7 +251,7 @@ public actor SQLiteStore: PersistentStore {
                 }
                 return result
             }
-            return Opened(database: database, identifier: identifier, layout: final)
+            return Opened(database: database, walMonitor: walMonitor, identifier: identifier, layout: final)
         } catch {
             try? database.close()
             if let error = error as? StrataError { throw error }

@@ -1,0 +1,47 @@
+import GRDBSQLite
+import Synchronization
+
+/// How many frames a store's write-ahead log holds after its writer's last
+/// commit, as SQLite's WAL hook reports it, so that the store checkpoints
+/// after answering its saves instead of inside a commit.
+///
+/// SQLite's automatic checkpoint is itself a WAL hook: it copies the log
+/// into the database file (and syncs it) within the `COMMIT` that takes
+/// the log past 1000 frames, so that save waits for a checkpoint that has
+/// nothing to do with its durability. Installing this hook on the writer
+/// connection replaces it; ``SQLiteStore`` runs the same passive
+/// checkpoint on the writer once the saves of the group are answered.
+final class SQLiteWALMonitor: Sendable {
+    /// Frames in the log past which the store checkpoints (SQLite's own
+    /// threshold for its automatic checkpoints).
+    static let checkpointFrames = 1000
+
+    private let frames = Atomic<Int>(0)
+    private let checkpoints = Atomic<Int>(0)
+
+    /// Whether the log has grown past ``checkpointFrames`` since the last checkpoint.
+    var needsCheckpoint: Bool { frames.load(ordering: .relaxed) >= Self.checkpointFrames }
+
+    /// How many checkpoints the store ran after answering saves.
+    var checkpointCount: Int { checkpoints.load(ordering: .relaxed) }
+
+    /// Records a checkpoint attempt: the next commit reports the log's size
+    /// again (a log that readers kept from being reset is checkpointed
+    /// again after that commit, as SQLite's automatic checkpoint does).
+    func noteCheckpoint() {
+        frames.store(0, ordering: .relaxed)
+        checkpoints.add(1, ordering: .relaxed)
+    }
+
+    /// Installs the hook on the writer connection. The hook holds this
+    /// monitor unretained: the store keeps it (and the connection's
+    /// configuration captures it) for as long as the connection is open.
+    func install(on connection: OpaquePointer) {
+        sqlite3_wal_hook(connection, { context, _, _, frames in
+            if let context {
+                Unmanaged<SQLiteWALMonitor>.fromOpaque(context).takeUnretainedValue().frames.store(Int(frames), ordering: .relaxed)
+            }
+            return SQLITE_OK
+        }, Unmanaged.passUnretained(self).toOpaque())
+    }
+}
