@@ -76,7 +76,7 @@ for line in open(sys.argv[1]):
     if words and words[0] in ("insert", "fetch"):
         numbers = re.findall(r"[0-9]+\.[0-9]+", line)
         if len(numbers) >= 3:
-            label = words[0] + ("+history" if "history" in line else "") + ("@sqlite-default-cache" if "default 2 MB" in line else "")
+            label = words[0] + ("+history" if "history" in line else "") + ("-vs-raw-deferred-checkpoint" if "checkpointing after" in line else "") + ("@sqlite-default-cache" if "default 2 MB" in line else "")
             print("embedded", label, *numbers[-3:])
 PY
     while read -r _ label strata raw r; do
