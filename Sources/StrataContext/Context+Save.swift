@@ -509,6 +509,7 @@ extension Context {
                 }
                 object.committedToMany = insert.toMany
                 object.isInserted = false
+                graph.unenrollSaved(object)
                 rekeyed.append((object, permanent))
                 changeSet.inserted.append(permanent)
             }
@@ -526,15 +527,21 @@ extension Context {
                 }
                 changeSet.updated[update.objectID] = Set(update.values.keys).union(update.toMany.keys)
                 changeSet.versions[update.objectID] = object.version
+                graph.unenrollSaved(object)
             }
             for delete in unit.changes.deletes {
                 graph.unregister(delete.objectID)
                 changeSet.deleted.append(delete.objectID)
             }
-            // Inserted-then-deleted objects of this store never reach it.
-            for object in graph.changedObjects where object.isDeleted && object.isInserted && object.storeIdentifier == unit.store.identifier {
-                graph.unregister(object.objectID)
-            }
+        }
+        // Before any other write (see unenrollSaved): the saved objects
+        // leave the list of changed objects, the whole list at once after
+        // a save of every change.
+        graph.finishUnenrolling()
+        // Inserted-then-deleted objects of the saved stores never reach them.
+        let savedStores = Set(committed.map { $0.0.store.identifier })
+        for object in graph.changedObjects where object.isDeleted && object.isInserted && savedStores.contains(object.storeIdentifier) {
+            graph.unregister(object.objectID)
         }
         graph.changeIDs(rekeyed)
         if committed.contains(where: { !$0.1.insertedIDs.isEmpty }) {

@@ -19,6 +19,8 @@ final class ObjectGraph {
     private var mutations: UInt64 = 0
     /// ``mutations`` when ``changedObjects`` last dropped what it had to.
     private var checkedAt: UInt64 = .max
+    /// Objects ``unenrollSaved(_:)`` took off since ``finishUnenrolling()``.
+    private var unenrolledCount = 0
     /// See ``referenceHolders``.
     private var holders: [ManagedObject] = []
     /// Attribute lookups by entity, built on first use (see ``EntityLayout``).
@@ -188,6 +190,31 @@ final class ObjectGraph {
     func enroll(_ object: ManagedObject) {
         object.isEnrolled = true
         enrolled.append(object)
+        mutations &+= 1
+    }
+
+    /// Called by a save for an object it left without changes, once its
+    /// last write: marks it off the enrolled list, which
+    /// ``finishUnenrolling()`` then shortens. No write to any object may
+    /// come between the two (it would enroll the object a second time).
+    func unenrollSaved(_ object: ManagedObject) {
+        guard object.isEnrolled, !object.hasChanges else { return }
+        object.isEnrolled = false
+        unenrolledCount += 1
+    }
+
+    /// Drops the objects ``unenrollSaved(_:)`` marked from the enrolled
+    /// list: when they are the whole list (a save of every change, such as
+    /// a bulk insert), the list is emptied without looking at each object
+    /// again; otherwise the unmarked ones stay.
+    func finishUnenrolling() {
+        guard unenrolledCount > 0 else { return }
+        if unenrolledCount == enrolled.count {
+            enrolled.removeAll()
+        } else {
+            enrolled.removeAll { !$0.isEnrolled }
+        }
+        unenrolledCount = 0
         mutations &+= 1
     }
 

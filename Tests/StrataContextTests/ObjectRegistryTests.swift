@@ -52,6 +52,48 @@ import StrataStore
         }
     }
 
+    /// A save takes the objects it saved off the list of changed objects:
+    /// the whole list at once after a bulk insert, only those objects
+    /// after a save that also deletes. Either way, an object changed
+    /// afterwards is listed once and saved once.
+    @Test(arguments: ContextFixture.storeKinds)
+    func savedObjectsLeaveTheChangedListAndComeBackOnceWhenChanged(kind: StoreDescription.StoreType) async throws {
+        let directory = TemporaryDirectory()
+        let container = try await ContextFixture.library(kind, in: directory)
+        try await container.viewContext.perform { context in
+            // Inserts only.
+            let first = try insertAuthors(context, 0..<20)
+            _ = try await context.save()
+            let clean1 = context.hasChanges
+            #expect(!clean1)
+            #expect(context.updatedObjects.isEmpty)
+
+            // Inserts, an update and a delete in one save.
+            let second = try insertAuthors(context, 20..<30)
+            try first[0].setValue(.string("renamed"), forKey: "name")
+            try await context.delete(first[1])
+            let changes = try await context.save()
+            #expect(changes.inserted.count == 10)
+            #expect(changes.deleted.count == 1)
+            let clean2 = context.hasChanges
+            #expect(!clean2)
+
+            // Changed again: each listed and saved once.
+            try first[0].setValue(.string("again"), forKey: "name")
+            try first[2].setValue(.string("again"), forKey: "name")
+            try second[0].setValue(.string("again"), forKey: "name")
+            let updated = context.updatedObjects
+            #expect(updated.count == 3)
+            #expect(Set(updated.map(\.objectID)).count == 3)
+            let third = try await context.save()
+            #expect(third.updated.count == 3)
+            let clean3 = context.hasChanges
+            #expect(!clean3)
+            #expect(first[0].persistedVersion == 3)
+            #expect(second[0].persistedVersion == 2)
+        }
+    }
+
     @Test(arguments: ContextFixture.storeKinds)
     func objectsInsertedWhileOthersAreSavedKeepTheirTemporaryIDs(kind: StoreDescription.StoreType) async throws {
         let directory = TemporaryDirectory()
