@@ -166,10 +166,17 @@ extension Context {
                     let evaluator = try OperandEvaluator(operand, entity: entity, model: model, accessor: accessor)
                     return try objects.map { try evaluator.value(of: $0) }
                 }
+                // Inserted objects' values are read and written by slot.
+                let layout = graph.layout(ofEntity: entity)
+                let slot = attribute.isTransient ? nil : layout.attribute(named: attribute.name)?.slot
                 for (object, raw) in zip(objects, values) {
                     let checked = try ObjectGraph.checked(Self.converted(raw, to: attribute), for: attribute, entity: entity)
                     if attribute.isTransient {
                         object.transients[attribute.name] = checked
+                    } else if let slot, object.isInserted {
+                        if (object.changes[attribute.name, slot: slot, in: layout.values] ?? .null) != checked {
+                            object.changes[attribute.name, slot: slot, in: layout.values] = checked
+                        }
                     } else if graph.currentValue(of: object, forKey: attribute.name) != checked {
                         graph.setRaw(object, attribute.name, checked)
                     }

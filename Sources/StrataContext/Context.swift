@@ -31,6 +31,10 @@ public actor Context {
     var derivationCache: [String: QueryOperand] = [:]
     var validationPlanCache: [String: ValidationPlan] = [:]
     var insertTemplateCache: [String: InsertTemplate] = [:]
+    /// The entity, template and store of the last insert that named no
+    /// store (inserts usually come in runs of one entity; the
+    /// coordinator's stores never change).
+    private var lastInsert: (entityName: String, template: InsertTemplate, storeIdentifier: String)?
     var fetchedPredicateCache: [String: StrataQuery.Predicate] = [:]
     private var mergeTask: Task<Void, Never>?
     private var isSaving = false
@@ -119,6 +123,9 @@ public actor Context {
     /// Inserts a new object of an entity, with its default values. When the
     /// entity is in several stores, `storeIdentifier` says which one.
     public func insert(_ entityName: String, into storeIdentifier: String? = nil) throws -> ManagedObject {
+        if storeIdentifier == nil, let last = lastInsert, last.entityName == entityName {
+            return makeInserted(entityName, template: last.template, storeIdentifier: last.storeIdentifier)
+        }
         let template = try insertTemplate(of: entityName)
         let stores = coordinator.stores(for: entityName)
         let store: any PersistentStore
@@ -135,8 +142,14 @@ public actor Context {
                 throw StrataError(.invalidValue, "entity '\(entityName)' is in \(stores.count) stores (\(stores.map { $0.configurationName ?? "default" }.joined(separator: ", "))): say which with insert(_:into:)")
             }
             store = only
+            lastInsert = (entityName, template, store.identifier)
         }
-        let object = ManagedObject(objectID: .temporary(entityName: entityName), storeIdentifier: store.identifier, graph: graph)
+        return makeInserted(entityName, template: template, storeIdentifier: store.identifier)
+    }
+
+    /// A new inserted object of `entityName` for a store, registered.
+    private func makeInserted(_ entityName: String, template: InsertTemplate, storeIdentifier: String) -> ManagedObject {
+        let object = ManagedObject(objectID: .temporary(entityName: entityName), storeIdentifier: storeIdentifier, graph: graph)
         object.layout = template.layout
         object.isInserted = true
         object.changes = template.defaults

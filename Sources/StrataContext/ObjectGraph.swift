@@ -99,6 +99,9 @@ final class ObjectGraph {
         }
 
         let attributes: [String: Attribute]
+        /// The same as a list with each name's length, for small entities
+        /// (see ``attribute(named:)``).
+        private let attributeList: [(name: String, length: Int, attribute: Attribute)]
         /// The persisted attributes and to-one relationships, by name.
         let persistedKeys: [String]
         /// The keys whose values can hold object IDs: every relationship,
@@ -107,6 +110,17 @@ final class ObjectGraph {
         /// The other attributes' values always have their type's kind
         /// (``ObjectGraph/checked(_:for:entity:)``, the stores' decoding).
         let referenceKeys: [String]
+
+        /// The attribute of a name. Small entities scan a list: comparing
+        /// lengths, then names (immediate for identical strings), costs
+        /// less than hashing the name, once per value set.
+        @inline(__always)
+        func attribute(named name: String) -> Attribute? {
+            guard !attributeList.isEmpty else { return attributes[name] }
+            let length = name.utf8.count
+            for entry in attributeList where entry.length == length && entry.name == name { return entry.attribute }
+            return nil
+        }
 
         /// Whether an object of the entity can hold an ``ObjectID`` in its
         /// values, transients or lists (results of fetched properties apart).
@@ -125,6 +139,7 @@ final class ObjectGraph {
                 attributes[attribute.name] = Attribute(attribute, slot: attribute.isTransient ? nil : values.slot(of: attribute.name))
             }
             self.attributes = attributes
+            attributeList = attributes.count <= 24 ? attributes.map { ($0.key, $0.key.utf8.count, $0.value) } : []
             referenceKeys = model.relationships(of: entity).map(\.name) + model.attributes(of: entity).filter {
                 switch $0.type {
                 case .undefined, .objectID, .composite: true
@@ -374,7 +389,7 @@ final class ObjectGraph {
             throw StrataError(.invalidValue, "\(object.objectID) was deleted: cannot set '\(key)'")
         }
         let entityLayout = layout(of: object)
-        if let attribute = entityLayout.attributes[key] {
+        if let attribute = entityLayout.attribute(named: key) {
             let checked = try Self.checked(value, type: attribute.type, name: attribute.name, entity: object.entityName)
             if attribute.isTransient {
                 object.transients[key] = checked
