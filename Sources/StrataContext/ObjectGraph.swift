@@ -98,10 +98,8 @@ final class ObjectGraph {
             }
         }
 
-        let attributes: [String: Attribute]
-        /// The same as a list with each name's length, for small entities
-        /// (see ``attribute(named:)``).
-        private let attributeList: [(name: String, length: Int, attribute: Attribute)]
+        /// The attributes by name.
+        private let attributes: NameLookup<Attribute>
         /// The persisted attributes and to-one relationships, by name.
         let persistedKeys: [String]
         /// The keys whose values can hold object IDs: every relationship,
@@ -111,15 +109,10 @@ final class ObjectGraph {
         /// (``ObjectGraph/checked(_:for:entity:)``, the stores' decoding).
         let referenceKeys: [String]
 
-        /// The attribute of a name. Small entities scan a list: comparing
-        /// lengths, then names (immediate for identical strings), costs
-        /// less than hashing the name, once per value set.
+        /// The attribute of a name (see ``NameLookup``: once per value set).
         @inline(__always)
         func attribute(named name: String) -> Attribute? {
-            guard !attributeList.isEmpty else { return attributes[name] }
-            let length = name.utf8.count
-            for entry in attributeList where entry.length == length && entry.name == name { return entry.attribute }
-            return nil
+            attributes[name]
         }
 
         /// Whether an object of the entity can hold an ``ObjectID`` in its
@@ -138,8 +131,7 @@ final class ObjectGraph {
             for attribute in model.attributes(of: entity) {
                 attributes[attribute.name] = Attribute(attribute, slot: attribute.isTransient ? nil : values.slot(of: attribute.name))
             }
-            self.attributes = attributes
-            attributeList = attributes.count <= 24 ? attributes.map { ($0.key, $0.key.utf8.count, $0.value) } : []
+            self.attributes = NameLookup(attributes)
             referenceKeys = model.relationships(of: entity).map(\.name) + model.attributes(of: entity).filter {
                 switch $0.type {
                 case .undefined, .objectID, .composite: true

@@ -74,9 +74,7 @@ struct SQLiteStoreMapping: Sendable {
         let attributeIndex: [String: Int]
         let toOneIndex: [String: Int]
         /// Attributes and to-ones by name, with their INSERT position.
-        let insertSlots: [String: InsertSlot]
-        /// The same as a list, for small entities (see ``slot(named:)``).
-        let slotList: [(name: String, length: Int, slot: InsertSlot)]
+        let insertSlots: NameLookup<InsertSlot>
         /// Names of transient properties (accepted and ignored in saves).
         let transientNames: Set<String>
         /// Columns of an INSERT, in order: `Z_PK`, `Z_ENT`, then attributes,
@@ -119,20 +117,14 @@ struct SQLiteStoreMapping: Sendable {
             }
             self.attributeIndex = attributeIndex
             self.toOneIndex = toOneIndex
-            self.insertSlots = slots
-            self.slotList = slots.count <= 24 ? slots.map { ($0.key, $0.key.utf8.count, $0.value) } : []
+            self.insertSlots = NameLookup(slots)
             self.snapshotTemplate = PropertyValues(layout: PropertyValues.Layout(names: attributes.map(\.name) + toOnes.map(\.name)), repeating: .null)
         }
 
-        /// The INSERT slot of an attribute or to-one. Small entities scan a
-        /// list: comparing lengths, then names (immediate for identical
-        /// strings), costs less than hashing the name.
+        /// The INSERT slot of an attribute or to-one (see ``NameLookup``).
         @inline(__always)
         func slot(named name: String) -> InsertSlot? {
-            guard !slotList.isEmpty else { return insertSlots[name] }
-            let length = name.utf8.count
-            for entry in slotList where entry.length == length && entry.name == name { return entry.slot }
-            return nil
+            insertSlots[name]
         }
     }
 
