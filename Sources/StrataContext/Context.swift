@@ -248,8 +248,10 @@ public actor Context {
             object.committed = snapshot.values
             object.version = snapshot.version
             // Drop changes that now equal the committed value.
-            for (key, value) in object.changes where (snapshot.values[key] ?? .null) == value {
-                object.changes[key] = nil
+            if !object.changes.isEmpty {
+                for (key, value) in object.changes where (snapshot.values[key] ?? .null) == value {
+                    object.changes[key] = nil
+                }
             }
         }
         if !vanished.isEmpty { vanished.remove(snapshot.objectID) }

@@ -36,7 +36,7 @@ public final class ManagedObject {
     /// held another value), so the save checks the version and writes it.
     var keepsUnchangedValues = false
     /// Local changes to persisted attributes and to-one relationships.
-    var changes: PropertyValues = [:] {
+    var changes = PropertyValues() {
         didSet {
             changeGeneration &+= 1
             graph.noteChange(self)

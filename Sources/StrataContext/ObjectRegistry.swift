@@ -61,11 +61,20 @@ struct ObjectRegistry {
     /// The registered object for a permanent ID, made by `make` and
     /// registered when there is none.
     mutating func savedObject(for id: ObjectID, key: Int64, orMake make: () -> ManagedObject) -> ManagedObject {
-        let table = Table(id)
-        if let existing = saved[table]?[key] { return existing }
+        // One lookup of the table, found or made.
+        var made = false
+        let object = Self.object(in: &saved[Table(id), default: [:]], key: key) {
+            made = true
+            return make()
+        }
+        if made { savedCount += 1 }
+        return object
+    }
+
+    private static func object(in objects: inout [Int64: ManagedObject], key: Int64, orMake make: () -> ManagedObject) -> ManagedObject {
+        if let existing = objects[key] { return existing }
         let object = make()
-        saved[table, default: [:]][key] = object
-        savedCount += 1
+        objects[key] = object
         return object
     }
 

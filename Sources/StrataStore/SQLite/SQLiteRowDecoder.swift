@@ -147,7 +147,9 @@ struct SQLiteRowDecoder {
             guard let entity = lastEntity else {
                 throw StrataError(.storeOpen, "store \(path): row \(key) of \(table) has entity number \(number), which is not an entity of this store")
             }
-            var values = entity.template
+            // A fresh array of NULLs: copying the template's goes through
+            // the runtime's generic copy, one element at a time.
+            var values = PropertyValues(layout: entity.template.layout, repeating: .null)
             for attribute in entity.attributes {
                 do {
                     if let value = try Self.column(attribute.column, of: sqliteStatement, type: attribute.type) {
