@@ -21,7 +21,10 @@ public struct NameLookup<Value> {
         guard !list.isEmpty else { return dictionary[name] }
         let length = name.utf8.count
         for entry in list where entry.length == length && entry.name == name { return entry.value }
-        return nil
+        // Strings equal by Unicode canonical equivalence can differ in
+        // length ("é" composed or not): a name that is not ASCII is looked
+        // up as a dictionary would.
+        return name.utf8.allSatisfy({ $0 < 0x80 }) ? nil : dictionary[name]
     }
 }
 

@@ -15,6 +15,11 @@ import StrataModel
             #expect(lookup[String(name.reversed().reversed())] == value)
         }
         #expect(lookup["name\(count)"] == nil)
+        // Canonically equivalent names of other lengths, as a dictionary finds them.
+        let composed = NameLookup(["caf\u{E9}": 1, "x": 2])
+        #expect(composed["cafe\u{301}"] == 1)
+        let decomposed = NameLookup(["cafe\u{301}": 1])
+        #expect(decomposed["caf\u{E9}"] == 1)
         #expect(lookup["nam"] == nil)
         #expect(lookup[""] == nil)
     }

@@ -595,6 +595,51 @@ import Testing
         try await reopened.close()
     }
 
+    /// A small save's bad value is reported before its transaction, so it
+    /// wins over a version conflict found in the transaction; a large save
+    /// that conflicts writes none of its inserts; two large saves grouped
+    /// in one commit both write all their rows.
+    @Test func largeAndSmallSavesReportValuesConflictsAndGroupsAsBefore() async throws {
+        let directory = try SQLiteTestDirectory()
+        defer { directory.remove() }
+        let store = try await open(directory)
+        let item = try await store.insert("Item", ["i16": .integer(1)])
+        try await store.commit(StoreChanges(updates: [.init(objectID: item, expectedVersion: 1, values: ["i16": .integer(2)])]))
+
+        let stale = StoreChanges.Update(objectID: item, expectedVersion: 1, values: ["i16": .integer(3)])
+        let error = await expectError(.invalidValue) {
+            _ = try await store.save(StoreChanges(inserts: [.init(temporaryID: .temporary(entityName: "Item"), values: ["i16": .integer(70000)])], updates: [stale]))
+        }
+        #expect(error?.message == "Item.i16: 70000 does not fit Integer 16")
+
+        let many = (0..<3000).map { i in StoreChanges.Insert(temporaryID: .temporary(entityName: "Item"), values: ["i32": .integer(Int64(i))]) }
+        let conflicted = try await store.save(StoreChanges(inserts: many, updates: [stale]))
+        guard case .conflicts(let conflicts) = conflicted else {
+            Issue.record("expected a version conflict, got \(conflicted)")
+            return
+        }
+        #expect(conflicts.map(\.objectID) == [item])
+        #expect(try await store.count(store.resolved("Item")) == 1)
+
+        async let first = store.save(StoreChanges(inserts: many))
+        async let second = store.save(StoreChanges(inserts: (0..<3000).map { i in
+            StoreChanges.Insert(temporaryID: .temporary(entityName: "Item"), values: ["i32": .integer(Int64(-i))])
+        }))
+        var keys: [Int64] = []
+        for result in try await [first, second] {
+            guard case .committed(let commit) = result else {
+                Issue.record("expected a commit, got \(result)")
+                continue
+            }
+            keys += commit.insertedIDs.compactMap(\.primaryKey)
+        }
+        #expect(keys.count == 6000)
+        #expect(Set(keys).count == 6000)
+        #expect(try await store.count(store.resolved("Item")) == 6001)
+        #expect(try await store.count(store.resolved("Item", "i32 < 0")) == 2999)
+        try await store.close()
+    }
+
     /// The log is checkpointed into the file after a save that takes it
     /// past 1000 frames is answered, with the store still open; small saves
     /// leave it alone.

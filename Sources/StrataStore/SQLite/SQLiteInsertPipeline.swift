@@ -5,22 +5,25 @@ import StrataModel
 /// Encodes the INSERT rows of one save in chunks of ``chunkRows`` rows,
 /// ahead of the writer that binds them.
 ///
-/// A large save starts a helper thread that encodes the chunks in order,
-/// at most ``aheadLimit`` of them ahead of the writer, so that encoding
-/// (text, decimal keys, UUID blobs) runs on another core while SQLite
-/// executes the rows already encoded. The writer never waits for work that
-/// has not started: a chunk the helper has not claimed yet, it encodes
-/// itself. A save of at most ``eagerChunks`` chunks is encoded at once,
-/// before its transaction begins, with no thread.
+/// When the writer takes a large save's first chunk, a helper thread
+/// starts encoding the next ones in order, at most ``aheadLimit`` of them
+/// ahead of the writer, so that encoding (text, decimal keys, UUID blobs)
+/// runs on another core while SQLite executes the rows already encoded
+/// (a save that never reaches its inserts starts no thread). The writer
+/// never waits for work that has not started: a chunk the helper has not
+/// claimed yet, it encodes itself. A save of at most ``eagerChunks``
+/// chunks is encoded at once, before its transaction begins, with no
+/// thread (``eagerFailure``).
 ///
 /// Memory: at most `aheadLimit + 1` chunk buffers exist at a time, instead
 /// of one buffer for every row of the save.
 final class SQLiteInsertPipeline: @unchecked Sendable {
-    // Why `@unchecked Sendable` is safe: `source` and `chunkCount` are
-    // immutable and Sendable; every `var` below is read and written only
-    // while `condition` is locked (see `take`, `runHelper`, `cancel` and
-    // `claimForWriter`), and the buffers handed out leave that state before
-    // the lock is released.
+    // Why `@unchecked Sendable` is safe: `source`, `chunkCount`, `rowCount`
+    // and `eagerFailure` are immutable and Sendable; every `var` below is
+    // read and written only while `condition` is locked (see `take`,
+    // `runHelper`, `cancel` and `claimForWriter`), except in `init`, before
+    // any other thread can see the object; the buffers handed out leave
+    // that state before the lock is released.
 
     /// Rows per chunk: about 250 KB of cells for a ten-column row, which
     /// stays in the cache between the encoder and the writer.
@@ -67,21 +70,29 @@ final class SQLiteInsertPipeline: @unchecked Sendable {
     /// Chunks encoded and not taken yet.
     private var ready: [Int: Result<[DatabaseValue], StrataError>] = [:]
     private var cancelled = false
+    private var helperStarted = false
+    /// For a save encoded at once: the first value that does not fit, which
+    /// the save reports before its transaction begins.
+    let eagerFailure: StrataError?
 
-    /// A pipeline for `source`; encodes small saves at once, starts the
-    /// helper thread for large ones.
+    /// A pipeline for `source`; encodes small saves at once (see
+    /// ``eagerFailure``), large ones as the writer takes them.
     init(_ source: Source) {
         self.source = source
-        rowCount = source.inserts.count
+        let rowCount = source.inserts.count
+        self.rowCount = rowCount
         chunkCount = (rowCount + Self.chunkRows - 1) / Self.chunkRows
+        var failure: StrataError?
         if chunkCount <= Self.eagerChunks {
-            for chunk in 0..<chunkCount { ready[chunk] = Result { () throws(StrataError) in try source.encode(rows(ofChunk: chunk)) } }
+            for chunk in 0..<chunkCount {
+                let rows = (chunk * Self.chunkRows)..<min(rowCount, (chunk + 1) * Self.chunkRows)
+                let result = Result { () throws(StrataError) in try source.encode(rows) }
+                if failure == nil, case .failure(let error) = result { failure = error }
+                ready[chunk] = result
+            }
             nextUnclaimed = chunkCount
-        } else {
-            let thread = Thread { [self] in runHelper() }
-            thread.name = "strata.sqlite.encode"
-            thread.start()
         }
+        eagerFailure = failure
     }
 
     /// The insert indices of a chunk.
@@ -96,7 +107,15 @@ final class SQLiteInsertPipeline: @unchecked Sendable {
     func take(_ chunk: Int) throws(StrataError) -> [DatabaseValue] {
         condition.lock()
         if claimForWriter(chunk) {
+            // The first chunk of a large save: the helper starts on the next.
+            let startsHelper = !helperStarted && nextUnclaimed < chunkCount && !cancelled
+            helperStarted = true
             condition.unlock()
+            if startsHelper {
+                let thread = Thread { [self] in runHelper() }
+                thread.name = "strata.sqlite.encode"
+                thread.start()
+            }
             let cells = try source.encode(rows(ofChunk: chunk))
             condition.lock()
             taken = chunk + 1

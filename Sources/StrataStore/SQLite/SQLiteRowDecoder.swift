@@ -43,8 +43,8 @@ struct SQLiteRowDecoder {
     }
 
     /// One entity's fields bound to a statement's columns. Each row's values
-    /// start as a copy of `template` (every key of the entity's layout, all
-    /// `.null`) and are set by slot: no key is hashed per row, and every
+    /// start as `template`'s (every key of the entity's layout, all
+    /// `.null`, in a fresh array) and are set by slot: no key is hashed per row, and every
     /// snapshot of the entity shares the layout.
     private final class BoundEntity {
         let name: String

@@ -127,11 +127,13 @@ extension SQLiteSaveTransaction {
                 let width = entity.insertColumns.count
                 defer { start += width }
                 cells[start] = inserts[i].key.databaseValue
-                for reference in inserts[i].references {
-                    cells[start + reference.position] = try key(of: reference.target).databaseValue
-                }
+                // A to-one naming an insert wins over a to-many's inverse
+                // for the same column (an inconsistent change set).
                 if !insertOverrides.isEmpty, let overrides = insertOverrides[i] {
                     for (position, value) in overrides { cells[start + position] = value }
+                }
+                for reference in inserts[i].references {
+                    cells[start + reference.position] = try key(of: reference.target).databaseValue
                 }
                 if runnerEntity !== entity {
                     runner = nil

@@ -158,9 +158,10 @@ struct SQLiteSaveTransaction {
 
     // MARK: - Preparation (no database access)
 
-    /// Checks and encodes `changes` (the inserts' attribute values: see
-    /// ``SQLiteInsertPipeline``, which encodes saves of up to 2048 inserts
-    /// here). Throws ``StrataError`` for an entity
+    /// Checks and encodes `changes` (the inserts' attribute values only
+    /// when there are at most 2048 inserts: see ``SQLiteInsertPipeline``;
+    /// a larger save checks them as its rows are encoded, in the
+    /// transaction). Throws ``StrataError`` for an entity
     /// the store does not hold or a value that does not fit its attribute
     /// (``StrataError/Code/invalidValue``), a reference to an object of
     /// another store (133010) or to an unsaved object the save does not
@@ -294,7 +295,9 @@ struct SQLiteSaveTransaction {
         }
         temporaryReferences = []
         if !inserts.isEmpty {
-            insertRowEncoder = SQLiteInsertPipeline.Owner(SQLiteInsertPipeline(.init(inserts: changes.inserts, entities: entities)))
+            let pipeline = SQLiteInsertPipeline(.init(inserts: changes.inserts, entities: entities))
+            if let failure = pipeline.eagerFailure { throw failure }
+            insertRowEncoder = SQLiteInsertPipeline.Owner(pipeline)
         }
     }
 
@@ -454,7 +457,8 @@ struct SQLiteSaveTransaction {
     /// Writes the change set inside the caller's immediate transaction (or
     /// savepoint), taking primary keys from `keys` (which the caller records
     /// before committing); the caller rolls back unless the answer is
-    /// `.committed`.
+    /// `.committed`. Runs once: the inserts' encoded rows are consumed
+    /// (a retry makes a new transaction value).
     mutating func execute(_ db: Database, keys: inout SQLiteKeyAllocator) throws -> StoreSaveResult {
         if checksVersions, let conflicts = try versionConflicts(db), !conflicts.isEmpty {
             return .conflicts(conflicts)

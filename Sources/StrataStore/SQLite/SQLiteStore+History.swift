@@ -97,6 +97,7 @@ extension SQLiteStore: HistoryTrackingStore {
             throw StrataError(.storeSave, "store \(path) does not record history (opened with tracksHistory off on a file without history): \(operation) is refused")
         }
         let database = try openDatabase()
+        let monitor = walMonitor
         do {
             return try await SQLiteBusyRetry.run(deadline: storeDescription.busyTimeout) {
                 try await database.writeWithoutTransaction { db in
@@ -105,6 +106,7 @@ extension SQLiteStore: HistoryTrackingStore {
                         result = try body(db)
                         return .commit
                     }
+                    monitor.checkpointIfNeeded(db)
                     guard let result else {
                         throw StrataError(.storeSave, "store \(db.description): \(operation) ended without a result")
                     }

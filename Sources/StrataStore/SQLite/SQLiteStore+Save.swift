@@ -13,10 +13,10 @@ extension SQLiteStore {
     ///   (``StrataError/Code/invalidValue``: an integer that does
     ///   not fit its width, a value of the wrong kind, NaN, an entity the
     ///   store does not hold) before the transaction starts, except the
-    ///   attribute values of inserts past the first 2048, checked as their
-    ///   rows are encoded while earlier rows are written; either way such a
-    ///   value writes nothing. References to other stores' objects are
-    ///   133010.
+    ///   inserts' attribute values in a save of more than 2048 inserts,
+    ///   checked as their rows are encoded while earlier rows are written
+    ///   (after the version checks); either way such a value writes
+    ///   nothing. References to other stores' objects are 133010.
     /// - A to-one value or to-many destination naming an object of this
     ///   store that does not exist (deleted meanwhile or by this save, a
     ///   made-up primary key) throws 133000
@@ -69,12 +69,10 @@ extension SQLiteStore {
         for waiter in waiters { waiter.resume() }
     }
 
-    /// A passive checkpoint on the writer connection, as SQLite's automatic
-    /// one (it never waits for readers; what it cannot copy now is copied
-    /// by a later one). Its failure only leaves the log longer.
+    /// ``SQLiteWALMonitor/checkpointIfNeeded(_:)`` on the writer connection.
     private func checkpoint(_ database: any DatabaseWriter) async {
-        _ = try? await database.writeWithoutTransaction { db in try db.checkpoint(.passive) }
-        walMonitor.noteCheckpoint()
+        let monitor = walMonitor
+        try? await database.writeWithoutTransaction { db in monitor.checkpointIfNeeded(db) }
     }
 
     /// Writes the waiting saves, group after group, until none waits.

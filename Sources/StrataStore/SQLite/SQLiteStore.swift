@@ -246,6 +246,7 @@ public actor SQLiteStore: PersistentStore {
                     result = try Self.createOrMigrate(db, path: path, layout: layout, model: model, description: description)
                     return .commit
                 }
+                walMonitor.checkpointIfNeeded(db)
                 guard let result else {
                     throw StrataError(.storeOpen, "store \(path): the opening transaction ended without a result")
                 }

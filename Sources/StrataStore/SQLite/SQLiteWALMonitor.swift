@@ -1,3 +1,4 @@
+import GRDB
 import GRDBSQLite
 import Synchronization
 
@@ -10,7 +11,9 @@ import Synchronization
 /// the log past 1000 frames, so that save waits for a checkpoint that has
 /// nothing to do with its durability. Installing this hook on the writer
 /// connection replaces it; ``SQLiteStore`` runs the same passive
-/// checkpoint on the writer once the saves of the group are answered.
+/// checkpoint on the writer once the saves of the group are answered, and
+/// after its other writes (history bookkeeping, opening migrations) within
+/// them, as SQLite would.
 final class SQLiteWALMonitor: Sendable {
     /// Frames in the log past which the store checkpoints (SQLite's own
     /// threshold for its automatic checkpoints).
@@ -25,10 +28,17 @@ final class SQLiteWALMonitor: Sendable {
     /// How many checkpoints the store ran after answering saves.
     var checkpointCount: Int { checkpoints.load(ordering: .relaxed) }
 
-    /// Records a checkpoint attempt: the next commit reports the log's size
-    /// again (a log that readers kept from being reset is checkpointed
-    /// again after that commit, as SQLite's automatic checkpoint does).
-    func noteCheckpoint() {
+    /// On the writer connection, between transactions: a passive
+    /// checkpoint (it never waits for readers; what it cannot copy now a
+    /// later one copies) when the log has passed ``checkpointFrames``. Its
+    /// failure only leaves the log longer. The next commit reports the
+    /// log's size again (a log that readers kept from being reset is
+    /// checkpointed again after that commit, as SQLite's automatic
+    /// checkpoint does).
+    func checkpointIfNeeded(_ db: Database) {
+        guard needsCheckpoint else { return }
+        _ = try? db.checkpoint(.passive)
+        // On the writer, so no commit's report comes in between.
         frames.store(0, ordering: .relaxed)
         checkpoints.add(1, ordering: .relaxed)
     }
