@@ -25,7 +25,7 @@ final class SQLiteWALMonitor: Sendable {
     /// Whether the log has grown past ``checkpointFrames`` since the last checkpoint.
     var needsCheckpoint: Bool { frames.load(ordering: .relaxed) >= Self.checkpointFrames }
 
-    /// How many checkpoints the store ran after answering saves.
+    /// How many checkpoints ``checkpointIfNeeded(_:)`` ran.
     var checkpointCount: Int { checkpoints.load(ordering: .relaxed) }
 
     /// On the writer connection, between transactions: a passive
