@@ -258,14 +258,22 @@ import Testing
     }
 
     /// Takes the write lock on `connection` for `seconds`, then commits.
-    private func holdWriteLock(_ connection: DatabaseQueue, seconds: Double) -> Task<Void, any Error> {
-        Task {
+    /// Takes the write lock on `connection` for `seconds`; returns once it
+    /// is held (a fixed wait instead lost the race on a loaded machine),
+    /// with the task that releases it.
+    private func holdWriteLock(_ connection: DatabaseQueue, seconds: Double) async -> Task<Void, any Error> {
+        let (held, signal) = AsyncStream<Void>.makeStream()
+        let task = Task {
+            defer { signal.finish() }
             try await connection.writeWithoutTransaction { db in
                 try db.execute(sql: "BEGIN IMMEDIATE")
+                signal.yield()
                 Thread.sleep(forTimeInterval: seconds)
                 try db.execute(sql: "COMMIT")
             }
         }
+        for await _ in held { break }
+        return task
     }
 
     @Test func savesWaitForAnotherConnectionsLockAndTimeOutWith134090() async throws {
@@ -276,8 +284,7 @@ import Testing
         let tag = { StoreChanges(inserts: [.init(temporaryID: .temporary(entityName: "Tag"), values: ["name": .string("t")])]) }
 
         // Held for a while, then released: the save waits and commits.
-        let holder = holdWriteLock(other, seconds: 0.3)
-        try await Task.sleep(for: .milliseconds(50))
+        let holder = await holdWriteLock(other, seconds: 0.3)
         _ = try await store.commit(tag())
         try await holder.value
         try await store.close()
@@ -285,8 +292,7 @@ import Testing
         // Held past the deadline: 134090, nothing written.
         let impatient = try await open(directory.storeURL, busyTimeout: .milliseconds(100))
         let before = try await impatient.currentHistoryToken()
-        let longHolder = holdWriteLock(other, seconds: 1.0)
-        try await Task.sleep(for: .milliseconds(50))
+        let longHolder = await holdWriteLock(other, seconds: 1.0)
         await expectError(.storeTimeout) { _ = try await impatient.save(tag()) }
         try await longHolder.value
         #expect(try await impatient.currentHistoryToken() == before)
