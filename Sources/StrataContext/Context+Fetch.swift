@@ -30,10 +30,7 @@ extension Context {
         let stores = self.stores(for: fetch)
         let pending = pendingObjects(for: fetch)
         if pending.isEmpty, stores.count == 1 {
-            let snapshots = try await stores[0].fetchSnapshots(fetch)
-            // One growth of the registry instead of a rehash at every doubling.
-            if let first = snapshots.first { graph.reserveCapacity(snapshots.count, like: first.objectID) }
-            return snapshots.map { apply($0) }
+            return try await fetchStreaming(fetch, from: stores[0])
         }
 
         // Fetch unwindowed (or the top offset+limit of each store when only
@@ -63,6 +60,32 @@ extension Context {
         let start = min(fetch.offset, sorted.count)
         let end = fetch.limit.map { min(sorted.count, start + $0) } ?? sorted.count
         return Array(sorted[start..<end])
+    }
+
+    /// A fetch from one store with no pending changes to merge: each batch
+    /// of snapshots is registered while the store reads the next.
+    ///
+    /// Between batches the context may run other work (actors are
+    /// reentrant). When that work unregistered any object of the result (a
+    /// reset, a merged delete), every snapshot is applied again at the end,
+    /// so that the result is what applying them all after the read gives.
+    private func fetchStreaming(_ fetch: ResolvedFetch, from store: any PersistentStore) async throws -> [ManagedObject] {
+        var batches: [[Snapshot]] = []
+        var objects: [ManagedObject] = []
+        for try await batch in try await store.fetchSnapshotBatches(fetch) {
+            // The first batch is the whole result when the store does not
+            // stream; otherwise the registry grows by doubling.
+            if batches.isEmpty, let first = batch.first { graph.reserveCapacity(batch.count, like: first.objectID) }
+            objects.reserveCapacity(objects.count + batch.count)
+            for snapshot in batch { objects.append(apply(snapshot)) }
+            batches.append(batch)
+        }
+        // A cancelled task's stream ends early, as if it were complete.
+        try Task.checkCancellation()
+        // Within a batch nothing else runs: an object left unregistered was
+        // unregistered while the context awaited a later batch.
+        guard batches.count > 1, objects.contains(where: { !$0.isRegistered }) else { return objects }
+        return batches.flatMap { $0.map { apply($0) } }
     }
 
     /// The stores holding any entity the fetch selects.

@@ -38,6 +38,14 @@ public protocol PersistentStore: Actor {
 
     /// Snapshots of the objects a fetch selects, in order.
     func fetchSnapshots(_ fetch: ResolvedFetch) async throws -> [Snapshot]
+    /// The snapshots of ``fetchSnapshots(_:)``, in the same order, in
+    /// batches as the store reads them, so that the caller can register the
+    /// first objects while the store reads the next (no batch is empty).
+    /// Errors about the fetch itself are thrown before the stream is
+    /// returned; a failure while reading ends the stream with that error.
+    /// The default implementation hands over ``fetchSnapshots(_:)``'s
+    /// result as one batch.
+    func fetchSnapshotBatches(_ fetch: ResolvedFetch) async throws -> AsyncThrowingStream<[Snapshot], any Error>
     /// IDs of the objects a fetch selects, in order.
     func fetchObjectIDs(_ fetch: ResolvedFetch) async throws -> [ObjectID]
     /// How many objects a fetch selects (limit and offset applied).
@@ -54,6 +62,16 @@ public protocol PersistentStore: Actor {
 }
 
 extension PersistentStore {
+    /// ``fetchSnapshots(_:)``'s result as a stream of one batch (none when
+    /// it is empty).
+    public func fetchSnapshotBatches(_ fetch: ResolvedFetch) async throws -> AsyncThrowingStream<[Snapshot], any Error> {
+        let snapshots = try await fetchSnapshots(fetch)
+        return AsyncThrowingStream { continuation in
+            if !snapshots.isEmpty { continuation.yield(snapshots) }
+            continuation.finish()
+        }
+    }
+
     /// Whether the store refuses writes.
     public nonisolated var isReadOnly: Bool { storeDescription.isReadOnly }
     /// The configuration the store holds.

@@ -286,6 +286,54 @@ import Testing
         #expect(try await store.snapshots(for: asked).map(\.objectID) == [ids[3], ids[0]])
     }
 
+    @Test func batchedFetchesHandOverTheSameSnapshotsInOrder() async throws {
+        let directory = try SQLiteTestDirectory()
+        defer { directory.remove() }
+        let store = try await open(directory)
+        // Reviews of books and novels: a to-one whose destination entity is
+        // looked up per row, in every batch.
+        let size = SQLiteStore.fetchBatchSize
+        let titles = (0..<12).map { ObjectID.temporary(entityName: $0 % 3 == 0 ? "Novel" : "Book") }
+        var inserts = titles.enumerated().map { StoreChanges.Insert(temporaryID: $1, values: ["title": .string("T\($0)")]) }
+        let reviewCount = 2 * size + 301
+        for i in 0..<reviewCount {
+            inserts.append(.init(temporaryID: .temporary(entityName: "Review"), values: ["stars": .integer(Int64(i % 5)), "book": .object(titles[i % titles.count])]))
+        }
+        try await store.commit(StoreChanges(inserts: inserts))
+
+        let fetch = try store.resolved("Review", "stars > 0", sort: [StrataQuery.SortDescriptor("stars", ascending: false)])
+        let whole = try await store.fetchSnapshots(fetch)
+        var batches: [[Snapshot]] = []
+        for try await batch in try await store.fetchSnapshotBatches(fetch) { batches.append(batch) }
+        #expect(whole.count == reviewCount - (reviewCount + 4) / 5)
+        #expect(batches.flatMap { $0 } == whole)
+        #expect(batches.dropLast().allSatisfy { $0.count == size })
+        #expect((batches.last?.count ?? 0) > 0)
+        #expect(batches.count == (whole.count + size - 1) / size)
+        // The last batch's destinations were looked up too.
+        let destinations = Set((batches.last ?? []).compactMap { snapshot -> String? in
+            if case .object(let id) = snapshot["book"] { return id.entityName }
+            return nil
+        })
+        #expect(destinations == ["Book", "Novel"])
+
+        // No rows: no batch.
+        var empty = 0
+        for try await _ in try await store.fetchSnapshotBatches(store.resolved("Review", "stars > 10")) { empty += 1 }
+        #expect(empty == 0)
+
+        // A caller that stops after one batch stops the reading; the store
+        // goes on serving and closes.
+        for try await batch in try await store.fetchSnapshotBatches(fetch) {
+            #expect(batch.count == size)
+            break
+        }
+        #expect(try await store.fetchSnapshots(fetch) == whole)
+        try await store.close()
+        // A closed store throws before any stream exists.
+        _ = await expectError(.storeOpen) { _ = try await store.fetchSnapshotBatches(fetch) }
+    }
+
     @Test func snapshotsForManyIDsAreChunked() async throws {
         let directory = try SQLiteTestDirectory()
         defer { directory.remove() }

@@ -78,6 +78,19 @@ struct SQLiteRowDecoder {
         return result
     }
 
+    /// The same snapshots as ``snapshots(_:statement:arguments:table:)``,
+    /// handed to `body` in order, `batchSize` at a time (the last batch may
+    /// be smaller; no empty batch), each batch complete (its destinations'
+    /// entities resolved) before it is handed on, while later rows are
+    /// still to be read. A throw from `body` stops the reading.
+    func snapshotBatches(_ db: Database, statement: Statement, arguments: StatementArguments, table: String, batchSize: Int, _ body: ([Snapshot]) throws -> Void) throws {
+        var batch: [Snapshot] = []
+        try decodeRows(db, statement: statement, arguments: arguments, table: table, batchSize: max(1, batchSize), into: &batch) { batch in
+            try body(batch)
+            batch = []
+        }
+    }
+
     /// The current snapshots of rows of `table` with these primary keys, by key.
     func snapshots(_ db: Database, table: String, keys: [Int64]) throws -> [Int64: Snapshot] {
         var result: [Snapshot] = []
@@ -94,6 +107,16 @@ struct SQLiteRowDecoder {
     }
 
     private func appendSnapshots(_ db: Database, statement: Statement, arguments: StatementArguments, table: String, to result: inout [Snapshot]) throws {
+        // One batch of every row, appended to what `result` holds.
+        try decodeRows(db, statement: statement, arguments: arguments, table: table, batchSize: .max, into: &result) { _ in }
+    }
+
+    /// Appends the statement's rows to `result`, calling `flush` each time
+    /// it has appended `batchSize` rows and once at the end; `flush` takes
+    /// the rows out of `result` (or leaves them, to collect every row).
+    /// Destinations whose entity needs a lookup are resolved before each
+    /// `flush`.
+    private func decodeRows(_ db: Database, statement: Statement, arguments: StatementArguments, table: String, batchSize: Int, into result: inout [Snapshot], flush: (inout [Snapshot]) throws -> Void) throws {
         guard let tableInfo = mapping.tables[table] else {
             throw StrataError(.storeOpen, "store \(path): no table \(table) in the store's schema")
         }
@@ -135,6 +158,7 @@ struct SQLiteRowDecoder {
         let (pk, ent, opt) = (CInt(pkIndex), CInt(entIndex), CInt(optIndex))
         var lastNumber: Int64 = -1
         var lastEntity: BoundEntity?
+        var appended = 0
         let cursor = try Row.fetchCursor(statement, arguments: arguments)
         try cursor.forEach { _ in
             let key = Int64(sqliteStatement: sqliteStatement, index: pk)
@@ -181,9 +205,24 @@ struct SQLiteRowDecoder {
                 version: version,
                 values: values
             ))
+            appended += 1
+            if appended == batchSize {
+                try resolve(&pending, in: &result, db)
+                try flush(&result)
+                appended = 0
+            }
         }
-        guard !pending.isEmpty else { return }
+        guard appended > 0 else { return }
+        try resolve(&pending, in: &result, db)
+        try flush(&result)
+    }
 
+    /// Gives the to-one destinations in `pending` (positions in `result`)
+    /// the entity their row's `Z_ENT` names when it is not the declared
+    /// one: one query per destination table. Empties `pending`.
+    private func resolve(_ pending: inout [PendingDestination], in result: inout [Snapshot], _ db: Database) throws {
+        guard !pending.isEmpty else { return }
+        defer { pending.removeAll() }
         var keysByTable: [String: Set<Int64>] = [:]
         for item in pending { keysByTable[item.table, default: []].insert(item.key) }
         var entitiesByTable: [String: [Int64: String]] = [:]
@@ -192,7 +231,7 @@ struct SQLiteRowDecoder {
         }
         for item in pending {
             guard let name = entitiesByTable[item.table]?[item.key], name != item.declared else { continue }
-            result[item.snapshot].values[item.name] = .object(ObjectID(storeIdentifier: identifier, entityName: name, key: .permanent(item.key)))
+            result[item.snapshot].values[item.name] = .object(ObjectID(storeIdentifier: storeIdentifier, entityName: name, key: .permanent(item.key)))
         }
     }
 

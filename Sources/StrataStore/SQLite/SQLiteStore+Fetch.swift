@@ -21,6 +21,52 @@ extension SQLiteStore {
         }
     }
 
+    /// Rows per batch of ``fetchSnapshotBatches(_:)``: small enough that the
+    /// caller starts soon and holds little more than it would anyway, large
+    /// enough that handing a batch over costs nothing next to reading it.
+    static let fetchBatchSize = 2048
+
+    /// ``fetchSnapshots(_:)``'s snapshots in batches of
+    /// ``fetchBatchSize``, decoded on a reader connection in one read
+    /// transaction while the caller works on the batches already handed
+    /// over. The query is compiled (and its errors thrown) before this
+    /// returns. The reading stops when the caller stops iterating. A lock
+    /// met after the first batch was handed over fails the stream
+    /// (134090): batches already taken cannot be read again.
+    public func fetchSnapshotBatches(_ fetch: ResolvedFetch) async throws -> AsyncThrowingStream<[Snapshot], any Error> {
+        let database = try openDatabase()
+        let table = try heldTable(of: fetch)
+        let query = try mapping.compiler.rowQuery(fetch)
+        let decoder = self.decoder
+        let operation = "fetch of \(fetch.entityName)"
+        let (stream, continuation) = AsyncThrowingStream.makeStream(of: [Snapshot].self, throwing: (any Error).self)
+        let reading = Task {
+            do {
+                try await read(database) { db in
+                    var handedOver = false
+                    do {
+                        try decoder.snapshotBatches(db, statement: db.cachedStatement(sql: query.sql), arguments: query.statementArguments, table: table, batchSize: Self.fetchBatchSize) { batch in
+                            // The caller stopped iterating: stop reading.
+                            if case .terminated = continuation.yield(batch) { throw CancellationError() }
+                            handedOver = true
+                        }
+                    } catch let error as DatabaseError where handedOver {
+                        // Not retried (a retry would hand over the first
+                        // batches twice): the stream fails.
+                        throw self.strataError(error, failure: .storeOpen, operation: operation)
+                    }
+                }
+                continuation.finish()
+            } catch is CancellationError {
+                continuation.finish()
+            } catch {
+                continuation.finish(throwing: strataError(error, failure: .storeOpen, operation: operation))
+            }
+        }
+        continuation.onTermination = { _ in reading.cancel() }
+        return stream
+    }
+
     /// IDs of the objects a fetch selects, in order
     /// (``SQLiteQueryCompiler/primaryKeyQuery(_:)``). A fetch of an entity
     /// the store does not hold is ``StrataError/Code/invalidValue``.
