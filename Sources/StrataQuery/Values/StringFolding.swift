@@ -38,28 +38,43 @@ public enum StringFolding {
     /// European text); nil for any other text. Works on the UTF-8 bytes:
     /// the scalars below ``latinLimit`` take one or two bytes.
     private static func foldLatin(_ string: String) -> String? {
-        var output: [UInt8] = []
-        output.reserveCapacity(string.utf8.count)
-        var lead: UInt8 = 0
-        for byte in string.utf8 {
-            if lead != 0 {
-                // The continuation byte of a two-byte scalar.
-                let value = UInt32(lead & 0x1F) << 6 | UInt32(byte & 0x3F)
-                lead = 0
-                guard value >= 0x80, value < latinLimit else { return nil }
-                output.append(contentsOf: latinFolds[Int(value - 0x80)])
-            } else if byte < 0x80 {
-                // ASCII folds by lowercasing, as in the fast path above.
-                output.append(byte >= 0x41 && byte <= 0x5A ? byte + 0x20 : byte)
-            } else if byte & 0xE0 == 0xC0 {
-                lead = byte
-            } else {
-                return nil
+        // Written straight into the new string's storage: room for the
+        // longest folding of every two-byte scalar.
+        let capacity = string.utf8.count * latinExpansion
+        var folds = true
+        let folded = String(unsafeUninitializedCapacity: capacity) { output in
+            var count = 0
+            var lead: UInt8 = 0
+            for byte in string.utf8 {
+                if lead != 0 {
+                    // The continuation byte of a two-byte scalar.
+                    let value = UInt32(lead & 0x1F) << 6 | UInt32(byte & 0x3F)
+                    lead = 0
+                    guard value >= 0x80, value < latinLimit else { folds = false; return 0 }
+                    for folded in latinFolds[Int(value - 0x80)] {
+                        output[count] = folded
+                        count += 1
+                    }
+                } else if byte < 0x80 {
+                    // ASCII folds by lowercasing, as in the fast path above.
+                    output[count] = byte >= 0x41 && byte <= 0x5A ? byte + 0x20 : byte
+                    count += 1
+                } else if byte & 0xE0 == 0xC0 {
+                    lead = byte
+                } else {
+                    folds = false
+                    return 0
+                }
             }
+            guard lead == 0 else { folds = false; return 0 }
+            return count
         }
-        guard lead == 0 else { return nil }
-        return String(decoding: output, as: UTF8.self)
+        return folds ? folded : nil
     }
+
+    /// How many bytes of folded text one input byte can become at most:
+    /// a two-byte scalar of ``latinFolds`` folds to at most twice as many.
+    private static let latinExpansion = max(1, ((latinFolds.map(\.count).max() ?? 2) + 1) / 2)
 
     /// `canonical:(x)`: case- and diacritic-insensitive form.
     public static func canonical(_ string: String) -> String {
