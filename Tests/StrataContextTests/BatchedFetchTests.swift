@@ -87,4 +87,51 @@ import StrataStore
         fetching.cancel()
         await #expect(throws: CancellationError.self) { _ = try await fetching.value }
     }
+
+    /// Fetches of several SQLite batches in many contexts at once, while
+    /// another context saves and the fetching contexts merge what it
+    /// saved: every fetch gets every row, in order, each object the one
+    /// its context holds (run under the thread sanitizer in CI).
+    @Test func manyContextsFetchBatchesWhileAnotherSaves() async throws {
+        let directory = TemporaryDirectory()
+        let container = try await ContextFixture.library(.sqlite, in: directory)
+        let count = 5_000
+        try await container.viewContext.perform { context in
+            for i in 0..<count {
+                let book = try context.insert("Book")
+                try book.setValue(.string(String(format: "b%05d", i)), forKey: "title")
+            }
+            try await context.save()
+        }
+        let request = try ContextFixture.request("Book", sort: [StrataQuery.SortDescriptor("title")])
+        let expected = (0..<count).map { PropertyValue.string(String(format: "b%05d", $0)) }
+        try await withThrowingTaskGroup(of: Bool.self) { group in
+            group.addTask {
+                let writer = container.newBackgroundContext(name: "writer")
+                try await writer.perform { context in
+                    for i in 0..<20 {
+                        let tag = try context.insert("Tag")
+                        try tag.setValue(.string("tag \(i)"), forKey: "name")
+                        try await context.save()
+                    }
+                }
+                return true
+            }
+            for reader in 0..<4 {
+                group.addTask {
+                    let context = container.newBackgroundContext(name: "reader \(reader)")
+                    await context.automaticallyMergeChanges()
+                    return try await context.perform { context in
+                        for _ in 0..<3 {
+                            let objects = try await context.fetch(request)
+                            let titles = try objects.map { try $0.value(forKey: "title") }
+                            guard titles == expected, objects.allSatisfy({ context.object(with: $0.objectID) === $0 }) else { return false }
+                        }
+                        return true
+                    }
+                }
+            }
+            for try await ok in group { #expect(ok) }
+        }
+    }
 }
