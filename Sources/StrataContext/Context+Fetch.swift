@@ -65,26 +65,30 @@ extension Context {
     /// A fetch from one store with no pending changes to merge: each batch
     /// of snapshots is registered while the store reads the next.
     ///
-    /// Between batches the context may run other work (actors are
-    /// reentrant). When that work unregistered any object of the result (a
-    /// reset, a merged delete), every snapshot is applied again at the end,
-    /// so that the result is what applying them all after the read gives.
+    /// While it awaits a batch, or the end of the stream after the last
+    /// one, the context may run other work (actors are reentrant). When
+    /// that work unregistered any object of the result (a reset, a merged
+    /// delete), every snapshot is applied again at the end, so that the
+    /// result is what applying them all after the read gives. A fetch whose
+    /// task is cancelled throws `CancellationError` (its stream may have
+    /// ended early).
     private func fetchStreaming(_ fetch: ResolvedFetch, from store: any PersistentStore) async throws -> [ManagedObject] {
         var batches: [[Snapshot]] = []
         var objects: [ManagedObject] = []
         for try await batch in try await store.fetchSnapshotBatches(fetch) {
-            // The first batch is the whole result when the store does not
-            // stream; otherwise the registry grows by doubling.
-            if batches.isEmpty, let first = batch.first { graph.reserveCapacity(batch.count, like: first.objectID) }
-            objects.reserveCapacity(objects.count + batch.count)
+            if batches.isEmpty, let first = batch.first {
+                // The first batch is the whole result when the store does
+                // not stream; otherwise both grow by doubling.
+                graph.reserveCapacity(batch.count, like: first.objectID)
+                objects.reserveCapacity(batch.count)
+            }
             for snapshot in batch { objects.append(apply(snapshot)) }
             batches.append(batch)
         }
-        // A cancelled task's stream ends early, as if it were complete.
         try Task.checkCancellation()
-        // Within a batch nothing else runs: an object left unregistered was
-        // unregistered while the context awaited a later batch.
-        guard batches.count > 1, objects.contains(where: { !$0.isRegistered }) else { return objects }
+        // Registering a batch runs without a suspension: an object left
+        // unregistered was unregistered while the context awaited the store.
+        guard objects.contains(where: { !$0.isRegistered }) else { return objects }
         return batches.flatMap { $0.map { apply($0) } }
     }
 

@@ -41,10 +41,11 @@ public protocol PersistentStore: Actor {
     /// The snapshots of ``fetchSnapshots(_:)``, in the same order, in
     /// batches as the store reads them, so that the caller can register the
     /// first objects while the store reads the next (no batch is empty).
-    /// Errors about the fetch itself are thrown before the stream is
-    /// returned; a failure while reading ends the stream with that error.
-    /// The default implementation hands over ``fetchSnapshots(_:)``'s
-    /// result as one batch.
+    /// What the store can check without reading (a closed store, an entity
+    /// it does not hold, a fetch it cannot run) is thrown before the stream
+    /// is returned; a failure while reading ends the stream with that
+    /// error. A caller that stops iterating stops the reading. The default
+    /// implementation hands over ``fetchSnapshots(_:)``'s result as one batch.
     func fetchSnapshotBatches(_ fetch: ResolvedFetch) async throws -> AsyncThrowingStream<[Snapshot], any Error>
     /// IDs of the objects a fetch selects, in order.
     func fetchObjectIDs(_ fetch: ResolvedFetch) async throws -> [ObjectID]

@@ -22,14 +22,14 @@ import StrataStore
         return (context, store)
     }
 
-    /// Lets every batch after the first go, as soon as the previous one
-    /// was handed over.
+    /// Lets the fetch go on each time it has taken a batch, `batches` times
+    /// (the last lets it see the end of the stream).
     private func release(_ store: SteppedStore, batches: Int) -> Task<Void, Never> {
         Task {
-            var handedOver = store.handedOver.makeAsyncIterator()
-            for _ in 1..<batches {
-                _ = await handedOver.next()
-                store.step.yield()
+            var consumed = store.consumed.makeAsyncIterator()
+            for _ in 0..<batches {
+                _ = await consumed.next()
+                await store.step()
             }
         }
     }
@@ -47,11 +47,15 @@ import StrataStore
         #expect(registered)
     }
 
-    /// A reset while the fetch waits for its second batch unregisters the
-    /// first batch's objects: the result is made again from every
-    /// snapshot, so each object returned is the one the context holds.
-    @Test func aResetBetweenBatchesStillReturnsRegisteredObjects() async throws {
-        let (context, store) = try await context(tags: 25, batchSize: 10)
+    /// A reset while the fetch waits for the store, after batch `resetAfter`
+    /// was registered, unregisters what it registered so far: the result is
+    /// made again from every snapshot, so each object returned is the one
+    /// the context holds. After the last batch the fetch still waits for
+    /// the end of the stream: a reset then is no different.
+    @Test(arguments: [(25, 0), (25, 2), (8, 0)])
+    func aResetWhileTheFetchAwaitsTheStoreStillReturnsRegisteredObjects(tags: Int, resetAfter: Int) async throws {
+        let (context, store) = try await context(tags: tags, batchSize: 10)
+        let batches = (tags + 9) / 10
         let request = try ContextFixture.request("Tag", sort: [StrataQuery.SortDescriptor("name")])
         let fetching = Task {
             try await context.perform { context in
@@ -59,19 +63,20 @@ import StrataStore
                 return (objects.map(\.objectID), objects.allSatisfy { context.object(with: $0.objectID) === $0 }, context.registeredObjects.count)
             }
         }
-        var handedOver = store.handedOver.makeAsyncIterator()
-        #expect(await handedOver.next() == 0)
-        // The fetch awaits the second batch: the context runs the reset.
-        await context.reset()
-        store.step.yield()
-        #expect(await handedOver.next() == 1)
-        store.step.yield()
-        #expect(await handedOver.next() == 2)
+        var consumed = store.consumed.makeAsyncIterator()
+        for batch in 0..<batches {
+            #expect(await consumed.next() == batch)
+            if batch == resetAfter {
+                #expect(await context.perform { $0.registeredObjects.count } == min(tags, 10 * (batch + 1)))
+                await context.reset()
+            }
+            await store.step()
+        }
         let (ids, registered, count) = try await fetching.value
-        #expect(ids.count == 25)
-        #expect(Set(ids).count == 25)
+        #expect(ids.count == tags)
+        #expect(Set(ids).count == tags)
         #expect(registered)
-        #expect(count == 25)
+        #expect(count == tags)
     }
 
     /// A fetch cancelled between batches throws; it never returns the
@@ -82,8 +87,8 @@ import StrataStore
         let fetching = Task {
             try await context.perform { context in try await context.fetch(request).count }
         }
-        var handedOver = store.handedOver.makeAsyncIterator()
-        #expect(await handedOver.next() == 0)
+        var consumed = store.consumed.makeAsyncIterator()
+        #expect(await consumed.next() == 0)
         fetching.cancel()
         await #expect(throws: CancellationError.self) { _ = try await fetching.value }
     }

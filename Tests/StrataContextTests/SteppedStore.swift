@@ -4,9 +4,13 @@ import StrataQuery
 import StrataStore
 
 /// An in-memory store whose batched fetches hand over `batchSize`
-/// snapshots at a time and wait for the test between batches, so that a
-/// test can act on the context while a fetch is in the middle of its
-/// batches. Everything else is the in-memory store's.
+/// snapshots at a time and wait for the test between batches and before
+/// ending, so that a test can act on the context while a fetch is in the
+/// middle of its batches. Everything else is the in-memory store's.
+///
+/// The batches are produced when the fetch asks for them: when it asks for
+/// the one after batch `k`, it has registered batch `k`, and ``consumed``
+/// yields `k`.
 actor SteppedStore: PersistentStore {
     let inner: InMemoryStore
     let batchSize: Int
@@ -15,13 +19,11 @@ actor SteppedStore: PersistentStore {
     nonisolated let model: ObjectModel
     nonisolated let entityNames: Set<String>
 
-    /// One element each time a batch was handed over: its index.
-    nonisolated let handedOver: AsyncStream<Int>
-    private let handedOverContinuation: AsyncStream<Int>.Continuation
-    /// The test yields once to let each batch after the first go.
-    private let steps: AsyncStream<Void>
-    /// Lets the next batch go.
-    nonisolated let step: AsyncStream<Void>.Continuation
+    /// The index of each batch the fetch has taken in full, as it asks for
+    /// the next batch (or the end).
+    nonisolated let consumed: AsyncStream<Int>
+    private let consumedContinuation: AsyncStream<Int>.Continuation
+    private let gate = Gate()
 
     init(model: ObjectModel, batchSize: Int) async throws {
         let inner = try await InMemoryStore(description: StoreDescription(url: nil, type: .inMemory), model: model)
@@ -31,25 +33,17 @@ actor SteppedStore: PersistentStore {
         storeDescription = inner.storeDescription
         self.model = model
         entityNames = inner.entityNames
-        (handedOver, handedOverContinuation) = AsyncStream.makeStream(of: Int.self)
-        (steps, step) = AsyncStream.makeStream(of: Void.self)
+        (consumed, consumedContinuation) = AsyncStream.makeStream(of: Int.self)
     }
+
+    /// Lets the fetch have its next batch (or its end).
+    func step() async { await gate.open() }
 
     func fetchSnapshotBatches(_ fetch: ResolvedFetch) async throws -> AsyncThrowingStream<[Snapshot], any Error> {
         let all = try await inner.fetchSnapshots(fetch)
-        let (size, steps, handedOver) = (batchSize, steps, handedOverContinuation)
-        let (stream, continuation) = AsyncThrowingStream.makeStream(of: [Snapshot].self, throwing: (any Error).self)
-        let feeding = Task {
-            var gate = steps.makeAsyncIterator()
-            for (index, start) in stride(from: 0, to: all.count, by: size).enumerated() {
-                if index > 0, await gate.next() == nil { break }
-                continuation.yield(Array(all[start..<min(all.count, start + size)]))
-                handedOver.yield(index)
-            }
-            continuation.finish()
-        }
-        continuation.onTermination = { _ in feeding.cancel() }
-        return stream
+        let batches = stride(from: 0, to: all.count, by: batchSize).map { Array(all[$0..<min(all.count, $0 + batchSize)]) }
+        let feed = Feed(batches: batches, consumed: consumedContinuation, gate: gate)
+        return AsyncThrowingStream(unfolding: { await feed.next() })
     }
 
     func fetchSnapshots(_ fetch: ResolvedFetch) async throws -> [Snapshot] { try await inner.fetchSnapshots(fetch) }
@@ -61,4 +55,61 @@ actor SteppedStore: PersistentStore {
     }
     func save(_ changes: StoreChanges) async throws -> StoreSaveResult { try await inner.save(changes) }
     func close() async throws { try await inner.close() }
+
+    /// One fetch's batches, each after the first waiting for the gate.
+    private actor Feed {
+        let batches: [[Snapshot]]
+        let consumed: AsyncStream<Int>.Continuation
+        let gate: Gate
+        var next = 0
+
+        init(batches: [[Snapshot]], consumed: AsyncStream<Int>.Continuation, gate: Gate) {
+            self.batches = batches
+            self.consumed = consumed
+            self.gate = gate
+        }
+
+        func next() async -> [Snapshot]? {
+            let index = next
+            next += 1
+            if index > 0 {
+                consumed.yield(index - 1)
+                guard await gate.pass() else { return nil }
+            }
+            return index < batches.count ? batches[index] : nil
+        }
+    }
+
+    /// Permits handed out by the test; a cancelled waiter gets none.
+    private actor Gate {
+        private var permits = 0
+        private var waiter: CheckedContinuation<Bool, Never>?
+
+        func open() {
+            if let waiter {
+                self.waiter = nil
+                waiter.resume(returning: true)
+            } else {
+                permits += 1
+            }
+        }
+
+        /// Whether a permit came (false: the task was cancelled).
+        func pass() async -> Bool {
+            if permits > 0 {
+                permits -= 1
+                return true
+            }
+            return await withTaskCancellationHandler {
+                await withCheckedContinuation { waiter = $0 }
+            } onCancel: {
+                Task { await self.cancelWaiter() }
+            }
+        }
+
+        private func cancelWaiter() {
+            waiter?.resume(returning: false)
+            waiter = nil
+        }
+    }
 }

@@ -322,8 +322,8 @@ import Testing
         for try await _ in try await store.fetchSnapshotBatches(store.resolved("Review", "stars > 10")) { empty += 1 }
         #expect(empty == 0)
 
-        // A caller that stops after one batch stops the reading; the store
-        // goes on serving and closes.
+        // A caller that stops after one batch leaves the store serving; the
+        // store closes with no read left behind.
         for try await batch in try await store.fetchSnapshotBatches(fetch) {
             #expect(batch.count == size)
             break

@@ -13,8 +13,9 @@ import StrataQuery
 /// that entity (inherited ones included) and every persisted to-one as
 /// `.object(id)` or `.null`. The entity of a to-one destination is the
 /// declared destination when that entity has no held subentity; otherwise
-/// the destinations' `Z_ENT`s are read after the rows, in one batched
-/// query per destination table and in the same read transaction.
+/// the destinations' `Z_ENT`s are read after the rows (after each batch of
+/// rows, for batched reads), in one query per destination table and in the
+/// same read transaction.
 struct SQLiteRowDecoder {
     let mapping: SQLiteStoreMapping
     let storeIdentifier: String

@@ -29,10 +29,13 @@ extension SQLiteStore {
     /// ``fetchSnapshots(_:)``'s snapshots in batches of
     /// ``fetchBatchSize``, decoded on a reader connection in one read
     /// transaction while the caller works on the batches already handed
-    /// over. The query is compiled (and its errors thrown) before this
-    /// returns. The reading stops when the caller stops iterating. A lock
-    /// met after the first batch was handed over fails the stream
-    /// (134090): batches already taken cannot be read again.
+    /// over. A closed store, an entity it does not hold and SQL that cannot
+    /// be generated throw before this returns; SQLite's errors (preparing,
+    /// reading, a file that does not match its schema) end the stream. The
+    /// reading stops when the caller stops iterating. A lock met after the
+    /// first batch was handed over ends the stream with 134090 at once,
+    /// without the retries a fetch gets: batches already taken cannot be
+    /// read again.
     public func fetchSnapshotBatches(_ fetch: ResolvedFetch) async throws -> AsyncThrowingStream<[Snapshot], any Error> {
         let database = try openDatabase()
         let table = try heldTable(of: fetch)
@@ -53,6 +56,9 @@ extension SQLiteStore {
                     } catch let error as DatabaseError where handedOver {
                         // Not retried (a retry would hand over the first
                         // batches twice): the stream fails.
+                        if SQLiteBusyRetry.isBusy(error) {
+                            throw StrataError(.storeTimeout, "store \(self.path): \(operation) met another connection's lock after its first rows were handed over; not retried: \(error.message ?? "\(error)")")
+                        }
                         throw self.strataError(error, failure: .storeOpen, operation: operation)
                     }
                 }
