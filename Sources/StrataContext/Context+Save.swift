@@ -24,6 +24,9 @@ extension Context {
             graph.unregister(object.objectID)
         }
         guard hasChanges else { return ChangeSet(contextName: name, origin: token) }
+        // A large save of new objects into one store is written while its
+        // later chunks are prepared; nil: saved the usual way below.
+        if let streamed = try await saveStreamingIfEligible() { return streamed }
         try await prepareForSave()
 
         var attempts = 0
@@ -48,10 +51,7 @@ extension Context {
                 } catch {
                     let changes = finishSave(committed)
                     coordinator.changes.publish(changes)
-                    let done = committed.map { $0.0.store.storeDescription.displayName }
-                    let message = "save failed in store \(unit.store.storeDescription.displayName)" + (done.isEmpty ? "; nothing was written" : "; stores \(done.joined(separator: ", ")) committed") + "; the context keeps the unsaved changes: \(error)"
-                    let code = (error as? StrataError)?.code ?? .storeSave
-                    throw StrataError(code, message, details: (error as? StrataError)?.details ?? [])
+                    throw storeFailure(error, in: unit.store, committed: committed)
                 }
                 switch result {
                 case .committed(let commit):
@@ -84,6 +84,15 @@ extension Context {
             coordinator.changes.publish(changes)
             return changes
         }
+    }
+
+    /// A store's failure to save, naming it and the stores that committed
+    /// before it.
+    func storeFailure(_ error: any Error, in store: any PersistentStore, committed: [(StoreSaveUnit, StoreCommit)]) -> StrataError {
+        let done = committed.map { $0.0.store.storeDescription.displayName }
+        let message = "save failed in store \(store.storeDescription.displayName)" + (done.isEmpty ? "; nothing was written" : "; stores \(done.joined(separator: ", ")) committed") + "; the context keeps the unsaved changes: \(error)"
+        let code = (error as? StrataError)?.code ?? .storeSave
+        return StrataError(code, message, details: (error as? StrataError)?.details ?? [])
     }
 
     /// The most inserted objects a save puts in the row cache: a small save
@@ -144,8 +153,13 @@ extension Context {
     }
 
     func recomputeDerivedAttributes() async throws {
+        try await recomputeDerivedAttributes(of: graph.changedObjects)
+    }
+
+    /// Recomputes the derived attributes of `changed` (deleted objects skipped).
+    func recomputeDerivedAttributes(of changed: [ManagedObject]) async throws {
         var byEntity: [String: [ManagedObject]] = [:]
-        for object in graph.changedObjects where !object.isDeleted {
+        for object in changed where !object.isDeleted {
             byEntity[object.entityName, default: []].append(object)
         }
         let model = self.model

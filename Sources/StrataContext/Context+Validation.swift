@@ -5,8 +5,24 @@ extension Context {
     /// Validates every inserted and updated object; one problem throws its
     /// own code, several throw 1560 listing each.
     func validateChanges() async throws {
+        let problems = try await validationProblems(of: graph.changedObjects)
+        guard !problems.isEmpty else { return }
+        throw validationError(problems)
+    }
+
+    /// The error for validation problems: the problem's own code for one,
+    /// 1560 listing each for several.
+    func validationError(_ problems: [PropertyFailure]) -> StrataError {
+        if problems.count == 1 {
+            return StrataError(problems[0].code, problems[0].message, failures: problems)
+        }
+        return StrataError(.multipleValidationErrors, "\(problems.count) validation errors; nothing was saved", details: problems.map(\.description), failures: problems)
+    }
+
+    /// The validation problems of `changed` (deleted objects skipped).
+    func validationProblems(of changed: [ManagedObject]) async throws -> [PropertyFailure] {
         var problems: [PropertyFailure] = []
-        let objects = graph.changedObjects.filter { !$0.isDeleted }
+        let objects = changed.filter { !$0.isDeleted }
         var plan: ValidationPlan?
         for object in objects {
             // Objects of one entity usually come together: look the plan up
@@ -26,11 +42,7 @@ extension Context {
             }
             validate(object, current, into: &problems)
         }
-        guard !problems.isEmpty else { return }
-        if problems.count == 1 {
-            throw StrataError(problems[0].code, problems[0].message, failures: problems)
-        }
-        throw StrataError(.multipleValidationErrors, "\(problems.count) validation errors; nothing was saved", details: problems.map(\.description), failures: problems)
+        return problems
     }
 
     /// The problems of one object.

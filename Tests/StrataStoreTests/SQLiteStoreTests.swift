@@ -334,6 +334,60 @@ import Testing
         _ = await expectError(.storeOpen) { _ = try await store.fetchSnapshotBatches(fetch) }
     }
 
+    @Test func streamedSavesWriteTheFeedOrNothing() async throws {
+        let directory = try SQLiteTestDirectory()
+        defer { directory.remove() }
+        let store = try await open(directory)
+        let count = 3 * SQLiteInsertPipeline.chunkRows + 10
+        func tags(_ prefix: String) -> [StoreChanges.Insert] {
+            (0..<count).map { .init(temporaryID: .temporary(entityName: "Tag"), values: ["name": .string("\(prefix)\($0)")]) }
+        }
+
+        // Supplied in uneven pieces while the writer waits for them.
+        let inserts = tags("t")
+        let feed = StoreInsertFeed(temporaryIDs: inserts.map(\.temporaryID))
+        async let answer = store.save(StoreChanges(), streaming: feed)
+        for start in stride(from: 0, to: count, by: 700) { feed.supply(Array(inserts[start..<min(count, start + 700)])) }
+        guard case .committed(let commit) = try await answer else { Issue.record("no commit"); return }
+        #expect(commit.temporaryIDs == inserts.map(\.temporaryID))
+        #expect(try await store.fetch("Tag", sort: [StrataQuery.SortDescriptor("name")]).count == count)
+
+        // A failed feed fails the save; nothing is written.
+        let failing = tags("f")
+        let failed = StoreInsertFeed(temporaryIDs: failing.map(\.temporaryID))
+        async let refused = store.save(StoreChanges(), streaming: failed)
+        failed.supply(Array(failing.prefix(2 * SQLiteInsertPipeline.chunkRows)))
+        failed.fail(StrataError(.validationMissingMandatoryProperty, "stopped by the test"))
+        let refusal: StrataError?
+        do {
+            _ = try await refused
+            refusal = nil
+        } catch {
+            refusal = error as? StrataError
+        }
+        #expect(refusal?.message.contains("stopped by the test") == true)
+        #expect(try await store.count(store.resolved("Tag")) == count)
+
+        // A streamed insert naming an object is refused: nothing is written.
+        let author = try #require(commit.insertedIDs.first)
+        var books = (0..<count).map { StoreChanges.Insert(temporaryID: .temporary(entityName: "Book"), values: ["title": .string("b\($0)")]) }
+        books[count - 1].values["tags"] = .objects([author])
+        books[count - 2].values["shelf"] = .object(author)
+        let booksFeed = StoreInsertFeed(temporaryIDs: books.map(\.temporaryID))
+        booksFeed.supply(books)
+        _ = await expectError(.invalidValue) { _ = try await store.save(StoreChanges(), streaming: booksFeed) }
+        #expect(try await store.count(store.resolved("Book")) == 0)
+
+        // Inserts belong in the feed, not in the change set.
+        _ = await expectError(.invalidValue) { _ = try await store.save(StoreChanges(inserts: [books[0]]), streaming: StoreInsertFeed(temporaryIDs: [])) }
+        // A piece out of order fails the feed.
+        let shuffled = tags("s")
+        let outOfOrder = StoreInsertFeed(temporaryIDs: shuffled.map(\.temporaryID))
+        outOfOrder.supply([shuffled[1], shuffled[0]])
+        _ = await expectError(.invalidValue) { _ = try await store.save(StoreChanges(), streaming: outOfOrder) }
+        #expect(try await store.count(store.resolved("Tag")) == count)
+    }
+
     @Test func snapshotsForManyIDsAreChunked() async throws {
         let directory = try SQLiteTestDirectory()
         defer { directory.remove() }

@@ -35,26 +35,50 @@ final class SQLiteInsertPipeline: @unchecked Sendable {
 
     /// What the rows are made from.
     struct Source: Sendable {
-        /// The change set's inserts.
+        /// The change set's inserts (none when they come from `feed`).
         let inserts: [StoreChanges.Insert]
+        /// The inserts of a streamed save, taken as they are supplied.
+        let feed: StoreInsertFeed?
         /// The entity of each insert.
         let entities: [SQLiteStoreMapping.Entity]
 
-        /// Encodes `rows` into one buffer, the rows one after the other.
+        /// How many rows there are.
+        var count: Int { feed?.count ?? inserts.count }
+
+        /// Encodes `rows` into one buffer, the rows one after the other
+        /// (streamed rows once supplied: see ``StoreInsertFeed``).
         func encode(_ rows: Range<Int>) throws(StrataError) -> [DatabaseValue] {
             var total = 0
             for i in rows { total += entities[i].insertColumns.count }
             var cells = SQLiteSaveTransaction.nulls(total)
             var plan: SQLiteInsertPlan?
             var start = 0
+            let streamed = try feed?.inserts(rows)
             for i in rows {
                 let entity = entities[i]
-                let layout = inserts[i].values.layout
+                let values = streamed?[i - rows.lowerBound].values ?? inserts[i].values
+                let layout = values.layout
                 if plan?.fits(entity, layout) != true { plan = SQLiteInsertPlan(entity: entity, layout: layout) }
-                try plan?.encode(inserts[i].values, into: &cells, at: start)
+                if streamed != nil { try Self.checkStreamed(values, plan: plan, entity: entity, row: i) }
+                try plan?.encode(values, into: &cells, at: start)
                 start += entity.insertColumns.count
             }
             return cells
+        }
+
+        /// A streamed insert's values: attributes only (its references were
+        /// not checked before the transaction, and no to-many comes with it).
+        private static func checkStreamed(_ values: PropertyValues, plan: SQLiteInsertPlan?, entity: SQLiteStoreMapping.Entity, row: Int) throws(StrataError) {
+            var names: [String] = []
+            if let plan {
+                for slot in plan.checkedSlots where values[slot: slot] != nil { names.append(plan.layout.names[slot]) }
+            }
+            for name in values.valuesOutsideLayout.keys {
+                if case .attribute? = entity.slot(named: name) { continue }
+                names.append(name)
+            }
+            guard !names.isEmpty else { return }
+            throw StrataError(.invalidValue, "streamed insert \(row) of \(entity.name) sets \(names.sorted().joined(separator: ", ")), which is not a persisted attribute: a streamed save carries attribute values only")
         }
     }
 
@@ -79,11 +103,12 @@ final class SQLiteInsertPipeline: @unchecked Sendable {
     /// ``eagerFailure``), large ones as the writer takes them.
     init(_ source: Source) {
         self.source = source
-        let rowCount = source.inserts.count
+        let rowCount = source.count
         self.rowCount = rowCount
         chunkCount = (rowCount + Self.chunkRows - 1) / Self.chunkRows
         var failure: StrataError?
-        if chunkCount <= Self.eagerChunks {
+        // Streamed rows are not supplied yet: they are encoded as the writer takes them.
+        if chunkCount <= Self.eagerChunks, source.feed == nil {
             for chunk in 0..<chunkCount {
                 let rows = (chunk * Self.chunkRows)..<min(rowCount, (chunk + 1) * Self.chunkRows)
                 let result = Result { () throws(StrataError) in try source.encode(rows) }
@@ -107,9 +132,12 @@ final class SQLiteInsertPipeline: @unchecked Sendable {
     func take(_ chunk: Int) throws(StrataError) -> [DatabaseValue] {
         condition.lock()
         if claimForWriter(chunk) {
-            // The first chunk of a large save: the helper starts on the next.
-            let startsHelper = !helperStarted && nextUnclaimed < chunkCount && !cancelled
-            helperStarted = true
+            // The first chunk of a large save: the helper starts on the
+            // next. While a streamed save's rows are still being supplied,
+            // their supplier keeps the other core busy: the helper waits
+            // until the last row came.
+            let startsHelper = !helperStarted && nextUnclaimed < chunkCount && !cancelled && (source.feed?.isComplete ?? true)
+            if startsHelper { helperStarted = true }
             condition.unlock()
             if startsHelper {
                 let thread = Thread { [self] in runHelper() }

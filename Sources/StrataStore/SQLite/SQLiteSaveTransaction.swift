@@ -167,7 +167,12 @@ struct SQLiteSaveTransaction {
     /// another store (133010) or to an unsaved object the save does not
     /// insert. References to saved objects are only noted here: whether
     /// they exist is checked in the transaction.
-    init(changes: StoreChanges, mapping: SQLiteStoreMapping, storeIdentifier: String, path: String) throws(StrataError) {
+    ///
+    /// With a `feed`, the inserts are the feed's (`changes` has none): only
+    /// their entities are checked here; their values, which must be
+    /// attributes only, are checked as their rows are encoded, once
+    /// supplied.
+    init(changes: StoreChanges, feed: StoreInsertFeed? = nil, mapping: SQLiteStoreMapping, storeIdentifier: String, path: String) throws(StrataError) {
         self.mapping = mapping
         self.model = mapping.schema.model
         self.storeIdentifier = storeIdentifier
@@ -176,14 +181,16 @@ struct SQLiteSaveTransaction {
         self.decoder = SQLiteRowDecoder(mapping: mapping, storeIdentifier: storeIdentifier, path: path)
         self.changes = changes
 
-        inserts.reserveCapacity(changes.inserts.count)
+        let insertIDs = feed?.temporaryIDs
+        let insertCount = insertIDs?.count ?? changes.inserts.count
+        inserts.reserveCapacity(insertCount)
         // Entities of the inserts (consecutive inserts usually share one).
         var entities: [Entity] = []
-        entities.reserveCapacity(changes.inserts.count)
+        entities.reserveCapacity(insertCount)
         // By index, reading fields in place: copying an `Insert` retains
         // its values' storage, a cache miss per insert.
-        for i in changes.inserts.indices {
-            let id = changes.inserts[i].temporaryID
+        for i in 0..<insertCount {
+            let id = insertIDs?[i] ?? changes.inserts[i].temporaryID
             guard id.isTemporary else {
                 throw StrataError(.invalidValue, "store \(path): insert of \(id) needs a temporary ID")
             }
@@ -201,6 +208,9 @@ struct SQLiteSaveTransaction {
         // To-ones and names that are not attributes are checked here;
         // attribute values when their rows are encoded.
         var plan: SQLiteInsertPlan?
+        if let insertIDs {
+            for (id, entity) in zip(insertIDs, entities) { inserts.append(Insert(objectID: id, entity: entity, references: [])) }
+        }
         for i in changes.inserts.indices {
             let id = changes.inserts[i].temporaryID
             let entity = entities[i]
@@ -295,7 +305,7 @@ struct SQLiteSaveTransaction {
         }
         temporaryReferences = []
         if !inserts.isEmpty {
-            let pipeline = SQLiteInsertPipeline(.init(inserts: changes.inserts, entities: entities))
+            let pipeline = SQLiteInsertPipeline(.init(inserts: changes.inserts, feed: feed, entities: entities))
             if let failure = pipeline.eagerFailure { throw failure }
             insertRowEncoder = SQLiteInsertPipeline.Owner(pipeline)
         }

@@ -40,13 +40,29 @@ extension SQLiteStore {
     /// still all or nothing and gets its own answer, and none is answered
     /// before the commit.
     public func save(_ changes: StoreChanges) async throws -> StoreSaveResult {
+        try await enqueue(changes, feed: nil)
+    }
+
+    /// ``save(_:)`` with the inserts supplied through `feed` while the
+    /// writer already writes the first ones (``InsertStreamingStore``).
+    /// The save joins a group commit like any other; its rows are encoded
+    /// and written as the feed supplies them.
+    public func save(_ changes: StoreChanges, streaming feed: StoreInsertFeed) async throws -> StoreSaveResult {
+        guard changes.inserts.isEmpty else {
+            throw StrataError(.invalidValue, "store \(path): a streamed save carries its inserts in the feed, not in the change set")
+        }
+        return try await enqueue(changes, feed: feed)
+    }
+
+    /// Queues a save for the next group commit and waits for its answer.
+    private func enqueue(_ changes: StoreChanges, feed: StoreInsertFeed?) async throws -> StoreSaveResult {
         if storeDescription.isReadOnly {
             throw StrataError(.storeSave, "store \(path) is read-only: it refuses every save")
         }
         let database = try openDatabase()
-        guard !changes.isEmpty else { return .committed(StoreCommit()) }
+        guard !changes.isEmpty || (feed?.count ?? 0) > 0 else { return .committed(StoreCommit()) }
         return try await withCheckedThrowingContinuation { continuation in
-            pendingSaves.append(PendingSave(changes: changes, continuation: continuation))
+            pendingSaves.append(PendingSave(changes: changes, feed: feed, continuation: continuation))
             guard !isCommitting else { return }
             isCommitting = true
             Task { await self.commitPending(database) }
@@ -80,7 +96,7 @@ extension SQLiteStore {
         while !pendingSaves.isEmpty {
             let group = pendingSaves
             pendingSaves.removeAll()
-            let changes = group.map(\.changes)
+            let changes = group.map { StreamedChanges(changes: $0.changes, feed: $0.feed) }
             let mapping = self.mapping
             let identifier = self.identifier
             let path = self.path
@@ -111,9 +127,9 @@ extension SQLiteStore {
     /// A lock held by another connection (SQLite's BUSY or LOCKED) is
     /// thrown out of the whole group, after the rollback, so that
     /// ``SQLiteBusyRetry`` writes the group again.
-    private static func write(_ group: [StoreChanges], db: Database, mapping: SQLiteStoreMapping, identifier: String, path: String, history: HistoryRecording?) throws -> [Result<StoreSaveResult, any Error>] {
-        let prepared: [Result<SQLiteSaveTransaction, any Error>] = group.map { changes in
-            Result { try SQLiteSaveTransaction(changes: changes, mapping: mapping, storeIdentifier: identifier, path: path) }
+    private static func write(_ group: [StreamedChanges], db: Database, mapping: SQLiteStoreMapping, identifier: String, path: String, history: HistoryRecording?) throws -> [Result<StoreSaveResult, any Error>] {
+        let prepared: [Result<SQLiteSaveTransaction, any Error>] = group.map { save in
+            Result { try SQLiteSaveTransaction(changes: save.changes, feed: save.feed, mapping: mapping, storeIdentifier: identifier, path: path) }
         }
         let timestamp = Date()
         if prepared.count == 1 {
@@ -168,11 +184,14 @@ extension SQLiteStore {
     /// Runs one change set inside the open transaction and, when it
     /// commits and the store records history, records its transaction
     /// (the preserved values of deleted rows are read before the deletes).
-    private static func execute(_ transaction: inout SQLiteSaveTransaction, changes: StoreChanges, db: Database, mapping: SQLiteStoreMapping, history: HistoryRecording?, timestamp: Date, keys: inout SQLiteKeyAllocator) throws -> StoreSaveResult {
+    private static func execute(_ transaction: inout SQLiteSaveTransaction, changes save: StreamedChanges, db: Database, mapping: SQLiteStoreMapping, history: HistoryRecording?, timestamp: Date, keys: inout SQLiteKeyAllocator) throws -> StoreSaveResult {
         guard let history else { return try transaction.execute(db, keys: &keys) }
+        var changes = save.changes
         let tombstones = changes.deletes.isEmpty ? [:] : try SQLiteHistory.tombstones(db, deletes: changes.deletes, mapping: mapping, model: history.model)
         let outcome = try transaction.execute(db, keys: &keys)
         if case .committed(let commit) = outcome {
+            // Streamed inserts are all supplied once their rows are written.
+            if let feed = save.feed { changes.inserts = try feed.allInserts() }
             try SQLiteHistory.record(db, changes: changes, commit: commit, tombstones: tombstones, origin: history.origin, processID: HistoryRecording.processID, timestamp: timestamp)
         }
         return outcome
@@ -192,5 +211,13 @@ struct HistoryRecording: Sendable {
 /// A save waiting for its group commit.
 struct PendingSave {
     let changes: StoreChanges
+    /// The inserts, when they are streamed (then `changes` has none).
+    let feed: StoreInsertFeed?
     let continuation: CheckedContinuation<StoreSaveResult, any Error>
+}
+
+/// One save of a group: its change set and, when streamed, its inserts' feed.
+struct StreamedChanges: Sendable {
+    let changes: StoreChanges
+    let feed: StoreInsertFeed?
 }

@@ -40,7 +40,7 @@ import StrataQuery
 /// a fetch fails in SQLite), 134100 / 134020 for a model or configuration
 /// that does not fit, 134030 when a save fails, 134090 when the file stayed
 /// locked past the busy timeout.
-public actor SQLiteStore: PersistentStore {
+public actor SQLiteStore: InsertStreamingStore {
     /// The store's UUID, generated when the file was created.
     public nonisolated let identifier: String
     /// How the store was opened.

@@ -1,0 +1,138 @@
+import StrataModel
+import StrataStore
+
+extension Context {
+    /// Saves of at least this many new objects, and nothing else, into one
+    /// store that streams inserts (``InsertStreamingStore``) are written
+    /// while they are prepared.
+    public static let streamingSaveThreshold = 4096
+    /// Objects prepared (derived values, validation) and supplied at a time.
+    static let streamingChunk = 1024
+
+    /// A large save of new objects into one streaming store: the store
+    /// begins its transaction and writes each chunk while the next is
+    /// prepared, instead of waiting for every object to be derived,
+    /// validated and planned. The answers are the usual save's: one
+    /// validation problem anywhere stops the stream (the store writes
+    /// nothing) and the whole save is validated again for the complete
+    /// error.
+    ///
+    /// Eligible: every changed object inserted, into the same store, with
+    /// no relationship (its entity can hold no object ID) and no to-many
+    /// change. Returns nil when the save is not eligible, or after the
+    /// store answered with conflicts (resolved by the merge policy): the
+    /// caller then saves the usual way.
+    func saveStreamingIfEligible() async throws -> ChangeSet? {
+        let objects = graph.changedObjects
+        guard objects.count >= Self.streamingSaveThreshold, let storeID = objects.first?.storeIdentifier else { return nil }
+        var lastEntity = ""
+        for object in objects {
+            guard object.isInserted, !object.isDeleted, object.storeIdentifier == storeID, object.toManyChanges.isEmpty else { return nil }
+            if object.entityName != lastEntity {
+                guard !graph.layout(of: object).holdsObjectIDs else { return nil }
+                lastEntity = object.entityName
+            }
+        }
+        guard let store = coordinator.store(identifier: storeID) as? any InsertStreamingStore, !store.isReadOnly else { return nil }
+
+        let feed = StoreInsertFeed(temporaryIDs: objects.map(\.objectID))
+        let changes = StoreChanges(checksVersions: mergePolicy != .overwrite, author: transactionAuthor, contextName: name)
+        async let answer = store.save(changes, streaming: feed)
+        // Completes or fails the feed in every case: the store waits for it.
+        let prepared = await supply(objects, to: feed)
+        let result: StoreSaveResult
+        do {
+            result = try await answer
+        } catch {
+            switch prepared {
+            case .success:
+                throw storeFailure(error, in: store, committed: [])
+            case .failure(.invalid):
+                // The store wrote nothing; the whole save's problems.
+                try await prepareForSave()
+                return nil
+            case .failure(.changed):
+                return nil
+            case .failure(.failed(let preparing)):
+                throw preparing
+            }
+        }
+        guard case .success(let planned) = prepared else {
+            // Unreachable (a failed feed fails the save); answered as if so.
+            try await prepareForSave()
+            return nil
+        }
+        switch result {
+        case .committed(let commit):
+            var written = changes
+            written.inserts = planned.inserts
+            let unit = StoreSaveUnit(store: store, changes: written, insertedObjects: planned.objects)
+            let changeSet = finishSave([(unit, commit)])
+            coordinator.changes.publish(changeSet)
+            return changeSet
+        case .constraintConflicts(let conflicts):
+            try await resolve(conflicts)
+            return nil
+        case .conflicts:
+            return nil
+        }
+    }
+
+    /// Why preparing a streamed save's inserts stopped.
+    enum StreamPreparation: Error {
+        /// An object failed validation (the problems are found again).
+        case invalid
+        /// Deriving a value (or loading what it needs) threw.
+        case failed(any Error)
+        /// Work that ran while the context awaited deleted an object or
+        /// saved it elsewhere: the save starts again the usual way.
+        case changed
+    }
+
+    /// The inserts a streamed save supplied, and the objects with their
+    /// change generation when planned.
+    struct StreamedInserts {
+        var inserts: [StoreChanges.Insert] = []
+        var objects: [(object: ManagedObject, generation: UInt64)] = []
+    }
+
+    /// Recomputes derived values, validates and supplies `objects` chunk by
+    /// chunk; on any failure fails the feed instead. Never leaves the feed
+    /// open.
+    private func supply(_ objects: [ManagedObject], to feed: StoreInsertFeed) async -> Result<StreamedInserts, StreamPreparation> {
+        var planned = StreamedInserts()
+        planned.inserts.reserveCapacity(objects.count)
+        planned.objects.reserveCapacity(objects.count)
+        var start = 0
+        while start < objects.count {
+            let chunk = Array(objects[start..<min(objects.count, start + Self.streamingChunk)])
+            start += chunk.count
+            do {
+                try await recomputeDerivedAttributes(of: chunk)
+                guard try await validationProblems(of: chunk).isEmpty else {
+                    feed.fail(StrataError(.storeSave, "the save was stopped: an object failed validation"))
+                    return .failure(.invalid)
+                }
+            } catch {
+                feed.fail(StrataError(.storeSave, "the save was stopped while preparing its inserts: \(error)"))
+                return .failure(.failed(error))
+            }
+            // The feed names every object: one no longer a new object
+            // (deleted, or reset away while a derivation awaited) stops it.
+            guard chunk.allSatisfy({ $0.isInserted && !$0.isDeleted && $0.isRegistered }) else {
+                feed.fail(StrataError(.storeSave, "the save was stopped: its objects changed while it was prepared"))
+                return .failure(.changed)
+            }
+            var inserts: [StoreChanges.Insert] = []
+            inserts.reserveCapacity(chunk.count)
+            for object in chunk {
+                // The changes (persisted keys only), shared, not copied.
+                inserts.append(StoreChanges.Insert(temporaryID: object.objectID, values: object.changes))
+                planned.objects.append((object, object.changeGeneration))
+            }
+            feed.supply(inserts)
+            planned.inserts += inserts
+        }
+        return .success(planned)
+    }
+}
