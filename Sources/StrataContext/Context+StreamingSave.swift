@@ -19,9 +19,11 @@ extension Context {
     ///
     /// Eligible: every changed object inserted, into the same store, with
     /// no relationship (its entity can hold no object ID) and no to-many
-    /// change. Returns nil when the save is not eligible, or after the
-    /// store answered with conflicts (resolved by the merge policy): the
-    /// caller then saves the usual way.
+    /// change. Returns nil, for the caller to save the usual way, when the
+    /// save is not eligible; after the store answered with conflicts
+    /// (resolved by the merge policy); when work that ran while a chunk
+    /// awaited changed the objects still to supply; and when a validation
+    /// problem stopped the stream but the whole save then validates.
     func saveStreamingIfEligible() async throws -> ChangeSet? {
         let objects = graph.changedObjects
         guard objects.count >= Self.streamingSaveThreshold, let storeID = objects.first?.storeIdentifier else { return nil }
@@ -57,7 +59,7 @@ extension Context {
                 throw preparing
             }
         }
-        guard case .success(let planned) = prepared else {
+        guard case .success(let planned) = prepared, let supplied = feed.completeInserts else {
             // Unreachable (a failed feed fails the save); answered as if so.
             try await prepareForSave()
             return nil
@@ -65,8 +67,8 @@ extension Context {
         switch result {
         case .committed(let commit):
             var written = changes
-            written.inserts = planned.inserts
-            let unit = StoreSaveUnit(store: store, changes: written, insertedObjects: planned.objects)
+            written.inserts = supplied
+            let unit = StoreSaveUnit(store: store, changes: written, insertedObjects: planned)
             let changeSet = finishSave([(unit, commit)])
             coordinator.changes.publish(changeSet)
             return changeSet
@@ -89,24 +91,15 @@ extension Context {
         case changed
     }
 
-    /// The inserts a streamed save supplied, and the objects with their
-    /// change generation when planned.
-    struct StreamedInserts {
-        var inserts: [StoreChanges.Insert] = []
-        var objects: [(object: ManagedObject, generation: UInt64)] = []
-    }
-
     /// Recomputes derived values, validates and supplies `objects` chunk by
     /// chunk; on any failure fails the feed instead. Never leaves the feed
-    /// open.
-    private func supply(_ objects: [ManagedObject], to feed: StoreInsertFeed) async -> Result<StreamedInserts, StreamPreparation> {
-        var planned = StreamedInserts()
-        planned.inserts.reserveCapacity(objects.count)
-        planned.objects.reserveCapacity(objects.count)
+    /// open. Returns the objects with their change generation when supplied.
+    private func supply(_ objects: [ManagedObject], to feed: StoreInsertFeed) async -> Result<[(object: ManagedObject, generation: UInt64)], StreamPreparation> {
+        var planned: [(object: ManagedObject, generation: UInt64)] = []
+        planned.reserveCapacity(objects.count)
         var start = 0
         while start < objects.count {
             let chunk = Array(objects[start..<min(objects.count, start + Self.streamingChunk)])
-            start += chunk.count
             do {
                 try await recomputeDerivedAttributes(of: chunk)
                 guard try await validationProblems(of: chunk).isEmpty else {
@@ -117,21 +110,25 @@ extension Context {
                 feed.fail(StrataError(.storeSave, "the save was stopped while preparing its inserts: \(error)"))
                 return .failure(.failed(error))
             }
-            // The feed names every object: one no longer a new object
-            // (deleted, or reset away while a derivation awaited) stops it.
-            guard chunk.allSatisfy({ $0.isInserted && !$0.isDeleted && $0.isRegistered }) else {
-                feed.fail(StrataError(.storeSave, "the save was stopped: its objects changed while it was prepared"))
-                return .failure(.changed)
+            // The feed names every object up front: a chunk whose objects
+            // are no longer those new objects (deleted, saved or reset away
+            // while a derivation awaited) stops it. Earlier chunks are
+            // written as supplied, as the usual save writes what it planned.
+            for (offset, object) in chunk.enumerated() {
+                guard object.isInserted, !object.isDeleted, object.isRegistered, object.objectID == feed.temporaryIDs[start + offset] else {
+                    feed.fail(StrataError(.storeSave, "the save was stopped: its objects changed while it was prepared"))
+                    return .failure(.changed)
+                }
             }
             var inserts: [StoreChanges.Insert] = []
             inserts.reserveCapacity(chunk.count)
             for object in chunk {
                 // The changes (persisted keys only), shared, not copied.
                 inserts.append(StoreChanges.Insert(temporaryID: object.objectID, values: object.changes))
-                planned.objects.append((object, object.changeGeneration))
+                planned.append((object, object.changeGeneration))
             }
-            feed.supply(inserts)
-            planned.inserts += inserts
+            guard feed.supply(inserts) else { return .failure(.changed) }
+            start += chunk.count
         }
         return .success(planned)
     }

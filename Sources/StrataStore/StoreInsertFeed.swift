@@ -8,18 +8,21 @@ import StrataModel
 /// The caller names every insert up front (``temporaryIDs``, in order), then
 /// supplies their values in that order, in pieces of any size, and ends
 /// with the last piece or with ``fail(_:)``. The store takes rows by index
-/// and waits, blocking its thread, for rows not supplied yet: a caller must
-/// always supply every insert or fail the feed, or the store waits forever.
+/// and waits, blocking its writer, for rows not supplied yet; a caller that
+/// supplies nothing more for the store's busy timeout fails the save (134090)
+/// and frees the writer. A feed serves one save.
 public final class StoreInsertFeed: @unchecked Sendable {
     // Why `@unchecked Sendable` is safe: `temporaryIDs` is immutable and
-    // Sendable; `supplied` and `failure` are read and written only while
-    // `condition` is locked, and what leaves the lock is a copy.
+    // Sendable; `supplied`, `failure` and `isClaimed` are read and written
+    // only while `condition` is locked, and what leaves the lock is a copy
+    // (or, once every insert is supplied, the array no one appends to).
 
     /// The inserts' temporary IDs, in the order their values come.
     public let temporaryIDs: [ObjectID]
     private let condition = NSCondition()
     private var supplied: [StoreChanges.Insert] = []
     private var failure: StrataError?
+    private var isClaimed = false
 
     /// A feed of inserts with these temporary IDs, in this order.
     public init(temporaryIDs: [ObjectID]) {
@@ -30,28 +33,32 @@ public final class StoreInsertFeed: @unchecked Sendable {
     /// How many inserts the feed carries.
     public var count: Int { temporaryIDs.count }
 
-    /// Supplies the next inserts. An insert whose temporary ID is not the
-    /// next of ``temporaryIDs``, or one past the last, fails the feed.
-    public func supply(_ inserts: [StoreChanges.Insert]) {
+    /// Supplies the next inserts; false (and the feed fails, the save
+    /// writing nothing) when one is not the next of ``temporaryIDs`` or
+    /// lies past the last, or when the feed had already failed.
+    @discardableResult
+    public func supply(_ inserts: [StoreChanges.Insert]) -> Bool {
         condition.lock()
         defer {
             condition.broadcast()
             condition.unlock()
         }
-        guard failure == nil else { return }
-        for insert in inserts {
-            let position = supplied.count
+        guard failure == nil else { return false }
+        let start = supplied.count
+        for (offset, insert) in inserts.enumerated() {
+            let position = start + offset
             guard position < temporaryIDs.count, temporaryIDs[position] == insert.temporaryID else {
-                failure = StrataError(.invalidValue, "insert feed: \(insert.temporaryID) supplied at position \(position), which is \(position < temporaryIDs.count ? "\(temporaryIDs[position])'s" : "past the last insert")")
-                return
+                failure = StrataError(.invalidValue, "insert feed: \(insert.temporaryID) supplied at position \(position), which is \(position < temporaryIDs.count ? "\(temporaryIDs[position])'s" : "past the last insert"); nothing is saved")
+                return false
             }
-            supplied.append(insert)
         }
+        supplied += inserts
+        return true
     }
 
-    /// Ends the feed without its remaining inserts: a store waiting for
-    /// them throws `error` (the save writes nothing). Does nothing once
-    /// every insert was supplied or the feed failed.
+    /// Ends the feed without its remaining inserts: the store's save throws
+    /// `error` and writes nothing. Does nothing once every insert was
+    /// supplied or the feed failed.
     public func fail(_ error: StrataError) {
         condition.lock()
         if failure == nil, supplied.count < temporaryIDs.count { failure = error }
@@ -59,25 +66,58 @@ public final class StoreInsertFeed: @unchecked Sendable {
         condition.unlock()
     }
 
-    /// Whether every insert was supplied.
+    /// Whether every insert was supplied (and the feed did not fail).
     public var isComplete: Bool {
         condition.lock()
         defer { condition.unlock() }
         return failure == nil && supplied.count == temporaryIDs.count
     }
 
-    /// The inserts at `positions` (within ``temporaryIDs``), waiting until
-    /// they are supplied; throws the feed's failure.
-    func inserts(_ positions: Range<Int>) throws(StrataError) -> [StoreChanges.Insert] {
+    /// Every insert once the feed is complete (shared, not copied); nil
+    /// before, or when it failed.
+    public var completeInserts: [StoreChanges.Insert]? {
         condition.lock()
         defer { condition.unlock() }
-        while failure == nil, supplied.count < positions.upperBound { condition.wait() }
-        if supplied.count >= positions.upperBound { return Array(supplied[positions]) }
-        throw failure ?? StrataError(.storeSave, "insert feed ended early")
+        return failure == nil && supplied.count == temporaryIDs.count ? supplied : nil
     }
 
-    /// Every insert, waiting until all are supplied; throws the feed's failure.
-    func allInserts() throws(StrataError) -> [StoreChanges.Insert] {
-        try inserts(0..<temporaryIDs.count)
+    /// Marks the feed as taken by a save; false when a save already took it.
+    func claim() -> Bool {
+        condition.lock()
+        defer { condition.unlock() }
+        guard !isClaimed else { return false }
+        isClaimed = true
+        return true
+    }
+
+    /// The inserts at `positions` (within ``temporaryIDs``), waiting until
+    /// they are supplied, at most `stallLimit` without a new piece; throws
+    /// the feed's failure, or 134090 when the supplier stalled.
+    func inserts(_ positions: Range<Int>, stallLimit: Duration) throws(StrataError) -> [StoreChanges.Insert] {
+        condition.lock()
+        defer { condition.unlock() }
+        try waitLocked(for: positions.upperBound, stallLimit: stallLimit)
+        return Array(supplied[positions])
+    }
+
+    /// Every insert (shared, not copied), waiting as
+    /// ``inserts(_:stallLimit:)`` does.
+    func allInserts(stallLimit: Duration) throws(StrataError) -> [StoreChanges.Insert] {
+        condition.lock()
+        defer { condition.unlock() }
+        try waitLocked(for: temporaryIDs.count, stallLimit: stallLimit)
+        return supplied
+    }
+
+    /// With the lock held: waits until `count` inserts are supplied.
+    private func waitLocked(for count: Int, stallLimit: Duration) throws(StrataError) {
+        let seconds = Double(stallLimit.components.seconds) + Double(stallLimit.components.attoseconds) / 1e18
+        while failure == nil, supplied.count < count {
+            let before = supplied.count
+            if !condition.wait(until: Date(timeIntervalSinceNow: seconds)), supplied.count == before, failure == nil {
+                failure = StrataError(.storeTimeout, "insert feed: nothing supplied for \(stallLimit) after insert \(before) of \(temporaryIDs.count); nothing is saved")
+            }
+        }
+        if let failure { throw failure }
     }
 }

@@ -114,17 +114,68 @@ import StrataStore
         #expect(try await Self.storedBooks(coordinator) == Self.count)
     }
 
+    /// The stream stops at the first problem (in the second chunk); the
+    /// error lists every problem of the save.
     @Test func invalidObjectsInSeveralChunksAre1560ListingEach() async throws {
         let directory = TemporaryDirectory()
-        let (coordinator, _, _) = try await books(directory)
+        let (coordinator, counted, _) = try await books(directory)
         let context = Context(coordinator: coordinator, name: "importer")
         let error = try await context.perform { context in
-            _ = try Self.insertBooks(context, untitled: [3, 2_000, Self.count - 1])
+            _ = try Self.insertBooks(context, untitled: [1_500, 3_000, Self.count - 1])
             return await Self.saveError(context)
         }
+        #expect(await counted.streamedSaves == 1)
         #expect(error?.code == .multipleValidationErrors)
         #expect(error?.failures.count == 3)
         #expect(try await Self.storedBooks(coordinator) == 0)
+    }
+
+    /// A closed store fails the streamed save at once (no wait for the
+    /// feed) and the context keeps its changes.
+    @Test func aClosedStoreFailsTheStreamedSave() async throws {
+        let directory = TemporaryDirectory()
+        let (coordinator, counted, sqlite) = try await books(directory)
+        try await sqlite.close()
+        let context = Context(coordinator: coordinator, name: "importer")
+        let (error, kept) = try await context.perform { context in
+            _ = try Self.insertBooks(context)
+            return (await Self.saveError(context), context.insertedObjects.count)
+        }
+        #expect(await counted.streamedSaves == 1)
+        #expect(error?.code == .storeOpen)
+        #expect(error?.message.contains("save failed in store") == true)
+        #expect(kept == Self.count)
+    }
+
+    /// Small saves of other contexts go on while a streamed save is
+    /// written (each in its own group); all of them commit.
+    @Test func otherContextsSaveWhileASaveStreams() async throws {
+        let directory = TemporaryDirectory()
+        let (coordinator, counted, _) = try await books(directory)
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            group.addTask {
+                let context = Context(coordinator: coordinator, name: "importer")
+                try await context.perform { context in
+                    _ = try Self.insertBooks(context)
+                    try await context.save()
+                }
+            }
+            for writer in 0..<3 {
+                group.addTask {
+                    let context = Context(coordinator: coordinator, name: "writer \(writer)")
+                    try await context.perform { context in
+                        for _ in 0..<10 {
+                            _ = try Self.insertBooks(context, count: 2)
+                            try await context.save()
+                        }
+                    }
+                }
+            }
+            try await group.waitForAll()
+        }
+        #expect(await counted.streamedSaves == 1)
+        #expect(await counted.wholeSaves == 30)
+        #expect(try await Self.storedBooks(coordinator) == Self.count + 60)
     }
 
     @Test(arguments: [MergePolicy.error, .mergeByPropertyObjectTrump])
@@ -152,10 +203,13 @@ import StrataStore
         #expect(await counted.streamedSaves == 1)
         if policy == .error {
             #expect(outcome == .constraintConflict)
+            #expect(await counted.wholeSaves == 1)
             #expect(try await Self.storedBooks(coordinator) == 1)
         } else {
-            // The insert became an update of the existing book.
+            // The insert became an update of the existing book, saved the
+            // usual way.
             #expect(outcome == nil)
+            #expect(await counted.wholeSaves == 2)
             #expect(try await Self.storedBooks(coordinator) == Self.count)
             let title = try await Context(coordinator: coordinator).perform { context in
                 try await context.fetch(FetchRequest(entityName: "Book", format: "uuid == $UUID"), variables: ["UUID": .value(.uuid(taken))]).first?.value(forKey: "title")

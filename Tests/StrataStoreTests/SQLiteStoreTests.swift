@@ -342,50 +342,80 @@ import Testing
         func tags(_ prefix: String) -> [StoreChanges.Insert] {
             (0..<count).map { .init(temporaryID: .temporary(entityName: "Tag"), values: ["name": .string("\(prefix)\($0)")]) }
         }
+        func refusal(_ save: () async throws -> StoreSaveResult) async -> StrataError? {
+            do {
+                _ = try await save()
+                return nil
+            } catch {
+                return error as? StrataError
+            }
+        }
 
-        // Supplied in uneven pieces while the writer waits for them.
+        // Supplied in uneven pieces, with pauses: the writer waits for them.
         let inserts = tags("t")
         let feed = StoreInsertFeed(temporaryIDs: inserts.map(\.temporaryID))
-        async let answer = store.save(StoreChanges(), streaming: feed)
-        for start in stride(from: 0, to: count, by: 700) { feed.supply(Array(inserts[start..<min(count, start + 700)])) }
-        guard case .committed(let commit) = try await answer else { Issue.record("no commit"); return }
+        let supplier = Task {
+            for start in stride(from: 0, to: count, by: 700) {
+                try await Task.sleep(for: .milliseconds(20))
+                feed.supply(Array(inserts[start..<min(count, start + 700)]))
+            }
+        }
+        guard case .committed(let commit) = try await store.save(StoreChanges(), streaming: feed) else { Issue.record("no commit"); return }
+        try await supplier.value
         #expect(commit.temporaryIDs == inserts.map(\.temporaryID))
-        #expect(try await store.fetch("Tag", sort: [StrataQuery.SortDescriptor("name")]).count == count)
+        // Each row holds its insert's values.
+        let written = Dictionary(uniqueKeysWithValues: try await store.fetch("Tag").map { ($0.objectID, $0["name"]) })
+        #expect(written.count == count)
+        #expect(zip(commit.insertedIDs, inserts).allSatisfy { written[$0] == $1.values["name"] })
+        // A feed serves one save.
+        #expect(await refusal { try await store.save(StoreChanges(), streaming: feed) }?.code == .invalidValue)
 
-        // A failed feed fails the save; nothing is written.
+        // A failed feed fails the save with its error; nothing is written.
         let failing = tags("f")
         let failed = StoreInsertFeed(temporaryIDs: failing.map(\.temporaryID))
-        async let refused = store.save(StoreChanges(), streaming: failed)
         failed.supply(Array(failing.prefix(2 * SQLiteInsertPipeline.chunkRows)))
-        failed.fail(StrataError(.validationMissingMandatoryProperty, "stopped by the test"))
-        let refusal: StrataError?
-        do {
-            _ = try await refused
-            refusal = nil
-        } catch {
-            refusal = error as? StrataError
+        let failer = Task {
+            try await Task.sleep(for: .milliseconds(50))
+            failed.fail(StrataError(.validationMissingMandatoryProperty, "stopped by the test"))
         }
-        #expect(refusal?.message.contains("stopped by the test") == true)
+        #expect(await refusal { try await store.save(StoreChanges(), streaming: failed) }?.message.contains("stopped by the test") == true)
+        try await failer.value
         #expect(try await store.count(store.resolved("Tag")) == count)
 
-        // A streamed insert naming an object is refused: nothing is written.
-        let author = try #require(commit.insertedIDs.first)
-        var books = (0..<count).map { StoreChanges.Insert(temporaryID: .temporary(entityName: "Book"), values: ["title": .string("b\($0)")]) }
-        books[count - 1].values["tags"] = .objects([author])
-        books[count - 2].values["shelf"] = .object(author)
-        let booksFeed = StoreInsertFeed(temporaryIDs: books.map(\.temporaryID))
-        booksFeed.supply(books)
-        _ = await expectError(.invalidValue) { _ = try await store.save(StoreChanges(), streaming: booksFeed) }
-        #expect(try await store.count(store.resolved("Book")) == 0)
+        // A streamed insert naming an object (to-one or to-many) is
+        // refused, naming it: nothing is written.
+        let target = try #require(commit.insertedIDs.first)
+        for (name, value) in [("shelf", PropertyValue.object(target)), ("tags", .objects([target]))] {
+            var books = (0..<count).map { StoreChanges.Insert(temporaryID: .temporary(entityName: "Book"), values: ["title": .string("b\($0)")]) }
+            books[count - 1].values[name] = value
+            let booksFeed = StoreInsertFeed(temporaryIDs: books.map(\.temporaryID))
+            booksFeed.supply(books)
+            let error = await refusal { try await store.save(StoreChanges(), streaming: booksFeed) }
+            #expect(error?.code == .invalidValue)
+            #expect(error?.message.contains("sets \(name)") == true)
+            #expect(try await store.count(store.resolved("Book")) == 0)
+        }
 
         // Inserts belong in the feed, not in the change set.
-        _ = await expectError(.invalidValue) { _ = try await store.save(StoreChanges(inserts: [books[0]]), streaming: StoreInsertFeed(temporaryIDs: [])) }
-        // A piece out of order fails the feed.
+        let stray = StoreChanges.Insert(temporaryID: .temporary(entityName: "Tag"), values: ["name": .string("x")])
+        #expect(await refusal { try await store.save(StoreChanges(inserts: [stray]), streaming: StoreInsertFeed(temporaryIDs: [])) }?.code == .invalidValue)
+        // A piece out of order, or past the end, fails the feed.
         let shuffled = tags("s")
         let outOfOrder = StoreInsertFeed(temporaryIDs: shuffled.map(\.temporaryID))
-        outOfOrder.supply([shuffled[1], shuffled[0]])
-        _ = await expectError(.invalidValue) { _ = try await store.save(StoreChanges(), streaming: outOfOrder) }
+        #expect(!outOfOrder.supply([shuffled[1], shuffled[0]]))
+        #expect(await refusal { try await store.save(StoreChanges(), streaming: outOfOrder) }?.code == .invalidValue)
+        let overfull = StoreInsertFeed(temporaryIDs: Array(shuffled.prefix(2).map(\.temporaryID)))
+        #expect(!overfull.supply(Array(shuffled.prefix(3))))
+        #expect(await refusal { try await store.save(StoreChanges(), streaming: overfull) }?.code == .invalidValue)
+        // A supplier that stops supplying frees the writer after the busy
+        // timeout (2 s here): 134090, nothing written.
+        let stalled = StoreInsertFeed(temporaryIDs: shuffled.map(\.temporaryID))
+        stalled.supply(Array(shuffled.prefix(SQLiteInsertPipeline.chunkRows + 5)))
+        #expect(await refusal { try await store.save(StoreChanges(), streaming: stalled) }?.code == .storeTimeout)
         #expect(try await store.count(store.resolved("Tag")) == count)
+        // The store goes on saving.
+        try await store.commit(StoreChanges(inserts: [stray]))
+        #expect(try await store.count(store.resolved("Tag")) == count + 1)
     }
 
     @Test func snapshotsForManyIDsAreChunked() async throws {

@@ -10,10 +10,15 @@ import StrataModel
 /// ahead of the writer, so that encoding (text, decimal keys, UUID blobs)
 /// runs on another core while SQLite executes the rows already encoded
 /// (a save that never reaches its inserts starts no thread). The writer
-/// never waits for work that has not started: a chunk the helper has not
-/// claimed yet, it encodes itself. A save of at most ``eagerChunks``
-/// chunks is encoded at once, before its transaction begins, with no
-/// thread (``eagerFailure``).
+/// never waits for the helper's work that has not started: a chunk the
+/// helper has not claimed yet, it encodes itself. A save of at most
+/// ``eagerChunks`` chunks is encoded at once, before its transaction
+/// begins, with no thread (``eagerFailure``).
+///
+/// A streamed save (``StoreInsertFeed``) is encoded as its rows are
+/// supplied: whoever encodes a chunk waits for its rows, and the helper
+/// starts only once every row was supplied (until then the supplier keeps
+/// the other core busy). Nothing of it is encoded before the transaction.
 ///
 /// Memory: at most `aheadLimit + 1` chunk buffers exist at a time, instead
 /// of one buffer for every row of the save.
@@ -39,6 +44,8 @@ final class SQLiteInsertPipeline: @unchecked Sendable {
         let inserts: [StoreChanges.Insert]
         /// The inserts of a streamed save, taken as they are supplied.
         let feed: StoreInsertFeed?
+        /// How long to wait for a piece of `feed`.
+        let stallLimit: Duration
         /// The entity of each insert.
         let entities: [SQLiteStoreMapping.Entity]
 
@@ -53,7 +60,7 @@ final class SQLiteInsertPipeline: @unchecked Sendable {
             var cells = SQLiteSaveTransaction.nulls(total)
             var plan: SQLiteInsertPlan?
             var start = 0
-            let streamed = try feed?.inserts(rows)
+            let streamed = try feed?.inserts(rows, stallLimit: stallLimit)
             for i in rows {
                 let entity = entities[i]
                 let values = streamed?[i - rows.lowerBound].values ?? inserts[i].values

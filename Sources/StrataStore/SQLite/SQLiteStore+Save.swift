@@ -45,11 +45,17 @@ extension SQLiteStore {
 
     /// ``save(_:)`` with the inserts supplied through `feed` while the
     /// writer already writes the first ones (``InsertStreamingStore``).
-    /// The save joins a group commit like any other; its rows are encoded
-    /// and written as the feed supplies them.
+    /// The save is written in a group of its own: its transaction begins
+    /// once the first 1024 rows are supplied, and its rows are encoded (and
+    /// their values checked) as they come, inside the transaction. A feed
+    /// that supplies nothing for the busy timeout (at least a second) fails
+    /// the save with 134090, so that the writer is never held for good.
     public func save(_ changes: StoreChanges, streaming feed: StoreInsertFeed) async throws -> StoreSaveResult {
         guard changes.inserts.isEmpty else {
             throw StrataError(.invalidValue, "store \(path): a streamed save carries its inserts in the feed, not in the change set")
+        }
+        guard feed.claim() else {
+            throw StrataError(.invalidValue, "store \(path): this insert feed was already given to a save")
         }
         return try await enqueue(changes, feed: feed)
     }
@@ -94,9 +100,21 @@ extension SQLiteStore {
     /// Writes the waiting saves, group after group, until none waits.
     private func commitGroups(_ database: any DatabaseWriter) async {
         while !pendingSaves.isEmpty {
-            let group = pendingSaves
-            pendingSaves.removeAll()
-            let changes = group.map { StreamedChanges(changes: $0.changes, feed: $0.feed) }
+            // A streamed save is written in a group of its own: its
+            // transaction waits for its supplier, and no other save waits
+            // with it.
+            let group: [PendingSave]
+            if pendingSaves[0].feed != nil {
+                group = [pendingSaves.removeFirst()]
+            } else if let streamed = pendingSaves.firstIndex(where: { $0.feed != nil }) {
+                group = Array(pendingSaves[..<streamed])
+                pendingSaves.removeFirst(streamed)
+            } else {
+                group = pendingSaves
+                pendingSaves.removeAll()
+            }
+            let stallLimit = max(storeDescription.busyTimeout, .seconds(1))
+            let changes = group.map { StreamedChanges(changes: $0.changes, feed: $0.feed, stallLimit: stallLimit) }
             let mapping = self.mapping
             let identifier = self.identifier
             let path = self.path
@@ -129,7 +147,12 @@ extension SQLiteStore {
     /// ``SQLiteBusyRetry`` writes the group again.
     private static func write(_ group: [StreamedChanges], db: Database, mapping: SQLiteStoreMapping, identifier: String, path: String, history: HistoryRecording?) throws -> [Result<StoreSaveResult, any Error>] {
         let prepared: [Result<SQLiteSaveTransaction, any Error>] = group.map { save in
-            Result { try SQLiteSaveTransaction(changes: save.changes, feed: save.feed, mapping: mapping, storeIdentifier: identifier, path: path) }
+            Result {
+                let transaction = try SQLiteSaveTransaction(changes: save.changes, feed: save.feed, stallLimit: save.stallLimit, mapping: mapping, storeIdentifier: identifier, path: path)
+                // The write lock is taken once the first rows are there.
+                if let feed = save.feed { _ = try feed.inserts(0..<min(feed.count, SQLiteInsertPipeline.chunkRows), stallLimit: save.stallLimit) }
+                return transaction
+            }
         }
         let timestamp = Date()
         if prepared.count == 1 {
@@ -191,7 +214,7 @@ extension SQLiteStore {
         let outcome = try transaction.execute(db, keys: &keys)
         if case .committed(let commit) = outcome {
             // Streamed inserts are all supplied once their rows are written.
-            if let feed = save.feed { changes.inserts = try feed.allInserts() }
+            if let feed = save.feed { changes.inserts = try feed.allInserts(stallLimit: save.stallLimit) }
             try SQLiteHistory.record(db, changes: changes, commit: commit, tombstones: tombstones, origin: history.origin, processID: HistoryRecording.processID, timestamp: timestamp)
         }
         return outcome
@@ -216,8 +239,10 @@ struct PendingSave {
     let continuation: CheckedContinuation<StoreSaveResult, any Error>
 }
 
-/// One save of a group: its change set and, when streamed, its inserts' feed.
+/// One save of a group: its change set and, when streamed, its inserts'
+/// feed and how long the writer waits for a piece of it.
 struct StreamedChanges: Sendable {
     let changes: StoreChanges
     let feed: StoreInsertFeed?
+    let stallLimit: Duration
 }
