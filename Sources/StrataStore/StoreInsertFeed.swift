@@ -9,24 +9,28 @@ import StrataModel
 /// supplies their values in that order, in pieces of any size, and ends
 /// with the last piece or with ``fail(_:)``. The store takes rows by index
 /// and waits, blocking its writer, for rows not supplied yet; a caller that
-/// supplies nothing more for the store's busy timeout fails the save (134090)
-/// and frees the writer. A feed serves one save.
+/// supplies nothing more for ``stallLimit`` fails the save (134090) and
+/// frees the writer. A feed serves one save.
 public final class StoreInsertFeed: @unchecked Sendable {
-    // Why `@unchecked Sendable` is safe: `temporaryIDs` is immutable and
-    // Sendable; `supplied`, `failure` and `isClaimed` are read and written
+    // Why `@unchecked Sendable` is safe: `temporaryIDs` and `stallLimit` are
+    // immutable and Sendable; `supplied`, `failure` and `isClaimed` are read and written
     // only while `condition` is locked, and what leaves the lock is a copy
     // (or, once every insert is supplied, the array no one appends to).
 
     /// The inserts' temporary IDs, in the order their values come.
     public let temporaryIDs: [ObjectID]
+    /// How long the store waits for the next piece before it gives up.
+    public let stallLimit: Duration
     private let condition = NSCondition()
     private var supplied: [StoreChanges.Insert] = []
     private var failure: StrataError?
     private var isClaimed = false
 
-    /// A feed of inserts with these temporary IDs, in this order.
-    public init(temporaryIDs: [ObjectID]) {
+    /// A feed of inserts with these temporary IDs, in this order; the store
+    /// waits at most `stallLimit` for each next piece.
+    public init(temporaryIDs: [ObjectID], stallLimit: Duration = .seconds(30)) {
         self.temporaryIDs = temporaryIDs
+        self.stallLimit = stallLimit
         supplied.reserveCapacity(temporaryIDs.count)
     }
 
@@ -91,26 +95,25 @@ public final class StoreInsertFeed: @unchecked Sendable {
     }
 
     /// The inserts at `positions` (within ``temporaryIDs``), waiting until
-    /// they are supplied, at most `stallLimit` without a new piece; throws
+    /// they are supplied, at most ``stallLimit`` without a new piece; throws
     /// the feed's failure, or 134090 when the supplier stalled.
-    func inserts(_ positions: Range<Int>, stallLimit: Duration) throws(StrataError) -> [StoreChanges.Insert] {
+    func inserts(_ positions: Range<Int>) throws(StrataError) -> [StoreChanges.Insert] {
         condition.lock()
         defer { condition.unlock() }
-        try waitLocked(for: positions.upperBound, stallLimit: stallLimit)
+        try waitLocked(for: positions.upperBound)
         return Array(supplied[positions])
     }
 
-    /// Every insert (shared, not copied), waiting as
-    /// ``inserts(_:stallLimit:)`` does.
-    func allInserts(stallLimit: Duration) throws(StrataError) -> [StoreChanges.Insert] {
+    /// Every insert (shared, not copied), waiting as ``inserts(_:)`` does.
+    func allInserts() throws(StrataError) -> [StoreChanges.Insert] {
         condition.lock()
         defer { condition.unlock() }
-        try waitLocked(for: temporaryIDs.count, stallLimit: stallLimit)
+        try waitLocked(for: temporaryIDs.count)
         return supplied
     }
 
     /// With the lock held: waits until `count` inserts are supplied.
-    private func waitLocked(for count: Int, stallLimit: Duration) throws(StrataError) {
+    private func waitLocked(for count: Int) throws(StrataError) {
         let seconds = Double(stallLimit.components.seconds) + Double(stallLimit.components.attoseconds) / 1e18
         while failure == nil, supplied.count < count {
             let before = supplied.count

@@ -407,9 +407,9 @@ import Testing
         let overfull = StoreInsertFeed(temporaryIDs: Array(shuffled.prefix(2).map(\.temporaryID)))
         #expect(!overfull.supply(Array(shuffled.prefix(3))))
         #expect(await refusal { try await store.save(StoreChanges(), streaming: overfull) }?.code == .invalidValue)
-        // A supplier that stops supplying frees the writer after the busy
-        // timeout (2 s here): 134090, nothing written.
-        let stalled = StoreInsertFeed(temporaryIDs: shuffled.map(\.temporaryID))
+        // A supplier that stops supplying frees the writer after the feed's
+        // stall limit: 134090, nothing written.
+        let stalled = StoreInsertFeed(temporaryIDs: shuffled.map(\.temporaryID), stallLimit: .milliseconds(300))
         stalled.supply(Array(shuffled.prefix(SQLiteInsertPipeline.chunkRows + 5)))
         #expect(await refusal { try await store.save(StoreChanges(), streaming: stalled) }?.code == .storeTimeout)
         #expect(try await store.count(store.resolved("Tag")) == count)

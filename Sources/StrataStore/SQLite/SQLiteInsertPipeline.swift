@@ -44,8 +44,6 @@ final class SQLiteInsertPipeline: @unchecked Sendable {
         let inserts: [StoreChanges.Insert]
         /// The inserts of a streamed save, taken as they are supplied.
         let feed: StoreInsertFeed?
-        /// How long to wait for a piece of `feed`.
-        let stallLimit: Duration
         /// The entity of each insert.
         let entities: [SQLiteStoreMapping.Entity]
 
@@ -60,7 +58,7 @@ final class SQLiteInsertPipeline: @unchecked Sendable {
             var cells = SQLiteSaveTransaction.nulls(total)
             var plan: SQLiteInsertPlan?
             var start = 0
-            let streamed = try feed?.inserts(rows, stallLimit: stallLimit)
+            let streamed = try feed?.inserts(rows)
             for i in rows {
                 let entity = entities[i]
                 let values = streamed?[i - rows.lowerBound].values ?? inserts[i].values

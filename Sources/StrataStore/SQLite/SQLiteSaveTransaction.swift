@@ -4,7 +4,7 @@ import StrataModel
 import StrataQuery
 
 /// One ``SQLiteStore/save(_:)``: the change set checked and encoded first
-/// (``init(changes:feed:stallLimit:mapping:storeIdentifier:path:)``, no database access), then
+/// (``init(changes:feed:mapping:storeIdentifier:path:)``, no database access), then
 /// written inside one `BEGIN IMMEDIATE` transaction (``execute(_:)``).
 /// The rows of a large insert are encoded in chunks while earlier chunks
 /// are written (``SQLiteInsertPipeline``); their attribute values are then
@@ -171,8 +171,8 @@ struct SQLiteSaveTransaction {
     /// With a `feed`, the inserts are the feed's (`changes` has none): only
     /// their entities are checked here; their values, which must be
     /// attributes only, are checked as their rows are encoded, once
-    /// supplied (waiting at most `stallLimit` for each piece).
-    init(changes: StoreChanges, feed: StoreInsertFeed? = nil, stallLimit: Duration = .seconds(5), mapping: SQLiteStoreMapping, storeIdentifier: String, path: String) throws(StrataError) {
+    /// supplied.
+    init(changes: StoreChanges, feed: StoreInsertFeed? = nil, mapping: SQLiteStoreMapping, storeIdentifier: String, path: String) throws(StrataError) {
         self.mapping = mapping
         self.model = mapping.schema.model
         self.storeIdentifier = storeIdentifier
@@ -305,7 +305,7 @@ struct SQLiteSaveTransaction {
         }
         temporaryReferences = []
         if !inserts.isEmpty {
-            let pipeline = SQLiteInsertPipeline(.init(inserts: changes.inserts, feed: feed, stallLimit: stallLimit, entities: entities))
+            let pipeline = SQLiteInsertPipeline(.init(inserts: changes.inserts, feed: feed, entities: entities))
             if let failure = pipeline.eagerFailure { throw failure }
             insertRowEncoder = SQLiteInsertPipeline.Owner(pipeline)
         }

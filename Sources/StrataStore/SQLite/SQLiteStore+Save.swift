@@ -48,7 +48,7 @@ extension SQLiteStore {
     /// The save is written in a group of its own: its transaction begins
     /// once the first 1024 rows are supplied, and its rows are encoded (and
     /// their values checked) as they come, inside the transaction. A feed
-    /// that supplies nothing for the busy timeout (at least a second) fails
+    /// that supplies nothing for its ``StoreInsertFeed/stallLimit`` fails
     /// the save with 134090, so that the writer is never held for good.
     public func save(_ changes: StoreChanges, streaming feed: StoreInsertFeed) async throws -> StoreSaveResult {
         guard changes.inserts.isEmpty else {
@@ -113,8 +113,7 @@ extension SQLiteStore {
                 group = pendingSaves
                 pendingSaves.removeAll()
             }
-            let stallLimit = max(storeDescription.busyTimeout, .seconds(1))
-            let changes = group.map { StreamedChanges(changes: $0.changes, feed: $0.feed, stallLimit: stallLimit) }
+            let changes = group.map { StreamedChanges(changes: $0.changes, feed: $0.feed) }
             let mapping = self.mapping
             let identifier = self.identifier
             let path = self.path
@@ -148,9 +147,9 @@ extension SQLiteStore {
     private static func write(_ group: [StreamedChanges], db: Database, mapping: SQLiteStoreMapping, identifier: String, path: String, history: HistoryRecording?) throws -> [Result<StoreSaveResult, any Error>] {
         let prepared: [Result<SQLiteSaveTransaction, any Error>] = group.map { save in
             Result {
-                let transaction = try SQLiteSaveTransaction(changes: save.changes, feed: save.feed, stallLimit: save.stallLimit, mapping: mapping, storeIdentifier: identifier, path: path)
+                let transaction = try SQLiteSaveTransaction(changes: save.changes, feed: save.feed, mapping: mapping, storeIdentifier: identifier, path: path)
                 // The write lock is taken once the first rows are there.
-                if let feed = save.feed { _ = try feed.inserts(0..<min(feed.count, SQLiteInsertPipeline.chunkRows), stallLimit: save.stallLimit) }
+                if let feed = save.feed { _ = try feed.inserts(0..<min(feed.count, SQLiteInsertPipeline.chunkRows)) }
                 return transaction
             }
         }
@@ -214,7 +213,7 @@ extension SQLiteStore {
         let outcome = try transaction.execute(db, keys: &keys)
         if case .committed(let commit) = outcome {
             // Streamed inserts are all supplied once their rows are written.
-            if let feed = save.feed { changes.inserts = try feed.allInserts(stallLimit: save.stallLimit) }
+            if let feed = save.feed { changes.inserts = try feed.allInserts() }
             try SQLiteHistory.record(db, changes: changes, commit: commit, tombstones: tombstones, origin: history.origin, processID: HistoryRecording.processID, timestamp: timestamp)
         }
         return outcome
@@ -239,10 +238,8 @@ struct PendingSave {
     let continuation: CheckedContinuation<StoreSaveResult, any Error>
 }
 
-/// One save of a group: its change set and, when streamed, its inserts'
-/// feed and how long the writer waits for a piece of it.
+/// One save of a group: its change set and, when streamed, its inserts' feed.
 struct StreamedChanges: Sendable {
     let changes: StoreChanges
     let feed: StoreInsertFeed?
-    let stallLimit: Duration
 }
