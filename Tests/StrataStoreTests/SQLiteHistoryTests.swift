@@ -257,18 +257,22 @@ import Testing
         try await again.close()
     }
 
-    /// Takes the write lock on `connection` for `seconds`, then commits.
-    /// Takes the write lock on `connection` for `seconds`; returns once it
-    /// is held (a fixed wait instead lost the race on a loaded machine),
-    /// with the task that releases it.
-    private func holdWriteLock(_ connection: DatabaseQueue, seconds: Double) async -> Task<Void, any Error> {
+    /// Takes the write lock on `connection` for `seconds`, or until
+    /// `release` is signalled (at most 30 s) when given, then commits.
+    /// Returns once the lock is held (a fixed wait instead lost the race on
+    /// a loaded machine), with the task that releases it.
+    private func holdWriteLock(_ connection: DatabaseQueue, seconds: Double, release: DispatchSemaphore? = nil) async -> Task<Void, any Error> {
         let (held, signal) = AsyncStream<Void>.makeStream()
         let task = Task {
             defer { signal.finish() }
             try await connection.writeWithoutTransaction { db in
                 try db.execute(sql: "BEGIN IMMEDIATE")
                 signal.yield()
-                Thread.sleep(forTimeInterval: seconds)
+                if let release {
+                    _ = release.wait(timeout: .now() + 30)
+                } else {
+                    Thread.sleep(forTimeInterval: seconds)
+                }
                 try db.execute(sql: "COMMIT")
             }
         }
@@ -289,11 +293,14 @@ import Testing
         try await holder.value
         try await store.close()
 
-        // Held past the deadline: 134090, nothing written.
+        // Held past the deadline (until the save has answered, however
+        // late a loaded machine runs it): 134090, nothing written.
         let impatient = try await open(directory.storeURL, busyTimeout: .milliseconds(100))
         let before = try await impatient.currentHistoryToken()
-        let longHolder = await holdWriteLock(other, seconds: 1.0)
+        let release = DispatchSemaphore(value: 0)
+        let longHolder = await holdWriteLock(other, seconds: 0, release: release)
         await expectError(.storeTimeout) { _ = try await impatient.save(tag()) }
+        release.signal()
         try await longHolder.value
         #expect(try await impatient.currentHistoryToken() == before)
         try await impatient.close()
