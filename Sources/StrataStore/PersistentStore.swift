@@ -66,15 +66,21 @@ extension PersistentStore {
     /// ``fetchSnapshots(_:)``'s result as a stream of one batch (none when
     /// it is empty).
     public func fetchSnapshotBatches(_ fetch: ResolvedFetch) async throws -> AsyncThrowingStream<[Snapshot], any Error> {
-        let snapshots = try await fetchSnapshots(fetch)
-        return AsyncThrowingStream { continuation in
-            if !snapshots.isEmpty { continuation.yield(snapshots) }
-            continuation.finish()
-        }
+        .oneBatch(try await fetchSnapshots(fetch))
     }
 
     /// Whether the store refuses writes.
     public nonisolated var isReadOnly: Bool { storeDescription.isReadOnly }
     /// The configuration the store holds.
     public nonisolated var configurationName: String? { storeDescription.configuration }
+}
+
+extension AsyncThrowingStream where Element == [Snapshot], Failure == any Error {
+    /// A finished stream of `snapshots` as one batch (none when empty).
+    static func oneBatch(_ snapshots: [Snapshot]) -> Self {
+        AsyncThrowingStream { continuation in
+            if !snapshots.isEmpty { continuation.yield(snapshots) }
+            continuation.finish()
+        }
+    }
 }

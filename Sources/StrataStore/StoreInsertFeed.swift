@@ -71,11 +71,7 @@ public final class StoreInsertFeed: @unchecked Sendable {
     }
 
     /// Whether every insert was supplied (and the feed did not fail).
-    public var isComplete: Bool {
-        condition.lock()
-        defer { condition.unlock() }
-        return failure == nil && supplied.count == temporaryIDs.count
-    }
+    public var isComplete: Bool { completeInserts != nil }
 
     /// Every insert once the feed is complete (shared, not copied); nil
     /// before, or when it failed.

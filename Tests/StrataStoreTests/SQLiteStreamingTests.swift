@@ -46,6 +46,19 @@ import Testing
         })
         #expect(destinations == ["Book", "Novel"])
 
+        // A limit within one batch: that batch; past it, batches again.
+        for limit in [100, size, size + 1] {
+            let limited = try store.resolved("Review", "stars > 0", sort: [StrataQuery.SortDescriptor("stars", ascending: false)], limit: limit)
+            var counts: [Int] = []
+            var rows: [Snapshot] = []
+            for try await batch in try await store.fetchSnapshotBatches(limited) {
+                counts.append(batch.count)
+                rows += batch
+            }
+            #expect(rows == (try await store.fetchSnapshots(limited)))
+            #expect(counts == (limit <= size ? [limit] : [size, limit - size]))
+        }
+
         // No rows: no batch.
         var empty = 0
         for try await _ in try await store.fetchSnapshotBatches(store.resolved("Review", "stars > 10")) { empty += 1 }

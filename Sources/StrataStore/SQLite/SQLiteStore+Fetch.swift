@@ -35,13 +35,22 @@ extension SQLiteStore {
     /// reading stops when the caller stops iterating. A lock met after the
     /// first batch was handed over ends the stream with 134090 at once,
     /// without the retries a fetch gets: batches already taken cannot be
-    /// read again.
+    /// read again. A fetch limited to one batch is read at once, as
+    /// ``fetchSnapshots(_:)`` (its errors thrown here), with no reading task.
     public func fetchSnapshotBatches(_ fetch: ResolvedFetch) async throws -> AsyncThrowingStream<[Snapshot], any Error> {
+        if let limit = fetch.limit, limit <= Self.fetchBatchSize {
+            return .oneBatch(try await fetchSnapshots(fetch))
+        }
         let database = try openDatabase()
         let table = try heldTable(of: fetch)
         let query = try mapping.compiler.rowQuery(fetch)
+        return readBatches(database, query: query, table: table, operation: "fetch of \(fetch.entityName)")
+    }
+
+    /// The reading behind ``fetchSnapshotBatches(_:)``, in a task that is
+    /// not the store's (nonisolated: it never waits for the store actor).
+    private nonisolated func readBatches(_ database: any DatabaseWriter, query: CompiledQuery, table: String, operation: String) -> AsyncThrowingStream<[Snapshot], any Error> {
         let decoder = self.decoder
-        let operation = "fetch of \(fetch.entityName)"
         let (stream, continuation) = AsyncThrowingStream.makeStream(of: [Snapshot].self, throwing: (any Error).self)
         let reading = Task {
             do {
