@@ -53,6 +53,24 @@ import Testing
         #expect(try await cacheSizes(0) == (-2000, -2000))
     }
 
+    /// Every commit is synced to the write-ahead log before the save is
+    /// answered (FULL is 2; GRDB's WAL set-up would leave NORMAL, 1).
+    @Test func theWriterSyncsEveryCommit() async throws {
+        let directory = try SQLiteTestDirectory()
+        defer { directory.remove() }
+        for _ in 0..<2 {
+            // Created, then opened again.
+            let store = try await open(directory)
+            let database = try await store.openDatabase()
+            let mode = try await database.writeWithoutTransaction { db in
+                (try Int.fetchOne(db, sql: "PRAGMA synchronous"), try String.fetchOne(db, sql: "PRAGMA journal_mode"))
+            }
+            #expect(mode.0 == 2)
+            #expect(mode.1 == "wal")
+            try await store.close()
+        }
+    }
+
     @Test func everyAttributeTypeRoundTrips() async throws {
         let directory = try SQLiteTestDirectory()
         defer { directory.remove() }

@@ -173,8 +173,8 @@ public actor SQLiteStore: InsertStreamingStore {
                 try db.execute(sql: "PRAGMA cache_size = -\(cacheKiB)")
             }
             if !db.configuration.readonly {
-                try db.execute(sql: "PRAGMA synchronous = FULL")
                 // Checkpoints run after saves are answered (see SQLiteWALMonitor).
+                // (`synchronous` is set once the pool is open: see open.)
                 if let connection = db.sqliteConnection { walMonitor.install(on: connection) }
             }
         }
@@ -215,9 +215,17 @@ public actor SQLiteStore: InsertStreamingStore {
             // A writable store probes on its writer connection: reader
             // connections open only after a migration, so none of them
             // prepares statements against the schema as it was before.
+            //
+            // `synchronous=FULL` is set here, not when the connection is
+            // prepared: GRDB turns WAL on after preparing the writer and
+            // sets `synchronous=NORMAL` with it, which syncs the log only
+            // at checkpoints (a commit could be lost with the machine).
             let probe = description.isReadOnly
                 ? try await database.read { db in try SQLiteStoreMetadata.probe(db, path: path) }
-                : try await database.writeWithoutTransaction { db in try SQLiteStoreMetadata.probe(db, path: path) }
+                : try await database.writeWithoutTransaction { db in
+                    try db.execute(sql: "PRAGMA synchronous = FULL")
+                    return try SQLiteStoreMetadata.probe(db, path: path)
+                }
             let layout: Layout
             switch probe {
             case .foreign(let tables):
