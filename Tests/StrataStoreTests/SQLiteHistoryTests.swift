@@ -257,29 +257,6 @@ import Testing
         try await again.close()
     }
 
-    /// Takes the write lock on `connection` for `seconds`, or until
-    /// `release` is signalled (at most 30 s) when given, then commits.
-    /// Returns once the lock is held (a fixed wait instead lost the race on
-    /// a loaded machine), with the task that releases it.
-    private func holdWriteLock(_ connection: DatabaseQueue, seconds: Double, release: DispatchSemaphore? = nil) async -> Task<Void, any Error> {
-        let (held, signal) = AsyncStream<Void>.makeStream()
-        let task = Task {
-            defer { signal.finish() }
-            try await connection.writeWithoutTransaction { db in
-                try db.execute(sql: "BEGIN IMMEDIATE")
-                signal.yield()
-                if let release {
-                    _ = release.wait(timeout: .now() + 30)
-                } else {
-                    Thread.sleep(forTimeInterval: seconds)
-                }
-                try db.execute(sql: "COMMIT")
-            }
-        }
-        for await _ in held { break }
-        return task
-    }
-
     @Test func savesWaitForAnotherConnectionsLockAndTimeOutWith134090() async throws {
         let directory = try SQLiteTestDirectory()
         defer { directory.remove() }
@@ -288,7 +265,7 @@ import Testing
         let tag = { StoreChanges(inserts: [.init(temporaryID: .temporary(entityName: "Tag"), values: ["name": .string("t")])]) }
 
         // Held for a while, then released: the save waits and commits.
-        let holder = await holdWriteLock(other, seconds: 0.3)
+        let holder = await other.holdWriteLock(seconds: 0.3)
         _ = try await store.commit(tag())
         try await holder.value
         try await store.close()
@@ -298,7 +275,7 @@ import Testing
         let impatient = try await open(directory.storeURL, busyTimeout: .milliseconds(100))
         let before = try await impatient.currentHistoryToken()
         let release = DispatchSemaphore(value: 0)
-        let longHolder = await holdWriteLock(other, seconds: 0, release: release)
+        let longHolder = await other.holdWriteLock(seconds: 0, release: release)
         await expectError(.storeTimeout) { _ = try await impatient.save(tag()) }
         release.signal()
         try await longHolder.value

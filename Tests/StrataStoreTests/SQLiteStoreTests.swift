@@ -1100,6 +1100,48 @@ import Testing
         #expect(try await store.count(store.resolved("Tag")) == 2)
     }
 
+    /// Under a steady load (a save always waiting), the log is still
+    /// checkpointed between groups once it passes its threshold, so the
+    /// next group writes it from its start again instead of growing it.
+    @Test func theLogIsCheckpointedBetweenGroupsWhileSavesKeepWaiting() async throws {
+        let directory = try SQLiteTestDirectory()
+        defer { directory.remove() }
+        let store = try await SQLiteStore(
+            description: StoreDescription(url: directory.storeURL, type: .sqlite, busyTimeout: .seconds(20)),
+            model: Models.library()
+        )
+        // 1200 rows of about one page each: past the 1000-frame threshold.
+        let rows = 1200
+        func bigSave(_ byte: UInt8) -> StoreChanges {
+            StoreChanges(inserts: (0..<rows).map { _ in
+                .init(temporaryID: .temporary(entityName: "Item"), values: ["blob": .binary(Data(repeating: byte, count: 3900))])
+            })
+        }
+        // While another connection holds the lock, the first save's group
+        // waits for it and the second save queues behind that group.
+        let other = try DatabaseQueue(path: directory.storeURL.path)
+        let release = DispatchSemaphore(value: 0)
+        let holder = await other.holdWriteLock(seconds: 0, release: release)
+        async let first = store.commit(bigSave(1))
+        try await Task.sleep(for: .milliseconds(300))
+        async let second = store.commit(bigSave(2))
+        try await Task.sleep(for: .milliseconds(300))
+        release.signal()
+        try await holder.value
+        _ = try await (first, second)
+
+        // One save's frames, not two: the second group wrote the log from
+        // its start after the checkpoint that followed the first.
+        let walBytes = try FileManager.default.attributesOfItem(atPath: directory.storeURL.path + "-wal")[.size] as? Int ?? 0
+        let pageFrame = 4096 + 24
+        #expect(walBytes > rows * pageFrame)
+        #expect(walBytes < rows * pageFrame * 3 / 2, "log of \(walBytes) bytes: the second group was appended to the first")
+        #expect(store.walMonitor.checkpointCount >= 1)
+        #expect(try await store.count(store.resolved("Item")) == 2 * rows)
+        try await store.close()
+        try other.close()
+    }
+
     @Test func readsRunConcurrentlyWithWrites() async throws {
         let directory = try SQLiteTestDirectory()
         defer { directory.remove() }

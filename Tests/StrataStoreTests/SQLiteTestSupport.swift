@@ -143,6 +143,31 @@ enum SQLiteFile {
     }
 }
 
+extension DatabaseQueue {
+    /// Takes the write lock on this connection for `seconds`, or until
+    /// `release` is signalled (at most 30 s) when given, then commits.
+    /// Returns once the lock is held (a fixed wait instead lost the race on
+    /// a loaded machine), with the task that releases it.
+    func holdWriteLock(seconds: Double, release: DispatchSemaphore? = nil) async -> Task<Void, any Error> {
+        let (held, signal) = AsyncStream<Void>.makeStream()
+        let task = Task {
+            defer { signal.finish() }
+            try await writeWithoutTransaction { db in
+                try db.execute(sql: "BEGIN IMMEDIATE")
+                signal.yield()
+                if let release {
+                    _ = release.wait(timeout: .now() + 30)
+                } else {
+                    Thread.sleep(forTimeInterval: seconds)
+                }
+                try db.execute(sql: "COMMIT")
+            }
+        }
+        for await _ in held { break }
+        return task
+    }
+}
+
 extension SQLiteStore {
     /// Saves and expects a commit.
     @discardableResult

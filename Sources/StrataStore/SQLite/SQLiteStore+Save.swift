@@ -75,16 +75,10 @@ extension SQLiteStore {
         }
     }
 
-    /// Writes the waiting saves, group after group, until none waits; then,
-    /// when the write-ahead log has grown past its threshold, checkpoints
-    /// it (after the saves are answered, not inside their commit), and
-    /// writes whatever saves arrived meanwhile.
+    /// Writes the waiting saves, group after group, until none waits (see
+    /// ``commitGroups(_:)``).
     private func commitPending(_ database: any DatabaseWriter) async {
-        repeat {
-            await commitGroups(database)
-            guard walMonitor.needsCheckpoint else { break }
-            await checkpoint(database)
-        } while !pendingSaves.isEmpty
+        await commitGroups(database)
         isCommitting = false
         let waiters = drainWaiters
         drainWaiters.removeAll()
@@ -97,7 +91,12 @@ extension SQLiteStore {
         try? await database.writeWithoutTransaction { db in monitor.checkpointIfNeeded(db) }
     }
 
-    /// Writes the waiting saves, group after group, until none waits.
+    /// Writes the waiting saves, group after group, until none waits. After
+    /// a group whose commit took the write-ahead log past its threshold,
+    /// and once that group's saves are answered (not inside their commit),
+    /// the log is checkpointed before the next group: under a steady load
+    /// saves always wait, and a checkpoint put off until none does would
+    /// let the log grow without bound.
     private func commitGroups(_ database: any DatabaseWriter) async {
         while !pendingSaves.isEmpty {
             // A streamed save is written in a group of its own: its
@@ -133,6 +132,7 @@ extension SQLiteStore {
                     error as? StrataError ?? strataError(error, failure: .storeSave, operation: "save")
                 })
             }
+            if walMonitor.needsCheckpoint { await checkpoint(database) }
         }
     }
 
@@ -243,3 +243,4 @@ struct StreamedChanges: Sendable {
     let changes: StoreChanges
     let feed: StoreInsertFeed?
 }
+
