@@ -15,15 +15,20 @@ struct BenchmarkMain {
         var rows = 100_000
         var runs = 3
         var only: String?
+        var saves = 20_000
+        var concurrency = 50
         var arguments = CommandLine.arguments.dropFirst().makeIterator()
         while let argument = arguments.next() {
             switch argument {
             case "--rows": rows = arguments.next().flatMap(Int.init) ?? rows
             case "--runs": runs = arguments.next().flatMap(Int.init) ?? runs
             case "--only": only = arguments.next()
+            case "--saves": saves = arguments.next().flatMap(Int.init) ?? saves
+            case "--concurrency": concurrency = arguments.next().flatMap(Int.init) ?? concurrency
             case "-h", "--help":
-                print("usage: strata-embedded-bench [--rows N] [--runs R] [--only predicates|embedded|strata]")
+                print("usage: strata-embedded-bench [--rows N] [--runs R] [--only predicates|embedded|strata|small-saves] [--saves N] [--concurrency C]")
                 print("  strata: only Strata's side of the embedded benchmark, for profiling (no baseline, no ratio)")
+                print("  small-saves: N saves of one object, C at a time, through the store and through contexts, vs raw SQLite")
                 return
             default:
                 FileHandle.standardError.write(Data("unknown argument \(argument)\n".utf8))
@@ -36,6 +41,9 @@ struct BenchmarkMain {
             }
             if only == nil || only == "embedded" {
                 try await EmbeddedBenchmark(rows: rows, runs: runs).run()
+            }
+            if only == "small-saves" {
+                try await SmallSaveBenchmark(saves: saves, concurrency: concurrency, runs: runs).run()
             }
             if only == "strata" {
                 try await EmbeddedBenchmark(rows: rows, runs: runs).runStrataOnly()
