@@ -66,41 +66,61 @@ enum SQLiteHistory {
         return result
     }
 
-    /// The statements ``record(_:changes:commit:tombstones:origin:processID:timestamp:)``
-    /// runs, built once (not per save).
+    /// The statements ``Recorder`` runs, built once (not per save).
     static let insertTransactionSQL = "INSERT INTO \(q(transactionTable)) (\(q("Z_TIMESTAMP")), \(q("Z_AUTHOR")), \(q("Z_CONTEXT")), \(q("Z_PROCESS")), \(q("Z_ORIGIN"))) VALUES (?, ?, ?, ?, ?)"
     static let insertChangeSQL = "INSERT INTO \(q(changeTable)) (\(q("Z_TOKEN")), \(q("Z_SEQ")), \(q("Z_TYPE")), \(q("Z_ENTITY")), \(q("Z_KEY")), \(q("Z_VERSION")), \(q("Z_PROPERTIES"))) VALUES (?, ?, ?, ?, ?, ?, ?)"
     static let insertTombstoneSQL = "INSERT INTO \(q(tombstoneTable)) (\(q("Z_TOKEN")), \(q("Z_SEQ")), \(q("Z_NAME")), \(q("Z_VALUE"))) VALUES (?, ?, ?, ?)"
 
-    /// Records one committed change set as one transaction.
-    static func record(_ db: Database, changes: StoreChanges, commit: StoreCommit, tombstones: [Int: [(String, DatabaseValue)]], origin: String, processID: Int32, timestamp: Date) throws {
-        try db.cachedStatement(sql: insertTransactionSQL)
-            .execute(arguments: [timestamp.timeIntervalSinceReferenceDate, changes.author, changes.contextName, Int64(processID), origin])
-        let token = db.lastInsertedRowID
-        let insertChange = try db.cachedStatement(sql: insertChangeSQL)
-        var sequence: Int64 = 0
-        func add(_ kind: HistoryChange.Kind, _ id: ObjectID, version: Int64, properties: String) throws {
-            guard let key = id.primaryKey else { return }
-            sequence += 1
-            try insertChange.execute(arguments: [token, sequence, kind.rawValue, id.entityName, key, version, properties])
+    /// Records committed change sets, one transaction each, with the
+    /// statements prepared once for all the saves of a group commit (and
+    /// their values bound straight to SQLite: ``SQLiteStatementRunner``).
+    /// Lives within one database access, like its runners.
+    struct Recorder {
+        private let insertTransaction: SQLiteStatementRunner
+        private let insertChange: SQLiteStatementRunner
+        private var insertTombstone: SQLiteStatementRunner?
+        private let path: String
+
+        init(_ db: Database, path: String) throws {
+            insertTransaction = SQLiteStatementRunner(try db.cachedStatement(sql: insertTransactionSQL), path: path)
+            insertChange = SQLiteStatementRunner(try db.cachedStatement(sql: insertChangeSQL), path: path)
+            self.path = path
         }
-        func names(_ values: PropertyValues, _ toMany: [String: [ObjectID]]) -> String {
-            (Array(values.keys) + Array(toMany.keys)).sorted().joined(separator: ",")
-        }
-        // The commit lists the inserts' permanent IDs in the change set's order.
-        for (insert, permanent) in zip(changes.inserts, commit.insertedIDs) {
-            try add(.insert, permanent, version: 1, properties: names(insert.values, insert.toMany))
-        }
-        for update in changes.updates {
-            // An update of a row already gone (without version checks) changed nothing.
-            guard let version = commit.updatedVersions[update.objectID] else { continue }
-            try add(.update, update.objectID, version: version, properties: names(update.values, update.toMany))
-        }
-        let insertTombstone = try db.cachedStatement(sql: insertTombstoneSQL)
-        for (index, delete) in changes.deletes.enumerated() {
-            try add(.delete, delete.objectID, version: 0, properties: "")
-            for (name, value) in tombstones[index] ?? [] {
-                try insertTombstone.execute(arguments: [token, sequence, name, value])
+
+        /// Records one committed change set as one transaction.
+        mutating func record(_ db: Database, changes: StoreChanges, commit: StoreCommit, tombstones: [Int: [(String, DatabaseValue)]], origin: String, processID: Int32, timestamp: Date) throws {
+            try insertTransaction.run([
+                timestamp.timeIntervalSinceReferenceDate.databaseValue, changes.author.databaseValue,
+                changes.contextName.databaseValue, Int64(processID).databaseValue, origin.databaseValue,
+            ])
+            let token = db.lastInsertedRowID.databaseValue
+            var sequence: Int64 = 0
+            func add(_ kind: HistoryChange.Kind, _ id: ObjectID, version: Int64, properties: String) throws {
+                guard let key = id.primaryKey else { return }
+                sequence += 1
+                try insertChange.run([
+                    token, sequence.databaseValue, kind.rawValue.databaseValue, id.entityName.databaseValue,
+                    key.databaseValue, version.databaseValue, properties.databaseValue,
+                ])
+            }
+            func names(_ values: PropertyValues, _ toMany: [String: [ObjectID]]) -> String {
+                (Array(values.keys) + Array(toMany.keys)).sorted().joined(separator: ",")
+            }
+            // The commit lists the inserts' permanent IDs in the change set's order.
+            for (insert, permanent) in zip(changes.inserts, commit.insertedIDs) {
+                try add(.insert, permanent, version: 1, properties: names(insert.values, insert.toMany))
+            }
+            for update in changes.updates {
+                // An update of a row already gone (without version checks) changed nothing.
+                guard let version = commit.updatedVersions[update.objectID] else { continue }
+                try add(.update, update.objectID, version: version, properties: names(update.values, update.toMany))
+            }
+            for (index, delete) in changes.deletes.enumerated() {
+                try add(.delete, delete.objectID, version: 0, properties: "")
+                for (name, value) in tombstones[index] ?? [] {
+                    if insertTombstone == nil { insertTombstone = SQLiteStatementRunner(try db.cachedStatement(sql: insertTombstoneSQL), path: path) }
+                    try insertTombstone?.run([token, sequence.databaseValue, name.databaseValue, value])
+                }
             }
         }
     }

@@ -145,22 +145,33 @@ extension SQLiteStore {
     /// thrown out of the whole group, after the rollback, so that
     /// ``SQLiteBusyRetry`` writes the group again.
     private static func write(_ group: [StreamedChanges], db: Database, mapping: SQLiteStoreMapping, identifier: String, path: String, history: HistoryRecording?) throws -> [Result<StoreSaveResult, any Error>] {
-        let prepared: [Result<SQLiteSaveTransaction, any Error>] = group.map { save in
-            Result {
+        // Each save's checked and encoded transaction, or why it failed;
+        // a transaction is moved out when written, never copied.
+        var transactions: [SQLiteSaveTransaction?] = []
+        transactions.reserveCapacity(group.count)
+        var results: [Result<StoreSaveResult, any Error>] = []
+        results.reserveCapacity(group.count)
+        for save in group {
+            do {
                 let transaction = try SQLiteSaveTransaction(changes: save.changes, feed: save.feed, mapping: mapping, storeIdentifier: identifier, path: path)
                 // The write lock is taken once the first rows are there.
                 if let feed = save.feed { _ = try feed.inserts(0..<min(feed.count, SQLiteInsertPipeline.chunkRows)) }
-                return transaction
+                transactions.append(transaction)
+                results.append(.success(.committed(StoreCommit())))
+            } catch {
+                transactions.append(nil)
+                results.append(.failure(error))
             }
         }
         let timestamp = Date()
-        if prepared.count == 1 {
-            guard case .success(var transaction) = prepared[0] else { return [prepared[0].map { _ in .committed(StoreCommit()) }] }
+        if group.count == 1 {
+            guard var transaction = transactions[0].take() else { return results }
             var outcome = StoreSaveResult.committed(StoreCommit())
             do {
                 try db.inTransaction(.immediate) {
                     var keys = SQLiteKeyAllocator()
-                    outcome = try execute(&transaction, changes: group[0], db: db, mapping: mapping, history: history, timestamp: timestamp, keys: &keys)
+                    var recorder = try history.map { _ in try SQLiteHistory.Recorder(db, path: path) }
+                    outcome = try execute(&transaction, changes: group[0], db: db, mapping: mapping, history: history, recorder: &recorder, timestamp: timestamp, keys: &keys)
                     guard case .committed = outcome else { return .rollback }
                     try keys.record(db)
                     return .commit
@@ -172,28 +183,32 @@ extension SQLiteStore {
             }
             return [.success(outcome)]
         }
-        var results: [Result<StoreSaveResult, any Error>] = prepared.map { $0.map { _ in .committed(StoreCommit()) } }
         try db.inTransaction(.immediate) {
             // One key allocation for the group: a save rolled back to its
             // savepoint leaves a gap in the keys.
             var keys = SQLiteKeyAllocator()
-            for index in prepared.indices {
-                guard case .success(var transaction) = prepared[index] else { continue }
-                try db.execute(sql: "SAVEPOINT strata_group_save")
+            var recorder = try history.map { _ in try SQLiteHistory.Recorder(db, path: path) }
+            // Prepared once, not parsed again for every save.
+            let savepoint = try db.cachedStatement(sql: "SAVEPOINT strata_group_save")
+            let release = try db.cachedStatement(sql: "RELEASE SAVEPOINT strata_group_save")
+            let rollback = try db.cachedStatement(sql: "ROLLBACK TO SAVEPOINT strata_group_save")
+            for index in transactions.indices {
+                guard var transaction = transactions[index].take() else { continue }
+                try savepoint.execute()
                 do {
-                    let outcome = try execute(&transaction, changes: group[index], db: db, mapping: mapping, history: history, timestamp: timestamp, keys: &keys)
+                    let outcome = try execute(&transaction, changes: group[index], db: db, mapping: mapping, history: history, recorder: &recorder, timestamp: timestamp, keys: &keys)
                     if case .committed = outcome {
-                        try db.execute(sql: "RELEASE SAVEPOINT strata_group_save")
+                        try release.execute()
                     } else {
-                        try db.execute(sql: "ROLLBACK TO SAVEPOINT strata_group_save")
-                        try db.execute(sql: "RELEASE SAVEPOINT strata_group_save")
+                        try rollback.execute()
+                        try release.execute()
                     }
                     results[index] = .success(outcome)
                 } catch let error as DatabaseError where SQLiteBusyRetry.isBusy(error) {
                     throw error
                 } catch {
-                    try db.execute(sql: "ROLLBACK TO SAVEPOINT strata_group_save")
-                    try db.execute(sql: "RELEASE SAVEPOINT strata_group_save")
+                    try rollback.execute()
+                    try release.execute()
                     results[index] = .failure(error)
                 }
             }
@@ -206,15 +221,15 @@ extension SQLiteStore {
     /// Runs one change set inside the open transaction and, when it
     /// commits and the store records history, records its transaction
     /// (the preserved values of deleted rows are read before the deletes).
-    private static func execute(_ transaction: inout SQLiteSaveTransaction, changes save: StreamedChanges, db: Database, mapping: SQLiteStoreMapping, history: HistoryRecording?, timestamp: Date, keys: inout SQLiteKeyAllocator) throws -> StoreSaveResult {
-        guard let history else { return try transaction.execute(db, keys: &keys) }
+    private static func execute(_ transaction: inout SQLiteSaveTransaction, changes save: StreamedChanges, db: Database, mapping: SQLiteStoreMapping, history: HistoryRecording?, recorder: inout SQLiteHistory.Recorder?, timestamp: Date, keys: inout SQLiteKeyAllocator) throws -> StoreSaveResult {
+        guard let history, recorder != nil else { return try transaction.execute(db, keys: &keys) }
         var changes = save.changes
         let tombstones = changes.deletes.isEmpty ? [:] : try SQLiteHistory.tombstones(db, deletes: changes.deletes, mapping: mapping, model: history.model)
         let outcome = try transaction.execute(db, keys: &keys)
         if case .committed(let commit) = outcome {
             // Streamed inserts are all supplied once their rows are written.
             if let feed = save.feed { changes.inserts = try feed.allInserts() }
-            try SQLiteHistory.record(db, changes: changes, commit: commit, tombstones: tombstones, origin: history.origin, processID: HistoryRecording.processID, timestamp: timestamp)
+            try recorder?.record(db, changes: changes, commit: commit, tombstones: tombstones, origin: history.origin, processID: HistoryRecording.processID, timestamp: timestamp)
         }
         return outcome
     }
