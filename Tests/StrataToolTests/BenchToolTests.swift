@@ -61,6 +61,13 @@ struct BenchToolTests {
         #expect(seen("refresh") >= (byName["get"] ?? 0) + (byName["refresh"] ?? 0))
         #expect(seen("save") >= (byName["insert"] ?? 0) + (byName["update"] ?? 0))
         #expect(seen("fetch") >= (byName["query"] ?? 0) + (byName["count"] ?? 0))
+        // Every acknowledged insert is stored, with its values (the wire
+        // driver frames inserts by hand; the client driver through the library).
+        let inserted = (operations["insert"] as? [String: Any]).flatMap { Self.int($0["ok"]) } ?? -1
+        #expect(inserted > 0)
+        let count = try Executables.run("strata", ["--port", "\(server.port)", "count", "Book", "--where", "title BEGINSWITH 'Bench book ' AND pages BETWEEN {1, 1000} AND uuid != nil", "--json"], timeout: 20)
+        #expect(count.status == 0, "\(count.stderr)")
+        #expect(Int(count.stdout.trimmingCharacters(in: .whitespacesAndNewlines)) == inserted, "\(count.stdout)")
     }
 
     @Test("Open loop at a fixed rate for a duration, with a report for people", arguments: ["wire", "client"])

@@ -146,7 +146,8 @@ final class WireLoadHandler: ChannelInboundHandler {
         if header.code != .ok {
             failure = header.code.name
         }
-        if request.operation == .insert || request.operation == .update || header.code != .ok {
+        // An insert's answer only matters to the notification probe.
+        if (request.operation == .insert && run?.phase.workload.probe != nil) || request.operation == .update || header.code != .ok {
             learn(from: frame, request: request)
         }
         record(request, failure: failure, at: now)
@@ -233,6 +234,12 @@ final class WireLoadHandler: ChannelInboundHandler {
             let get = workload.encodedGet(random: &current.random)
             buffer = context.channel.allocator.buffer(capacity: get.count + 24)
             Self.writeRefreshFrame(requestID: id, encodedRequest: get, into: &buffer)
+        } else if operation == .insert, !compressRequests {
+            // An insert framed by hand: the same message the workload
+            // builds, without a message tree and its map per request.
+            let insert = workload.insertValues(random: &current.random, serial: serial)
+            buffer = context.channel.allocator.buffer(capacity: 96 + insert.title.utf8.count)
+            Self.writeInsertFrame(requestID: id, entity: "Book", uuid: insert.uuid, title: insert.title, pages: insert.pages, into: &buffer)
         } else {
             let (request, requestTarget) = workload.request(operation, random: &current.random, serial: serial)
             target = requestTarget
@@ -276,6 +283,57 @@ final class WireLoadHandler: ChannelInboundHandler {
         buffer.writeInteger(UInt8(0x7A))            // refresh: field 15, length-delimited
         buffer.writeProtobufVarint(UInt64(encodedRequest.count))
         buffer.writeBytes(encodedRequest)
+    }
+
+    /// Frames `ClientFrame{request_id, save: SaveRequest{inserts:
+    /// [InsertedObject{temporary_id: "n", entity, values: {uuid, title,
+    /// pages}}]}}` (field numbers from `Protocol/strata.proto`; the message
+    /// ``Workload/request(_:random:serial:)`` builds for an insert),
+    /// uncompressed.
+    static func writeInsertFrame(requestID: UInt64, entity: String, uuid: UUID, title: String, pages: Int64, into buffer: inout ByteBuffer) {
+        func size(_ value: Int) -> Int { ByteBuffer.protobufVarintSize(UInt64(value)) }
+        func delimited(_ length: Int) -> Int { 1 + size(length) + length }
+        let zigzag = UInt64(bitPattern: (pages << 1) ^ (pages >> 63))
+        let titleBytes = title.utf8.count
+        let entityBytes = entity.utf8.count
+        // Value{uuid: 8}, Value{string: 4}, Value{integer: 1 (sint64)}.
+        let uuidValue = delimited(16)
+        let titleValue = delimited(titleBytes)
+        let pagesValue = 1 + ByteBuffer.protobufVarintSize(zigzag)
+        // Map entries {key: 1, value: 2}.
+        let uuidEntry = delimited(4) + delimited(uuidValue)
+        let titleEntry = delimited(5) + delimited(titleValue)
+        let pagesEntry = delimited(5) + delimited(pagesValue)
+        let object = delimited(1) + delimited(entityBytes) + delimited(uuidEntry) + delimited(titleEntry) + delimited(pagesEntry)
+        let save = delimited(object)
+        let payload = 1 + ByteBuffer.protobufVarintSize(requestID) + delimited(save)
+
+        func tag(_ field: UInt8, _ length: Int) {
+            buffer.writeInteger(field << 3 | 2)
+            buffer.writeProtobufVarint(UInt64(length))
+        }
+        buffer.writeInteger(UInt8(0))
+        buffer.writeInteger(UInt32(truncatingIfNeeded: payload))
+        buffer.writeInteger(UInt8(0x08))            // request_id: field 1, varint
+        buffer.writeProtobufVarint(requestID)
+        tag(14, save)                               // ClientFrame.save
+        tag(1, object)                              // SaveRequest.inserts
+        tag(1, 1); buffer.writeString("n")          // temporary_id
+        tag(2, entityBytes); buffer.writeString(entity)
+        tag(4, uuidEntry)                           // values
+        tag(1, 4); buffer.writeString("uuid")
+        tag(2, uuidValue)
+        tag(8, 16)                                  // Value.uuid
+        _ = withUnsafeBytes(of: uuid.uuid) { buffer.writeBytes($0) }
+        tag(4, titleEntry)
+        tag(1, 5); buffer.writeString("title")
+        tag(2, titleValue)
+        tag(4, titleBytes); buffer.writeString(title)   // Value.string
+        tag(4, pagesEntry)
+        tag(1, 5); buffer.writeString("pages")
+        tag(2, pagesValue)
+        buffer.writeInteger(UInt8(0x08))            // Value.integer: field 1, varint
+        buffer.writeProtobufVarint(zigzag)
     }
 
     private func flushIfNeeded(context: ChannelHandlerContext) {

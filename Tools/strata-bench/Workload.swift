@@ -123,14 +123,14 @@ final class Workload: Sendable {
                 $0.resultType = .count
             }), nil)
         case .insert:
-            let pages = Int64(random.next() % 1000) + 1
+            let insert = insertValues(random: &random, serial: serial)
             return (.save(Strata_V1_SaveRequest.with {
                 $0.inserts = [Strata_V1_InsertedObject.with {
                     $0.temporaryID = "n"
                     $0.entity = "Book"
-                    $0.values["uuid"] = PropertyValue.uuid(UUID()).wire
-                    $0.values["title"] = PropertyValue.string("Bench book \(serial)").wire
-                    $0.values["pages"] = PropertyValue.integer(pages).wire
+                    $0.values["uuid"] = PropertyValue.uuid(insert.uuid).wire
+                    $0.values["title"] = PropertyValue.string(insert.title).wire
+                    $0.values["pages"] = PropertyValue.integer(insert.pages).wire
                 }]
             }), nil)
         case .update:
@@ -144,6 +144,13 @@ final class Workload: Sendable {
                 }]
             }), id)
         }
+    }
+
+    /// The values of insert number `serial` (a new UUID, a title naming
+    /// the serial, pages drawn from `random`), for the request built here
+    /// and the one the wire driver frames by hand.
+    func insertValues(random: inout SplitMix64, serial: Int) -> (uuid: UUID, title: String, pages: Int64) {
+        (UUID(), "Bench book \(serial)", Int64(random.next() % 1000) + 1)
     }
 
     /// Learns from a save's answer: the updated object's new version, the
