@@ -51,7 +51,7 @@ extension Context {
                 } catch {
                     let changes = finishSave(committed)
                     coordinator.changes.publish(changes)
-                    throw storeFailure(error, in: unit.store, committed: committed)
+                    throw Self.storeFailure(error, in: unit.store, committed: committed)
                 }
                 switch result {
                 case .committed(let commit):
@@ -88,7 +88,7 @@ extension Context {
 
     /// A store's failure to save, naming it and the stores that committed
     /// before it.
-    func storeFailure(_ error: any Error, in store: any PersistentStore, committed: [(StoreSaveUnit, StoreCommit)]) -> StrataError {
+    static func storeFailure(_ error: any Error, in store: any PersistentStore, committed: [(StoreSaveUnit, StoreCommit)]) -> StrataError {
         let done = committed.map { $0.0.store.storeDescription.displayName }
         let message = "save failed in store \(store.storeDescription.displayName)" + (done.isEmpty ? "; nothing was written" : "; stores \(done.joined(separator: ", ")) committed") + "; the context keeps the unsaved changes: \(error)"
         let code = (error as? StrataError)?.code ?? .storeSave

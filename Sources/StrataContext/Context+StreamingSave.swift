@@ -48,7 +48,7 @@ extension Context {
         } catch {
             switch prepared {
             case .success:
-                throw storeFailure(error, in: store, committed: [])
+                throw Self.storeFailure(error, in: store, committed: [])
             case .failure(.invalid):
                 // The store wrote nothing; the whole save's problems.
                 try await prepareForSave()

@@ -101,6 +101,31 @@ extension Context {
         }
     }
 
+    /// Whether an object inserted with `values` (persisted ones, defaults
+    /// included) and no transient value set passes the attribute checks
+    /// of ``validate(_:_:into:)``, which checks every attribute of an
+    /// inserted object: mandatory ones set, bounds and patterns met,
+    /// transient ones at their defaults when those are not nil. The
+    /// direct insert's check (which leaves any refusal to a context, for
+    /// its error).
+    static func admitsInsert(_ plan: ValidationPlan, values: PropertyValues) -> Bool {
+        for check in plan.checks {
+            let value: PropertyValue
+            if check.isTransient {
+                value = check.defaultValue
+                if value.isNull { continue }
+            } else {
+                value = values[check.name] ?? .null
+            }
+            if value.isNull {
+                if !check.isOptional && !check.isTransient { return false }
+                continue
+            }
+            if check.hasBounds, !boundsProblems(value, plan.attributes[check.index], check.name).isEmpty { return false }
+        }
+        return true
+    }
+
     /// What validation looks at in one entity, computed once per context.
     final class ValidationPlan: Sendable {
         let entity: String

@@ -166,6 +166,28 @@ public actor Context {
         var defaults: PropertyValues
         /// Non-nil default values of transient attributes.
         var transientDefaults: [String: PropertyValue]
+
+        /// The template of a concrete entity; throws for unknown and
+        /// abstract entities.
+        init(entity entityName: String, model: ObjectModel, layout: ObjectGraph.EntityLayout) throws {
+            guard let entity = model.entity(named: entityName) else {
+                throw StrataError(.invalidValue, "unknown entity '\(entityName)'")
+            }
+            guard !entity.isAbstract else {
+                throw StrataError(.invalidValue, "entity '\(entityName)' is abstract: insert one of its subentities (\(model.subentities(of: entityName).joined(separator: ", ")))")
+            }
+            // Every object of the entity keeps its values in one shared layout.
+            self.layout = layout
+            defaults = PropertyValues(layout: layout.values)
+            transientDefaults = [:]
+            for attribute in model.attributes(of: entityName) where !attribute.defaultValue.isNull {
+                if attribute.isTransient {
+                    transientDefaults[attribute.name] = attribute.defaultValue
+                } else {
+                    defaults[attribute.name] = attribute.defaultValue
+                }
+            }
+        }
     }
 
     /// The insert template of a concrete entity, computed once per context;
@@ -178,22 +200,7 @@ public actor Context {
     }
 
     private func makeInsertTemplate(of entityName: String) throws -> InsertTemplate {
-        guard let entity = model.entity(named: entityName) else {
-            throw StrataError(.invalidValue, "unknown entity '\(entityName)'")
-        }
-        guard !entity.isAbstract else {
-            throw StrataError(.invalidValue, "entity '\(entityName)' is abstract: insert one of its subentities (\(model.subentities(of: entityName).joined(separator: ", ")))")
-        }
-        // Every object of the entity keeps its values in one shared layout.
-        let layout = graph.layout(ofEntity: entityName)
-        var template = InsertTemplate(layout: layout, defaults: PropertyValues(layout: layout.values), transientDefaults: [:])
-        for attribute in model.attributes(of: entityName) where !attribute.defaultValue.isNull {
-            if attribute.isTransient {
-                template.transientDefaults[attribute.name] = attribute.defaultValue
-            } else {
-                template.defaults[attribute.name] = attribute.defaultValue
-            }
-        }
+        let template = try InsertTemplate(entity: entityName, model: model, layout: graph.layout(ofEntity: entityName))
         insertTemplateCache[entityName] = template
         return template
     }

@@ -33,6 +33,8 @@ public final class Coordinator: Sendable {
     let validationPlans = ModelCache<Context.ValidationPlan>()
     /// Insert templates, by entity.
     let insertTemplates = ModelCache<Context.InsertTemplate>()
+    /// Direct insert plans, by entity.
+    let directInsertPlans = ModelCache<DirectInsertPlan>()
 
     private let storesByIdentifier: [String: any PersistentStore]
     private let storesByEntity: [String: [any PersistentStore]]

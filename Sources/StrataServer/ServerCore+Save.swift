@@ -9,9 +9,11 @@ extension ServerCore {
     /// nothing, conflicts resolved by the requested merge policy.
     func save(_ request: Strata_V1_SaveRequest, clientName: String) async throws -> Strata_V1_SaveResponse {
         let policy = try Self.mergePolicy(request.mergePolicy)
-        let context = makeContext(clientName: request.author.isEmpty ? clientName : request.author, mergePolicy: policy, author: request.author.isEmpty ? clientName : request.author)
-        let model = self.model
+        let author = request.author.isEmpty ? clientName : request.author
         try checkWritable(request)
+        if let response = try await insertDirectly(request, author: author, policy: policy) { return response }
+        let context = makeContext(clientName: author, mergePolicy: policy, author: author)
+        let model = self.model
         return try await context.perform { context in
             // Inserts first, so values anywhere in the save can name them.
             var inserted: [(temporaryID: String, object: ManagedObject)] = []
@@ -84,6 +86,47 @@ extension ServerCore {
                 }
                 response.deleted = changes.deleted.map(\.uriRepresentation)
                 response.updated = changes.updated.keys.map(\.uriRepresentation).sorted()
+            }
+        }
+    }
+
+    /// A save of new objects only, with attribute values only, through
+    /// the coordinator's direct insert (no context: see
+    /// ``Coordinator/insertDirectly(_:author:contextName:checksVersions:)``).
+    /// Nil, having written nothing, when the save needs a context: then
+    /// the context's save answers, errors included, as for any other save.
+    func insertDirectly(_ request: Strata_V1_SaveRequest, author: String, policy: MergePolicy) async throws -> Strata_V1_SaveResponse? {
+        guard request.updates.isEmpty, request.deletes.isEmpty, !request.inserts.isEmpty,
+              request.inserts.count <= Coordinator.directInsertLimit else { return nil }
+        var inserts: [DirectInsert] = []
+        inserts.reserveCapacity(request.inserts.count)
+        var temporaryIDs = Set<String>()
+        for insert in request.inserts {
+            guard !insert.temporaryID.isEmpty, temporaryIDs.insert(insert.temporaryID).inserted else { return nil }
+            var storeIdentifier: String?
+            if !insert.configuration.isEmpty {
+                guard let store = coordinator.stores.first(where: { $0.configurationName == insert.configuration }) else { return nil }
+                storeIdentifier = store.identifier
+            }
+            var values: [String: PropertyValue] = [:]
+            values.reserveCapacity(insert.values.count)
+            for (key, wire) in insert.values {
+                // Object IDs (relationships) and bad values: the context's save says what is wrong.
+                guard let value = try? PropertyValue(wire: wire, field: key, objectID: { _ in throw WireError(.invalidArgument, "") }) else { return nil }
+                values[key] = value
+            }
+            inserts.append(DirectInsert(entity: insert.entity, storeIdentifier: storeIdentifier, values: values))
+        }
+        guard let result = try await coordinator.insertDirectly(inserts, author: author, contextName: author, checksVersions: policy != .overwrite) else { return nil }
+        return Strata_V1_SaveResponse.with { response in
+            response.inserted.reserveCapacity(result.insertedIDs.count)
+            for (insert, id) in zip(request.inserts, result.insertedIDs) {
+                let uri = id.uriRepresentation
+                response.inserted.append(Strata_V1_InsertedID.with {
+                    $0.temporaryID = insert.temporaryID
+                    $0.id = uri
+                })
+                response.versions[uri] = 1
             }
         }
     }

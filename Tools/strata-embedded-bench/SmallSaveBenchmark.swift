@@ -13,8 +13,11 @@ import Synchronization
 ///
 /// - `store`: each save is a ``StoreChanges`` handed straight to the store
 ///   (group commit, history, the store's own checks).
+/// - `direct`: each save is a ``Coordinator/insertDirectly(_:author:contextName:checksVersions:)``
+///   (defaults, derivation, validation, row cache, change set; no context),
+///   as `strata-server` handles an insert request.
 /// - `context`: each save goes through a fresh context (insert, set values,
-///   save), as `strata-server` handles a request.
+///   save), as `strata-server` handles any other save.
 /// - raw SQLite does the same rows and history rows with prepared statements
 ///   on one thread, in transactions of `concurrency` saves, each in its own
 ///   savepoint, synced at commit: the floor a group commit can reach.
@@ -33,23 +36,31 @@ struct SmallSaveBenchmark {
         var raw = (rate: 0.0, cpu: Double.infinity)
         var store = (rate: 0.0, cpu: Double.infinity)
         var context = (rate: 0.0, cpu: Double.infinity)
+        var direct = (rate: 0.0, cpu: Double.infinity)
         for _ in 0..<max(1, runs) {
             let r = try rawSQLite()
             raw = (max(raw.rate, r.rate), min(raw.cpu, r.cpu))
-            let s = try await strata(throughContext: false)
+            let s = try await strata(.store)
             store = (max(store.rate, s.rate), min(store.cpu, s.cpu))
-            let c = try await strata(throughContext: true)
+            let d = try await strata(.direct)
+            direct = (max(direct.rate, d.rate), min(direct.cpu, d.cpu))
+            let c = try await strata(.context)
             context = (max(context.rate, c.rate), min(context.cpu, c.cpu))
         }
         printRow(["raw SQLite (one thread, one savepoint each)", String(format: "%.0f", raw.rate), String(format: "%.1f", raw.cpu), String(format: "%.0f", raw.rate), "1.00"], widths: widths)
-        for (label, figures) in [("store.save, one StoreChanges each", store), ("a fresh context each (as the server)", context)] {
+        for (label, figures) in [("store.save, one StoreChanges each", store), ("insertDirectly (the server's inserts)", direct), ("a fresh context each (other saves)", context)] {
             printRow([label, String(format: "%.0f", figures.rate), String(format: "%.1f", figures.cpu), String(format: "%.0f", raw.rate), String(format: "%.2f", raw.rate / figures.rate)], widths: widths)
         }
         print("")
     }
 
+    /// The way each save is made.
+    enum Path {
+        case store, direct, context
+    }
+
     /// One run through Strata; the saves per second and CPU µs per save.
-    private func strata(throughContext: Bool) async throws -> (rate: Double, cpu: Double) {
+    private func strata(_ path: Path) async throws -> (rate: Double, cpu: Double) {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("strata-small-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: directory) }
@@ -72,7 +83,8 @@ struct SmallSaveBenchmark {
                         while let serial = counter.next() {
                             let title = "Bench book \(serial)"
                             let pages = Int64(serial % 1000) + 1
-                            if throughContext {
+                            switch path {
+                            case .context:
                                 let context = container.newBackgroundContext(name: "small-save")
                                 try await context.perform { context in
                                     let book = try context.insert("Book")
@@ -81,7 +93,12 @@ struct SmallSaveBenchmark {
                                     try book.setValue(.integer(pages), forKey: "pages")
                                     try await context.save()
                                 }
-                            } else {
+                            case .direct:
+                                let insert = DirectInsert(entity: "Book", values: ["uuid": .uuid(UUID()), "title": .string(title), "pages": .integer(pages)])
+                                guard try await container.coordinator.insertDirectly([insert], author: "bench", contextName: "small-save") != nil else {
+                                    throw StrataError(.storeSave, "a direct insert was left to a context")
+                                }
+                            case .store:
                                 let values: [String: PropertyValue] = [
                                     "uuid": .uuid(UUID()), "title": .string(title), "pages": .integer(pages),
                                     "canonicalTitle": .string(title.lowercased()),
