@@ -100,7 +100,7 @@ extension Coordinator {
             let permanent = commit.permanentIDs
             insertedIDs = changes.inserts.map { permanent[$0.temporaryID] ?? $0.temporaryID }
         }
-        var changeSet = ChangeSet(contextName: contextName, origin: TemporaryKeySource.next().uuidString)
+        var changeSet = ChangeSet(contextName: contextName, origin: Self.directInsertOrigin)
         changeSet.inserted = insertedIDs
         if rowCache.isEnabled {
             // As a context's save does: the rows as the store now holds them.
@@ -110,6 +110,10 @@ extension Coordinator {
         self.changes.publish(changeSet)
         return DirectInsertResult(insertedIDs: insertedIDs, changes: changeSet)
     }
+
+    /// The origin of direct inserts' change sets: no context's token (a
+    /// UUID), so every context merges them (a context skips only its own).
+    public static let directInsertOrigin = "strata.direct-insert"
 
     /// The entity's direct insert plan, made once.
     func directInsertPlan(of entity: String) -> DirectInsertPlan {

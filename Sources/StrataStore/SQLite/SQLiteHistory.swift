@@ -40,7 +40,8 @@ enum SQLiteHistory {
 
     /// Whether the store's file has history tables.
     static func exists(_ db: Database) throws -> Bool {
-        try Bool.fetchOne(db, sql: "SELECT EXISTS (SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?)", arguments: [transactionTable]) ?? false
+        // Cached statements: a change watcher asks after every commit it sees.
+        try Bool.fetchOne(db.cachedStatement(sql: "SELECT EXISTS (SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?)"), arguments: [transactionTable]) ?? false
     }
 
     // MARK: - Recording
@@ -132,15 +133,15 @@ enum SQLiteHistory {
         guard try exists(db) else { return 0 }
         // The sequence survives purges of the newest rows; MAX covers a
         // table that never had one.
-        let sequence = try Int64.fetchOne(db, sql: "SELECT seq FROM sqlite_sequence WHERE name = ?", arguments: [transactionTable]) ?? 0
-        let maximum = try Int64.fetchOne(db, sql: "SELECT MAX(\(q("Z_TOKEN"))) FROM \(q(transactionTable))") ?? 0
+        let sequence = try Int64.fetchOne(db.cachedStatement(sql: "SELECT seq FROM sqlite_sequence WHERE name = ?"), arguments: [transactionTable]) ?? 0
+        let maximum = try Int64.fetchOne(db.cachedStatement(sql: "SELECT MAX(\(q("Z_TOKEN"))) FROM \(q(transactionTable))")) ?? 0
         return max(sequence, maximum)
     }
 
     /// The token up to which history was purged (0: never).
     static func purgedThrough(_ db: Database) throws -> Int64 {
         guard try exists(db) else { return 0 }
-        return try Int64.fetchOne(db, sql: "SELECT \(q("Z_THROUGH")) FROM \(q(purgeTable)) WHERE \(q("Z_ID")) = 1") ?? 0
+        return try Int64.fetchOne(db.cachedStatement(sql: "SELECT \(q("Z_THROUGH")) FROM \(q(purgeTable)) WHERE \(q("Z_ID")) = 1")) ?? 0
     }
 
     /// Transactions after `token` up to `through` (inclusive), oldest first,
