@@ -189,6 +189,45 @@ import Testing
         try await container.close()
     }
 
+    @Test("Direct inserts from many tasks at once, beside context saves", arguments: ContextFixture.storeKinds)
+    func concurrentDirectInsertsAndContextSaves(kind: StoreDescription.StoreType) async throws {
+        let directory = TemporaryDirectory()
+        let container = try await container(kind, in: directory)
+        let coordinator = container.coordinator
+        let tasks = 8
+        let each = 25
+        let ids = try await withThrowingTaskGroup(of: [ObjectID].self) { group in
+            for task in 0..<tasks {
+                group.addTask {
+                    var made: [ObjectID] = []
+                    for index in 0..<each {
+                        let insert = DirectInsert(entity: "Painting", values: ["title": .string("p\(task)-\(index)"), "year": .integer(Int64(1900 + index))])
+                        let result = try #require(try await coordinator.insertDirectly([insert], author: "t\(task)", contextName: nil))
+                        made += result.insertedIDs
+                    }
+                    return made
+                }
+            }
+            group.addTask {
+                var made: [ObjectID] = []
+                for index in 0..<each {
+                    made.append(try await container.newBackgroundContext().perform { context in
+                        let object = try context.insert("Painting")
+                        try object.setValue(.string("c\(index)"), forKey: "title")
+                        try await context.save()
+                        return object.objectID
+                    })
+                }
+                return made
+            }
+            return try await group.reduce(into: [ObjectID]()) { $0 += $1 }
+        }
+        #expect(ids.count == (tasks + 1) * each)
+        #expect(Set(ids).count == ids.count)
+        #expect(try await count(container, "Painting") == ids.count)
+        try await container.close()
+    }
+
     @Test func aReadOnlyStoreIsLeftToAContext() async throws {
         let directory = TemporaryDirectory()
         let writable = try await container(.sqlite, in: directory)
