@@ -115,9 +115,12 @@ extension Coordinator {
     /// UUID), so every context merges them (a context skips only its own).
     public static let directInsertOrigin = "strata.direct-insert"
 
-    /// The entity's direct insert plan, made once.
-    func directInsertPlan(of entity: String) -> DirectInsertPlan {
-        directInsertPlans.value(for: entity) { DirectInsertPlan(entity: entity, coordinator: self) }
+    /// The entity's direct insert plan, made once; nil for a name the
+    /// model does not have (names come from clients: only the model's own
+    /// are kept in the coordinator's caches).
+    func directInsertPlan(of entity: String) -> DirectInsertPlan? {
+        guard model.entity(named: entity) != nil else { return nil }
+        return directInsertPlans.value(for: entity) { DirectInsertPlan(entity: entity, coordinator: self) }
     }
 
     /// The writable store an insert goes to, or nil when a context must choose or refuse.

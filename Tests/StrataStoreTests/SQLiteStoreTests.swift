@@ -1122,10 +1122,22 @@ import Testing
         let other = try DatabaseQueue(path: directory.storeURL.path)
         let release = DispatchSemaphore(value: 0)
         let holder = await other.holdWriteLock(seconds: 0, release: release)
+        func waitUntil(_ condition: () async -> Bool) async throws {
+            let deadline = ContinuousClock.now + .seconds(20)
+            while await !condition() {
+                guard ContinuousClock.now < deadline else { throw StrataError(.storeTimeout, "the saves never queued as expected") }
+                try await Task.sleep(for: .milliseconds(5))
+            }
+        }
         async let first = store.commit(bigSave(1))
-        try await Task.sleep(for: .milliseconds(300))
+        // The first save's group is formed (nothing queued, a commit under way).
+        try await waitUntil {
+            let committing = await store.isCommitting
+            let queued = await store.queuedSaveCount
+            return committing && queued == 0
+        }
         async let second = store.commit(bigSave(2))
-        try await Task.sleep(for: .milliseconds(300))
+        try await waitUntil { await store.queuedSaveCount == 1 }
         release.signal()
         try await holder.value
         _ = try await (first, second)

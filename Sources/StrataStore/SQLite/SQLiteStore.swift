@@ -63,6 +63,9 @@ public actor SQLiteStore: InsertStreamingStore {
     var pendingSaves: [PendingSave] = []
     /// Whether a group of saves is being written now.
     var isCommitting = false
+    /// How many saves wait for the next group (for tests that must know a
+    /// group was formed).
+    var queuedSaveCount: Int { pendingSaves.count }
     /// Closers waiting for the saves already queued to be written.
     var drainWaiters: [CheckedContinuation<Void, Never>] = []
     /// Whether saves record persistent history (the file has its tables).
