@@ -8,15 +8,23 @@ import Synchronization
 final class ConnectionState: Sendable {
     /// When the client last sent a frame.
     let activity = ActivityClock()
+    /// The connection's requests in flight, wherever they run (the async
+    /// side waits for none before closing).
+    let limiter: InFlightLimiter
     private let answering = Atomic<Bool>(false)
     private let compressing = Atomic<Bool>(false)
+    private let client = Mutex<String>("")
     /// The connection's event loop (nil for a connection that is only
     /// refused, whose requests are never answered on the loop).
     private let eventLoop: (any EventLoop)?
 
-    init(eventLoop: (any EventLoop)? = nil) {
+    init(eventLoop: (any EventLoop)? = nil, maxRequestsInFlight: Int = ServerConfiguration().maxRequestsInFlight) {
         self.eventLoop = eventLoop
+        limiter = InFlightLimiter(limit: maxRequestsInFlight)
     }
+
+    /// The name the client gave in its hello (empty before).
+    var clientName: String { client.withLock { $0 } }
 
     /// Whether the event loop may answer requests itself: true from when
     /// the hello's answer has been written until the connection stops
@@ -27,12 +35,14 @@ final class ConnectionState: Sendable {
     /// more are compressed (the client accepted it in its hello).
     var compresses: Bool { compressing.load(ordering: .relaxed) }
 
-    /// The hello was answered (and compression enabled when agreed); call
+    /// The hello was answered (and compression enabled when agreed), by
+    /// the client named `clientName`; call
     /// after handing the answer to the async writer. The flag is set by a
     /// task on the event loop, queued behind the writer's own task for the
     /// hello's answer (NIO runs a loop's tasks in order), so no answer
     /// written on the loop can precede the hello's.
-    func greeted() {
+    func greeted(clientName: String) {
+        client.withLock { $0 = clientName }
         guard let eventLoop else {
             answering.store(true, ordering: .releasing)
             return

@@ -43,6 +43,17 @@ final class InFlightLimiter: Sendable {
         }
     }
 
+    /// Takes a slot when one is free, without waiting; false when all are
+    /// taken (the request then goes the waiting way).
+    func tryAcquire() -> Bool {
+        state.withLockedValue { state in
+            guard state.available > 0, state.waiters.isEmpty else { return false }
+            state.available -= 1
+            state.running += 1
+            return true
+        }
+    }
+
     /// Gives a slot back (to a waiting reader if there is one).
     func release() {
         let (next, idle): (CheckedContinuation<Void, Never>?, [CheckedContinuation<Void, Never>]) = state.withLockedValue { state in

@@ -20,7 +20,7 @@ struct ServerConnection {
             try await channel.executeThenClose { inbound, outbound in
                 let writer = ResponseWriter(outbound: outbound, maxFrameBytes: core.configuration.maxFrameBytes, state: state)
                 let session = Session(core: core, writer: writer, logger: logger)
-                let limiter = InFlightLimiter(limit: core.configuration.maxRequestsInFlight)
+                let limiter = state.limiter
                 await withDiscardingTaskGroup { group in
                     if let timeout = core.configuration.idleTimeout {
                         group.addTask { await watchIdleness(session: session, limiter: limiter, timeout: timeout) }

@@ -53,7 +53,7 @@ actor Session {
         if response.compression { writer.enableCompression() }
         // Only now may the event loop answer requests itself: no answer
         // can precede the hello's.
-        writer.state.greeted()
+        writer.state.greeted(clientName: clientName)
     }
 
     /// Runs one request after the hello and sends its answer.
@@ -104,15 +104,22 @@ actor Session {
             }
         } catch {
             failed = true
-            let status = RequestFailure.status(for: error)
-            if status.code == .internal {
-                logger.error("request failed", metadata: ["operation": "\(operation)", "request": "\(requestID)", "error": "\(error)"])
-            } else {
-                logger.debug("request refused", metadata: ["operation": "\(operation)", "request": "\(requestID)", "status": "\(status.code)", "message": "\(status.message)"])
-            }
+            let status = Self.failureStatus(error, operation: operation, requestID: requestID, logger: logger)
             try? await writer.send(requestID: requestID, status: status)
         }
         core.stats.record(operation: operation, duration: .now - started, failed: failed)
+    }
+
+    /// The status answering a failed request, logged: an error for an
+    /// internal failure, a debug line for a refusal.
+    static func failureStatus(_ error: any Error, operation: String, requestID: UInt64, logger: Logger) -> Strata_V1_Status {
+        let status = RequestFailure.status(for: error)
+        if status.code == .internal {
+            logger.error("request failed", metadata: ["operation": "\(operation)", "request": "\(requestID)", "error": "\(error)"])
+        } else {
+            logger.debug("request refused", metadata: ["operation": "\(operation)", "request": "\(requestID)", "status": "\(status.code)", "message": "\(status.message)"])
+        }
+        return status
     }
 
     static func operationName(_ request: Strata_V1_ClientFrame.OneOf_Request?) -> String {

@@ -68,9 +68,10 @@ public actor StrataServer: Service {
             .bind(host: configuration.host, port: configuration.port) { child in
                 child.eventLoop.makeCompletedFuture {
                     try child.pipeline.syncOperations.addHandler(ByteToMessageHandler(FrameDecoder(maxFrameBytes: maxFrameBytes)))
-                    let state = ConnectionState(eventLoop: child.eventLoop)
-                    // Before the encoder: its answers are already framed.
+                    let state = ConnectionState(eventLoop: child.eventLoop, maxRequestsInFlight: core.configuration.maxRequestsInFlight)
+                    // Before the encoder: their answers are already framed.
                     try child.pipeline.syncOperations.addHandler(CachedGetHandler(core: core, state: state, maxFrameBytes: maxFrameBytes))
+                    try child.pipeline.syncOperations.addHandler(SaveHandler(core: core, state: state, maxFrameBytes: maxFrameBytes))
                     try child.pipeline.syncOperations.addHandler(MessageToByteHandler(FrameEncoder()))
                     let connection = try NIOAsyncChannel<Frame, Frame>(
                         wrappingChannelSynchronously: child,

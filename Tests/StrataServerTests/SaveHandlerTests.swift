@@ -1,0 +1,140 @@
+import Foundation
+import Logging
+import NIOCore
+import NIOEmbedded
+import StrataContext
+import StrataModel
+import StrataQuery
+import StrataSamples
+import StrataStore
+import StrataWire
+import Testing
+@testable import StrataServer
+
+/// Saves started from the event loop: taken only when every condition
+/// holds, answered as the async side answers (saved objects, refusals,
+/// statistics), holding an in-flight slot until the answer is queued.
+@Suite struct SaveHandlerTests {
+    private func core() async throws -> ServerCore {
+        let container = try await PersistentContainer(
+            model: BooksSample.model,
+            storeDescriptions: [.inMemory(configuration: "Book"), .inMemory(configuration: "Feedback")],
+            transformers: BooksSample.transformers,
+            transientRules: BooksSample.transientRules,
+            rowCacheCapacity: 100
+        )
+        var logger = Logger(label: "strata.test")
+        logger.logLevel = .critical
+        return ServerCore(coordinator: container.coordinator, configuration: ServerConfiguration(port: 0), logger: logger)
+    }
+
+    private func frame(_ request: Strata_V1_ClientFrame) throws -> Frame {
+        Frame(payload: ByteBuffer(bytes: try request.serializedBytes() as [UInt8]))
+    }
+
+    private func insert(requestID: UInt64, title: PropertyValue) -> Strata_V1_ClientFrame {
+        Strata_V1_ClientFrame.with {
+            $0.requestID = requestID
+            $0.save = Strata_V1_SaveRequest.with {
+                $0.inserts = [Strata_V1_InsertedObject.with {
+                    $0.temporaryID = "t\(requestID)"
+                    $0.entity = "Book"
+                    $0.values["uuid"] = PropertyValue.uuid(UUID()).wire
+                    $0.values["title"] = title.wire
+                }]
+            }
+        }
+    }
+
+    /// A testing channel (thread-safe: the save's task writes from another
+    /// thread) with a save handler.
+    private func channel(_ core: ServerCore, _ state: ConnectionState) async throws -> NIOAsyncTestingChannel {
+        try await NIOAsyncTestingChannel { channel in
+            try channel.pipeline.syncOperations.addHandler(SaveHandler(core: core, state: state, maxFrameBytes: 1 << 20))
+        }
+    }
+
+    /// The next answer written, decoded (the save runs in a task: waits
+    /// for it, up to 20 s).
+    private func answer(_ channel: NIOAsyncTestingChannel) async throws -> Strata_V1_ServerFrame {
+        var written = try await channel.waitForOutboundWrite(as: ByteBuffer.self)
+        #expect(written.readInteger(as: UInt8.self) == 0)
+        #expect(written.readInteger(as: UInt32.self).map(Int.init) == written.readableBytes)
+        return try Strata_V1_ServerFrame(serializedBytes: ProtobufBytes(written))
+    }
+
+    private func count(_ core: ServerCore) async throws -> Int {
+        try await core.makeContext(clientName: "test").perform { context in
+            try await context.count(FetchRequest(entityName: "Book"))
+        }
+    }
+
+    @Test func savesFromTheLoopAndAnswersAsTheAsyncSideWould() async throws {
+        let core = try await core()
+        let state = ConnectionState(maxRequestsInFlight: 4)
+        let channel = try await channel(core, state)
+
+        // Before the hello's answer: passed on, nothing saved.
+        try await channel.writeInbound(try frame(insert(requestID: 5, title: .string("early"))))
+        #expect(try await channel.readInbound(as: Frame.self) != nil)
+        #expect(try await count(core) == 0)
+
+        state.greeted(clientName: "tester")
+        try await channel.writeInbound(try frame(insert(requestID: 7, title: .string("Dune"))))
+        #expect(try await channel.readInbound(as: Frame.self) == nil, "the save went on to the async side")
+        let saved = try await answer(channel)
+        #expect(saved.requestID == 7)
+        guard case .save(let response)? = saved.response else {
+            Issue.record("not a save answer: \(saved)")
+            return
+        }
+        #expect(response.inserted.map(\.temporaryID) == ["t7"])
+        let id = try #require(response.inserted.first?.id)
+        #expect(response.versions[id] == 1)
+        #expect(try await count(core) == 1)
+
+        // A refusal (a mandatory title set to nil) is the async side's
+        // status, and both are counted.
+        try await channel.writeInbound(try frame(insert(requestID: 8, title: .null)))
+        let refused = try await answer(channel)
+        #expect(refused.requestID == 8)
+        #expect(refused.status.code == .invalidArgument, "\(refused.status)")
+        #expect(refused.status.strataCode == Int32(StrataError.Code.validationMissingMandatoryProperty.rawValue))
+        #expect(refused.status.propertyErrors.first?.objectID == "t8")
+        let stats = core.statsResponse().operations.first { $0.operation == "save" }
+        #expect(stats?.requests == 2)
+        #expect(stats?.errors == 1)
+        #expect(try await count(core) == 1)
+        // Every slot given back once the answers are queued.
+        #expect(state.limiter.running == 0)
+        _ = try await channel.finish()
+    }
+
+    @Test func leavesToTheAsyncSideWhatItMustNotTake() async throws {
+        let core = try await core()
+        let state = ConnectionState(maxRequestsInFlight: 1)
+        let channel = try await channel(core, state)
+        state.greeted(clientName: "tester")
+
+        // Not a save.
+        try await channel.writeInbound(try frame(Strata_V1_ClientFrame.with { $0.requestID = 3; $0.ping = Strata_V1_PingRequest() }))
+        #expect(try await channel.readInbound(as: Frame.self) != nil)
+        // Request ID 0 (the async side refuses it).
+        try await channel.writeInbound(try frame(insert(requestID: 0, title: .string("zero"))))
+        #expect(try await channel.readInbound(as: Frame.self) != nil)
+        // Bytes that are not a ClientFrame.
+        try await channel.writeInbound(Frame(payload: ByteBuffer(bytes: [0x72, 0x05, 0x01])))
+        #expect(try await channel.readInbound(as: Frame.self) != nil)
+        // Every in-flight slot taken: the async side's backpressure applies.
+        #expect(state.limiter.tryAcquire())
+        try await channel.writeInbound(try frame(insert(requestID: 9, title: .string("waits"))))
+        #expect(try await channel.readInbound(as: Frame.self) != nil)
+        state.limiter.release()
+        // Once the connection stops reading requests.
+        state.stopAnswering()
+        try await channel.writeInbound(try frame(insert(requestID: 10, title: .string("late"))))
+        #expect(try await channel.readInbound(as: Frame.self) != nil)
+        #expect(try await count(core) == 0)
+        _ = try await channel.finish()
+    }
+}
