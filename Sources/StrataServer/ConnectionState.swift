@@ -1,3 +1,4 @@
+import NIOConcurrencyHelpers
 import NIOCore
 import Synchronization
 
@@ -8,12 +9,12 @@ import Synchronization
 final class ConnectionState: Sendable {
     /// When the client last sent a frame.
     let activity = ActivityClock()
-    /// The connection's requests in flight, wherever they run (the async
-    /// side waits for none before closing).
+    /// The connection's requests in flight, wherever they start (the
+    /// connection waits for all of them before closing).
     let limiter: InFlightLimiter
     private let answering = Atomic<Bool>(false)
     private let compressing = Atomic<Bool>(false)
-    private let client = Mutex<String>("")
+    private let client = NIOLockedValueBox("")
     /// The connection's event loop (nil for a connection that is only
     /// refused, whose requests are never answered on the loop).
     private let eventLoop: (any EventLoop)?
@@ -24,7 +25,7 @@ final class ConnectionState: Sendable {
     }
 
     /// The name the client gave in its hello (empty before).
-    var clientName: String { client.withLock { $0 } }
+    var clientName: String { client.withLockedValue { $0 } }
 
     /// Whether the event loop may answer requests itself: true from when
     /// the hello's answer has been written until the connection stops
@@ -42,7 +43,7 @@ final class ConnectionState: Sendable {
     /// hello's answer (NIO runs a loop's tasks in order), so no answer
     /// written on the loop can precede the hello's.
     func greeted(clientName: String) {
-        client.withLock { $0 = clientName }
+        client.withLockedValue { $0 = clientName }
         guard let eventLoop else {
             answering.store(true, ordering: .releasing)
             return

@@ -7,6 +7,8 @@ final class InFlightLimiter: Sendable {
     private struct State {
         var available: Int
         var running = 0
+        /// No slot is handed out without waiting any more (the connection drains).
+        var draining = false
         var waiters: [CheckedContinuation<Void, Never>] = []
         var idleWaiters: [CheckedContinuation<Void, Never>] = []
     }
@@ -47,11 +49,18 @@ final class InFlightLimiter: Sendable {
     /// taken (the request then goes the waiting way).
     func tryAcquire() -> Bool {
         state.withLockedValue { state in
-            guard state.available > 0, state.waiters.isEmpty else { return false }
+            guard !state.draining, state.available > 0, state.waiters.isEmpty else { return false }
             state.available -= 1
             state.running += 1
             return true
         }
+    }
+
+    /// From now on ``tryAcquire()`` refuses: called before waiting until
+    /// idle, so that no request starts (from the event loop) once the wait
+    /// may have found none running.
+    func stopTaking() {
+        state.withLockedValue { $0.draining = true }
     }
 
     /// Gives a slot back (to a waiting reader if there is one).

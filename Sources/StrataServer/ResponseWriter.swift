@@ -28,10 +28,15 @@ final class ResponseWriter: Sendable {
     func send(_ frame: Strata_V1_ServerFrame) async throws {
         let bytes: [UInt8] = try frame.serializedBytes()
         guard bytes.count <= maxFrameBytes else {
-            throw WireError(.resourceExhausted, "the answer is \(bytes.count) bytes, more than the frame limit of \(maxFrameBytes) bytes (for a fetch: ask for fewer objects per batch with batch_size, or fewer fetched properties and relationships)")
+            throw Self.tooLarge(bytes.count, maxFrameBytes: maxFrameBytes)
         }
         let compress = state.compresses && bytes.count >= WireProtocol.compressionThreshold
         try await outbound.write(Frame(payload: ByteBuffer(bytes: bytes), compressed: compress))
+    }
+
+    /// The refusal of an answer past the frame limit.
+    static func tooLarge(_ bytes: Int, maxFrameBytes: Int) -> WireError {
+        WireError(.resourceExhausted, "the answer is \(bytes) bytes, more than the frame limit of \(maxFrameBytes) bytes (for a fetch: ask for fewer objects per batch with batch_size, or fewer fetched properties and relationships)")
     }
 
     /// Sends a response body.

@@ -11,15 +11,21 @@ import SwiftProtobuf
 /// tenth of its CPU).
 ///
 /// The save and its answer are the async side's: the same call, the same
-/// statuses and logging, the same statistics. It takes a save only:
+/// statuses and logging (the connection's peer named), the same
+/// statistics. It takes a save only:
 /// - after the hello's answer was written (``ConnectionState/answersOnEventLoop``),
 ///   and not once the connection stops reading requests;
+/// - of at most ``maximumFrameBytes`` (a larger one is decoded off the
+///   loop, so one big save does not stall every connection of the loop);
 /// - while the socket is writable and a slot of the connection's in-flight
-///   limit is free without waiting (``InFlightLimiter/tryAcquire()``), so
-///   a client that pipelines without bound meets the async side's
-///   backpressure; the slot is held until the answer is queued on the
-///   loop, so a closing connection waits for the save as for any request.
-/// Every other frame goes on to the async side unchanged.
+///   limit is free without waiting (``InFlightLimiter/tryAcquire()``, which
+///   refuses once the connection drains), so a client that pipelines
+///   without bound meets the async side's backpressure; the slot is held
+///   until the answer is queued, so a closing connection waits for the
+///   save as for any request.
+/// A frame that names a save but does not decode is a protocol error: the
+/// async side answers it and closes, so nothing read after it is taken
+/// here. Every other frame goes on to the async side unchanged.
 final class SaveHandler: ChannelInboundHandler, RemovableChannelHandler {
     typealias InboundIn = Frame
     typealias InboundOut = Frame
@@ -28,69 +34,87 @@ final class SaveHandler: ChannelInboundHandler, RemovableChannelHandler {
 
     /// `ClientFrame.save`'s field number (`Protocol/strata.proto`).
     static let saveField: UInt64 = 14
+    /// The largest frame decoded on the loop.
+    static let maximumFrameBytes = 64 * 1024
     static let operationName = Session.operationName(.save(Strata_V1_SaveRequest()))
 
     private let core: ServerCore
     private let state: ConnectionState
     private let maxFrameBytes: Int
+    private let logger: Logger
 
-    init(core: ServerCore, state: ConnectionState, maxFrameBytes: Int) {
+    init(core: ServerCore, state: ConnectionState, maxFrameBytes: Int, logger: Logger) {
         self.core = core
         self.state = state
         self.maxFrameBytes = maxFrameBytes
+        self.logger = logger
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         let frame = unwrapInboundIn(data)
-        guard state.answersOnEventLoop, context.channel.isWritable,
+        guard state.answersOnEventLoop, context.channel.isWritable, !frame.compressed,
+              frame.payload.readableBytes <= Self.maximumFrameBytes,
               CachedGetHandler.topLevelFields(of: frame.payload).contains(Self.saveField),
-              let request = try? Strata_V1_ClientFrame(serializedBytes: ProtobufBytes(frame.payload)),
-              request.requestID != 0, case .save(let save)? = request.request,
               state.limiter.tryAcquire() else {
             context.fireChannelRead(data)
             return
         }
+        guard let request = try? Strata_V1_ClientFrame(serializedBytes: ProtobufBytes(frame.payload)) else {
+            // The async side answers it with a protocol error and closes.
+            state.limiter.release()
+            state.stopAnswering()
+            context.fireChannelRead(data)
+            return
+        }
+        guard request.requestID != 0, case .save(let save)? = request.request else {
+            state.limiter.release()
+            context.fireChannelRead(data)
+            return
+        }
         state.activity.touch()
-        Self.start(save, requestID: request.requestID, core: core, state: state, maxFrameBytes: maxFrameBytes,
+        Self.start(save, requestID: request.requestID, core: core, state: state, maxFrameBytes: maxFrameBytes, logger: logger,
                    reply: NIOLoopBound(context, eventLoop: context.eventLoop), on: context.eventLoop)
     }
 
     /// Runs the save in a task of its own and queues its answer on the loop.
-    private static func start(_ save: Strata_V1_SaveRequest, requestID: UInt64, core: ServerCore, state: ConnectionState, maxFrameBytes: Int,
+    private static func start(_ save: Strata_V1_SaveRequest, requestID: UInt64, core: ServerCore, state: ConnectionState, maxFrameBytes: Int, logger: Logger,
                               reply: NIOLoopBound<ChannelHandlerContext>, on eventLoop: any EventLoop) {
         let clientName = state.clientName
         Task {
             let started = ContinuousClock.now
-            var answer = Strata_V1_ServerFrame()
-            answer.requestID = requestID
             var failed = false
+            var buffer: ByteBuffer
             do {
+                var answer = Strata_V1_ServerFrame()
+                answer.requestID = requestID
                 answer.response = .save(try await core.save(save, clientName: clientName))
+                buffer = try framed(answer, compresses: state.compresses, maxFrameBytes: maxFrameBytes)
             } catch {
                 failed = true
-                answer.status = Session.failureStatus(error, operation: operationName, requestID: requestID, logger: core.logger)
+                var refusal = Strata_V1_ServerFrame()
+                refusal.requestID = requestID
+                refusal.status = Session.failureStatus(error, operation: operationName, requestID: requestID, logger: logger)
+                buffer = (try? framed(refusal, compresses: state.compresses, maxFrameBytes: maxFrameBytes)) ?? ByteBuffer()
             }
-            let buffer = framed(answer, requestID: requestID, compresses: state.compresses, maxFrameBytes: maxFrameBytes)
             core.stats.record(operation: operationName, duration: .now - started, failed: failed)
             // Queued on the loop before the slot is given back: a closing
             // connection (which waits for its slots) writes it first.
+            let written = buffer
             eventLoop.execute {
-                reply.value.writeAndFlush(NIOAny(buffer), promise: nil)
+                guard written.readableBytes > 0 else { return }
+                reply.value.writeAndFlush(NIOAny(written), promise: nil)
             }
             state.limiter.release()
         }
     }
 
-    /// `answer` as one wire frame (compressed when agreed and large); an
-    /// answer past the frame limit becomes the refusal the async side's
-    /// writer gives.
-    static func framed(_ answer: Strata_V1_ServerFrame, requestID: UInt64, compresses: Bool, maxFrameBytes: Int) -> ByteBuffer {
-        var bytes: [UInt8] = (try? answer.serializedBytes()) ?? []
-        if bytes.count > maxFrameBytes || bytes.isEmpty {
-            var refusal = Strata_V1_ServerFrame()
-            refusal.requestID = requestID
-            refusal.status = WireError(.resourceExhausted, "the answer is \(bytes.count) bytes, more than the frame limit of \(maxFrameBytes) bytes").status
-            bytes = (try? refusal.serializedBytes()) ?? []
+    /// `answer` as one wire frame (compressed when agreed and large);
+    /// throws what the async side's writer throws for an answer past the
+    /// frame limit.
+    static func framed(_ answer: Strata_V1_ServerFrame, compresses: Bool, maxFrameBytes: Int) throws -> ByteBuffer {
+        let bytes: [UInt8] = try answer.serializedBytes()
+        guard bytes.count <= maxFrameBytes else {
+            throw ResponseWriter.tooLarge(bytes.count, maxFrameBytes: maxFrameBytes)
         }
         let compress = compresses && bytes.count >= WireProtocol.compressionThreshold
         var buffer = ByteBufferAllocator().buffer(capacity: bytes.count + WireProtocol.headerSize)

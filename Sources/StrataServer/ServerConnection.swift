@@ -9,7 +9,7 @@ import SwiftProtobuf
 struct ServerConnection {
     let core: ServerCore
     let channel: NIOAsyncChannel<Frame, Frame>
-    /// Shared with the connection's ``CachedGetHandler``.
+    /// Shared with the connection's ``CachedGetHandler`` and ``SaveHandler``.
     let state: ConnectionState
     let logger: Logger
 
@@ -27,6 +27,7 @@ struct ServerConnection {
                     }
                     await readRequests(inbound, session: session, writer: writer, limiter: limiter, group: &group)
                     state.stopAnswering()
+                    limiter.stopTaking()
                     await limiter.waitUntilIdle()
                     await session.close()
                     group.cancelAll()

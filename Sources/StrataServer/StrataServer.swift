@@ -71,7 +71,9 @@ public actor StrataServer: Service {
                     let state = ConnectionState(eventLoop: child.eventLoop, maxRequestsInFlight: core.configuration.maxRequestsInFlight)
                     // Before the encoder: their answers are already framed.
                     try child.pipeline.syncOperations.addHandler(CachedGetHandler(core: core, state: state, maxFrameBytes: maxFrameBytes))
-                    try child.pipeline.syncOperations.addHandler(SaveHandler(core: core, state: state, maxFrameBytes: maxFrameBytes))
+                    var saveLogger = core.logger
+                    saveLogger[metadataKey: "peer"] = "\(child.remoteAddress?.description ?? "?")"
+                    try child.pipeline.syncOperations.addHandler(SaveHandler(core: core, state: state, maxFrameBytes: maxFrameBytes, logger: saveLogger))
                     try child.pipeline.syncOperations.addHandler(MessageToByteHandler(FrameEncoder()))
                     let connection = try NIOAsyncChannel<Frame, Frame>(
                         wrappingChannelSynchronously: child,

@@ -50,14 +50,25 @@ import Testing
     /// thread) with a save handler.
     private func channel(_ core: ServerCore, _ state: ConnectionState) async throws -> NIOAsyncTestingChannel {
         try await NIOAsyncTestingChannel { channel in
-            try channel.pipeline.syncOperations.addHandler(SaveHandler(core: core, state: state, maxFrameBytes: 1 << 20))
+            try channel.pipeline.syncOperations.addHandler(SaveHandler(core: core, state: state, maxFrameBytes: 1 << 20, logger: core.logger))
         }
     }
 
     /// The next answer written, decoded (the save runs in a task: waits
     /// for it, up to 20 s).
     private func answer(_ channel: NIOAsyncTestingChannel) async throws -> Strata_V1_ServerFrame {
-        var written = try await channel.waitForOutboundWrite(as: ByteBuffer.self)
+        var written = try await withThrowingTaskGroup(of: ByteBuffer?.self) { group in
+            group.addTask { try await channel.waitForOutboundWrite(as: ByteBuffer.self) }
+            group.addTask {
+                try await Task.sleep(for: .seconds(20))
+                return nil
+            }
+            defer { group.cancelAll() }
+            guard let first = try await group.next(), let buffer = first else {
+                throw StrataError(.storeTimeout, "no answer within 20 s")
+            }
+            return buffer
+        }
         #expect(written.readInteger(as: UInt8.self) == 0)
         #expect(written.readInteger(as: UInt32.self).map(Int.init) == written.readableBytes)
         return try Strata_V1_ServerFrame(serializedBytes: ProtobufBytes(written))
@@ -106,6 +117,7 @@ import Testing
         #expect(stats?.errors == 1)
         #expect(try await count(core) == 1)
         // Every slot given back once the answers are queued.
+        await state.limiter.waitUntilIdle()
         #expect(state.limiter.running == 0)
         _ = try await channel.finish()
     }
@@ -122,19 +134,54 @@ import Testing
         // Request ID 0 (the async side refuses it).
         try await channel.writeInbound(try frame(insert(requestID: 0, title: .string("zero"))))
         #expect(try await channel.readInbound(as: Frame.self) != nil)
-        // Bytes that are not a ClientFrame.
+        // Bytes that are not protobuf at all.
         try await channel.writeInbound(Frame(payload: ByteBuffer(bytes: [0x72, 0x05, 0x01])))
+        #expect(try await channel.readInbound(as: Frame.self) != nil)
+        // A frame larger than the loop decodes.
+        let big = insert(requestID: 11, title: .string(String(repeating: "x", count: SaveHandler.maximumFrameBytes)))
+        try await channel.writeInbound(try frame(big))
         #expect(try await channel.readInbound(as: Frame.self) != nil)
         // Every in-flight slot taken: the async side's backpressure applies.
         #expect(state.limiter.tryAcquire())
         try await channel.writeInbound(try frame(insert(requestID: 9, title: .string("waits"))))
         #expect(try await channel.readInbound(as: Frame.self) != nil)
         state.limiter.release()
-        // Once the connection stops reading requests.
-        state.stopAnswering()
-        try await channel.writeInbound(try frame(insert(requestID: 10, title: .string("late"))))
-        #expect(try await channel.readInbound(as: Frame.self) != nil)
+        #expect(state.limiter.running == 0)
         #expect(try await count(core) == 0)
         _ = try await channel.finish()
+    }
+
+    @Test func takesNothingOnceTheConnectionDrainsOrAFrameBreaksTheProtocol() async throws {
+        let core = try await core()
+        // Draining: no slot is handed out without waiting.
+        let draining = ConnectionState(maxRequestsInFlight: 4)
+        let first = try await channel(core, draining)
+        draining.greeted(clientName: "tester")
+        draining.limiter.stopTaking()
+        try await first.writeInbound(try frame(insert(requestID: 3, title: .string("late"))))
+        #expect(try await first.readInbound(as: Frame.self) != nil)
+        _ = try await first.finish()
+
+        // A frame naming a save that does not decode (its values' message
+        // is cut short): passed on, and nothing after it is taken.
+        let broken = ConnectionState(maxRequestsInFlight: 4)
+        let second = try await channel(core, broken)
+        broken.greeted(clientName: "tester")
+        try await second.writeInbound(Frame(payload: ByteBuffer(bytes: [0x08, 0x04, 0x72, 0x03, 0x0A, 0x05, 0x01])))
+        #expect(try await second.readInbound(as: Frame.self) != nil)
+        #expect(!broken.answersOnEventLoop)
+        #expect(broken.limiter.running == 0)
+        try await second.writeInbound(try frame(insert(requestID: 5, title: .string("after"))))
+        #expect(try await second.readInbound(as: Frame.self) != nil)
+        // Stopped answering (the connection no longer reads requests).
+        let stopped = ConnectionState(maxRequestsInFlight: 4)
+        let third = try await channel(core, stopped)
+        stopped.greeted(clientName: "tester")
+        stopped.stopAnswering()
+        try await third.writeInbound(try frame(insert(requestID: 6, title: .string("gone"))))
+        #expect(try await third.readInbound(as: Frame.self) != nil)
+        #expect(try await count(core) == 0)
+        _ = try await second.finish()
+        _ = try await third.finish()
     }
 }

@@ -273,7 +273,11 @@ struct MultiProcessTests {
         // Large saves back to back on the victim, so that the kill finds one
         // being written (each takes far longer than the gap between them).
         let bulkClient = client(servers[0], "bulk")
+        // The kill waits for the first bulk save's answer (however slowly a
+        // loaded machine runs), so that a save finished before it.
+        let (firstAcknowledged, signal) = AsyncStream<Void>.makeStream()
         let bulk = Task {
+            defer { signal.finish() }
             var sent: [String] = []
             var acknowledged: [String] = []
             var failed = false
@@ -283,6 +287,7 @@ struct MultiProcessTests {
                 do {
                     _ = try await bulkClient.save(Self.insertBooks(batch: batch, count: Self.bulkSize))
                     acknowledged.append(batch)
+                    signal.yield()
                 } catch {
                     failed = true
                 }
@@ -291,6 +296,9 @@ struct MultiProcessTests {
         }
         let killer = Task {
             try await Task.sleep(for: .milliseconds(1500))
+            for await _ in firstAcknowledged { break }
+            // The next save is under way by now.
+            try await Task.sleep(for: .milliseconds(100))
             kill(victim, SIGKILL)
             return ContinuousClock.now
         }

@@ -5,7 +5,6 @@ import StrataModel
 import StrataQuery
 import StrataSamples
 import StrataStore
-import Synchronization
 
 /// Many small concurrent saves, as a server makes them: `concurrency`
 /// tasks each saving one new `Book` at a time (uuid, title, pages) into a
@@ -177,21 +176,23 @@ struct SmallSaveBenchmark {
 }
 
 /// Hands out save serials until the limit (shared by the saving tasks).
-final class SaveCounter: Sendable {
-    private let state: Mutex<Int>
+final class SaveCounter: @unchecked Sendable {
+    // Why `@unchecked Sendable` is safe: `count` is read and written only
+    // while `lock` is held (in `next()`); `limit` is immutable.
+    private let lock = NSLock()
+    private var count = 0
     private let limit: Int
 
     init(limit: Int) {
         self.limit = limit
-        state = Mutex(0)
     }
 
     /// The next serial, or nil once `limit` were handed out.
     func next() -> Int? {
-        state.withLock { count in
-            guard count < limit else { return nil }
-            count += 1
-            return count
-        }
+        lock.lock()
+        defer { lock.unlock() }
+        guard count < limit else { return nil }
+        count += 1
+        return count
     }
 }
