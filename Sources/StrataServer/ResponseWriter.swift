@@ -26,17 +26,18 @@ final class ResponseWriter: Sendable {
 
     /// Sends one frame.
     func send(_ frame: Strata_V1_ServerFrame) async throws {
-        let bytes: [UInt8] = try frame.serializedBytes()
-        guard bytes.count <= maxFrameBytes else {
-            throw Self.tooLarge(bytes.count, maxFrameBytes: maxFrameBytes)
-        }
-        let compress = state.compresses && bytes.count >= WireProtocol.compressionThreshold
-        try await outbound.write(Frame(payload: ByteBuffer(bytes: bytes), compressed: compress))
+        try await outbound.write(Self.frame(frame, compresses: state.compresses, maxFrameBytes: maxFrameBytes))
     }
 
-    /// The refusal of an answer past the frame limit.
-    static func tooLarge(_ bytes: Int, maxFrameBytes: Int) -> WireError {
-        WireError(.resourceExhausted, "the answer is \(bytes) bytes, more than the frame limit of \(maxFrameBytes) bytes (for a fetch: ask for fewer objects per batch with batch_size, or fewer fetched properties and relationships)")
+    /// `message` as a wire frame, to be compressed when agreed and large;
+    /// an answer past the frame limit is refused (RESOURCE_EXHAUSTED). Every
+    /// answer is made here, on the async side or the event loop.
+    static func frame(_ message: Strata_V1_ServerFrame, compresses: Bool, maxFrameBytes: Int) throws -> Frame {
+        let bytes: [UInt8] = try message.serializedBytes()
+        guard bytes.count <= maxFrameBytes else {
+            throw WireError(.resourceExhausted, "the answer is \(bytes.count) bytes, more than the frame limit of \(maxFrameBytes) bytes (for a fetch: ask for fewer objects per batch with batch_size, or fewer fetched properties and relationships)")
+        }
+        return Frame(payload: ByteBuffer(bytes: bytes), compressed: compresses && bytes.count >= WireProtocol.compressionThreshold)
     }
 
     /// Sends a response body.

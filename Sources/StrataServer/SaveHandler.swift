@@ -108,17 +108,12 @@ final class SaveHandler: ChannelInboundHandler, RemovableChannelHandler {
         }
     }
 
-    /// `answer` as one wire frame (compressed when agreed and large);
-    /// throws what the async side's writer throws for an answer past the
-    /// frame limit.
+    /// `answer` as one whole wire frame (``ResponseWriter/frame(_:compresses:maxFrameBytes:)``,
+    /// then framed as the encoder after this handler would).
     static func framed(_ answer: Strata_V1_ServerFrame, compresses: Bool, maxFrameBytes: Int) throws -> ByteBuffer {
-        let bytes: [UInt8] = try answer.serializedBytes()
-        guard bytes.count <= maxFrameBytes else {
-            throw ResponseWriter.tooLarge(bytes.count, maxFrameBytes: maxFrameBytes)
-        }
-        let compress = compresses && bytes.count >= WireProtocol.compressionThreshold
-        var buffer = ByteBufferAllocator().buffer(capacity: bytes.count + WireProtocol.headerSize)
-        FrameEncoder.write(Frame(payload: ByteBuffer(bytes: bytes), compressed: compress), into: &buffer)
+        let frame = try ResponseWriter.frame(answer, compresses: compresses, maxFrameBytes: maxFrameBytes)
+        var buffer = ByteBufferAllocator().buffer(capacity: frame.payload.readableBytes + WireProtocol.headerSize)
+        FrameEncoder.write(frame, into: &buffer)
         return buffer
     }
 }

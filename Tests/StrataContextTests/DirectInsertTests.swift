@@ -59,10 +59,6 @@ import Testing
         try await PersistentContainer(model: Self.model, storeDescriptions: ContextFixture.descriptions(kind, model: Self.model, in: directory.url), rowCacheCapacity: 1000)
     }
 
-    private var store: (PersistentContainer) -> any PersistentStore {
-        { container in container.coordinator.stores[0] }
-    }
-
     private func count(_ container: PersistentContainer, _ entity: String) async throws -> Int {
         try await container.newBackgroundContext().perform { context in try await context.count(ContextFixture.request(entity)) }
     }
