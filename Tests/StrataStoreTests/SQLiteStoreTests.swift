@@ -1100,6 +1100,51 @@ import Testing
         #expect(try await store.count(store.resolved("Tag")) == 2)
     }
 
+    /// The writer drains waiting saves group after group without leaving
+    /// its queue, but not for good: once a drain has run past its slice,
+    /// the writer's other work queued meanwhile is done before the next
+    /// group.
+    @Test func aLongDrainLetsTheWritersOtherWorkThrough() async throws {
+        let directory = try SQLiteTestDirectory()
+        defer { directory.remove() }
+        let store = try await open(directory)
+        func waitUntil(_ condition: () -> Bool) async throws {
+            let deadline = ContinuousClock.now + .seconds(20)
+            while !condition() {
+                guard ContinuousClock.now < deadline else { throw StrataError(.storeTimeout, "the saves never queued as expected") }
+                try await Task.sleep(for: .milliseconds(5))
+            }
+        }
+        // A streamed save holds the writer while its supplier is slow...
+        let streamedRows = (0..<(SQLiteInsertPipeline.chunkRows + 10)).map { index in
+            StoreChanges.Insert(temporaryID: .temporary(entityName: "Tag"), values: ["name": .string("streamed \(index)")])
+        }
+        let feed = StoreInsertFeed(temporaryIDs: streamedRows.map(\.temporaryID))
+        feed.supply(Array(streamedRows.prefix(SQLiteInsertPipeline.chunkRows)))
+        async let streamed = store.save(StoreChanges(), streaming: feed)
+        try await waitUntil { store.isCommitting && store.queuedSaveCount == 0 }
+        // ...while a save queues behind it, and other work on the writer
+        // after that (what it sees tells which ran first).
+        async let queued = store.insert("Tag", ["name": .string("queued")])
+        try await waitUntil { store.queuedSaveCount == 1 }
+        let database = try await store.openDatabase()
+        let (seen, seeing) = AsyncStream<Int?>.makeStream()
+        database.asyncWriteWithoutTransaction { db in
+            seeing.yield(try? Int.fetchOne(db, sql: "SELECT count(*) FROM ZTAG WHERE ZNAME = 'queued'"))
+            seeing.finish()
+        }
+        // The streamed group outlasts the drain's slice.
+        try await Task.sleep(for: SQLiteStore.drainSlice * 3)
+        feed.supply(Array(streamedRows.dropFirst(SQLiteInsertPipeline.chunkRows)))
+        var seenIterator = seen.makeAsyncIterator()
+        let otherWork = await seenIterator.next()
+        guard case .committed = try await streamed else { Issue.record("the streamed save did not commit"); return }
+        _ = try await queued
+        #expect(otherWork == .some(0), "the other work ran after the queued save: the drain kept the writer")
+        #expect(try await store.count(store.resolved("Tag")) == streamedRows.count + 1)
+        try await store.close()
+    }
+
     /// Under a steady load (a save always waiting), the log is still
     /// checkpointed between groups once it passes its threshold, so the
     /// next group writes it from its start again instead of growing it.
@@ -1132,12 +1177,10 @@ import Testing
         async let first = store.commit(bigSave(1))
         // The first save's group is formed (nothing queued, a commit under way).
         try await waitUntil {
-            let committing = await store.isCommitting
-            let queued = await store.queuedSaveCount
-            return committing && queued == 0
+            store.isCommitting && store.queuedSaveCount == 0
         }
         async let second = store.commit(bigSave(2))
-        try await waitUntil { await store.queuedSaveCount == 1 }
+        try await waitUntil { store.queuedSaveCount == 1 }
         release.signal()
         try await holder.value
         _ = try await (first, second)

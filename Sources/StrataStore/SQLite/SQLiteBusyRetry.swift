@@ -1,3 +1,4 @@
+import Foundation
 import GRDB
 
 /// Retries work that found the database locked by another connection (in
@@ -30,6 +31,27 @@ enum SQLiteBusyRetry {
                 guard now < end else { throw error }
                 let jittered = pause * Double.random(in: 0.5...1.5)
                 try await Task.sleep(for: min(jittered, now.duration(to: end)))
+                pause = min(pause * 2, .milliseconds(100))
+            }
+        }
+    }
+
+    /// ``run(deadline:_:)`` for work that holds its thread (the writer's
+    /// queue, which can do nothing else until the lock is free): the
+    /// pauses block the thread.
+    static func runBlocking<T>(deadline: Duration, _ body: () throws -> T) throws -> T {
+        let clock = ContinuousClock()
+        let end = clock.now.advanced(by: deadline)
+        var pause = Duration.milliseconds(1)
+        while true {
+            do {
+                return try body()
+            } catch let error as DatabaseError where isBusy(error) {
+                let now = clock.now
+                guard now < end else { throw error }
+                let jittered = min(pause * Double.random(in: 0.5...1.5), now.duration(to: end))
+                let seconds = Double(jittered.components.seconds) + Double(jittered.components.attoseconds) / 1e18
+                Thread.sleep(forTimeInterval: seconds)
                 pause = min(pause * 2, .milliseconds(100))
             }
         }

@@ -68,61 +68,40 @@ extension SQLiteStore {
         let database = try openDatabase()
         guard !changes.isEmpty || (feed?.count ?? 0) > 0 else { return .committed(StoreCommit()) }
         return try await withCheckedThrowingContinuation { continuation in
-            pendingSaves.append(PendingSave(changes: changes, feed: feed, continuation: continuation))
-            guard !isCommitting else { return }
-            isCommitting = true
-            Task { await self.commitPending(database) }
+            guard saveQueue.append(PendingSave(changes: changes, feed: feed, continuation: continuation)) else { return }
+            database.asyncWriteWithoutTransaction { db in self.drain(db, database: database) }
         }
     }
 
-    /// Writes the waiting saves, group after group, until none waits (see
-    /// ``commitGroups(_:)``).
-    private func commitPending(_ database: any DatabaseWriter) async {
-        await commitGroups(database)
-        isCommitting = false
-        let waiters = drainWaiters
-        drainWaiters.removeAll()
-        for waiter in waiters { waiter.resume() }
-    }
+    /// How long one drain keeps the writer's queue before it lets the
+    /// writer's other work (history bookkeeping, another store operation)
+    /// through and queues itself again behind it.
+    static let drainSlice = Duration.milliseconds(50)
 
-    /// ``SQLiteWALMonitor/checkpointIfNeeded(_:)`` on the writer connection.
-    private func checkpoint(_ database: any DatabaseWriter) async {
-        let monitor = walMonitor
-        try? await database.writeWithoutTransaction { db in monitor.checkpointIfNeeded(db) }
-    }
-
-    /// Writes the waiting saves, group after group, until none waits. After
-    /// a group whose commit took the write-ahead log past its threshold,
-    /// and once that group's saves are answered (not inside their commit),
-    /// the log is checkpointed before the next group: under a steady load
-    /// saves always wait, and a checkpoint put off until none does would
-    /// let the log grow without bound.
-    private func commitGroups(_ database: any DatabaseWriter) async {
-        while !pendingSaves.isEmpty {
-            // A streamed save is written in a group of its own: its
-            // transaction waits for its supplier, and no other save waits
-            // with it.
-            let group: [PendingSave]
-            if pendingSaves[0].feed != nil {
-                group = [pendingSaves.removeFirst()]
-            } else if let streamed = pendingSaves.firstIndex(where: { $0.feed != nil }) {
-                group = Array(pendingSaves[..<streamed])
-                pendingSaves.removeFirst(streamed)
-            } else {
-                group = pendingSaves
-                pendingSaves.removeAll()
-            }
+    /// On the writer's queue: writes the waiting saves, group after group,
+    /// answering each group once it is committed, until none waits.
+    ///
+    /// - The next group is taken right after the last is answered, on the
+    ///   same thread, without going back to the actor: under a steady load
+    ///   the writer goes from one commit to the next.
+    /// - After a group whose commit took the write-ahead log past its
+    ///   threshold, the log is checkpointed before the next group (once that
+    ///   group's saves are answered, not inside their commit): under a
+    ///   steady load saves always wait, and a checkpoint put off until none
+    ///   does would let the log grow without bound.
+    /// - A lock held by another connection past SQLite's busy handler is
+    ///   waited for here (``SQLiteBusyRetry/runBlocking(deadline:_:)``):
+    ///   the writer cannot write anything else meanwhile.
+    nonisolated func drain(_ db: Database, database: any DatabaseWriter) {
+        let clock = ContinuousClock()
+        let started = clock.now
+        let history = recordsHistory ? HistoryRecording(origin: historyOrigin, model: model) : nil
+        while let group = saveQueue.nextGroup() {
             let changes = group.map { StreamedChanges(changes: $0.changes, feed: $0.feed) }
-            let mapping = self.mapping
-            let identifier = self.identifier
-            let path = self.path
-            let history = recordsHistory ? HistoryRecording(origin: historyOrigin, model: model) : nil
             var results: [Result<StoreSaveResult, any Error>]
             do {
-                results = try await SQLiteBusyRetry.run(deadline: storeDescription.busyTimeout) {
-                    try await database.writeWithoutTransaction { db in
-                        try Self.write(changes, db: db, mapping: mapping, identifier: identifier, path: path, history: history)
-                    }
+                results = try SQLiteBusyRetry.runBlocking(deadline: storeDescription.busyTimeout) {
+                    try Self.write(changes, db: db, mapping: mapping, identifier: identifier, path: path, history: history)
                 }
             } catch {
                 results = Array(repeating: .failure(error), count: group.count)
@@ -132,7 +111,11 @@ extension SQLiteStore {
                     error as? StrataError ?? strataError(error, failure: .storeSave, operation: "save")
                 })
             }
-            if walMonitor.needsCheckpoint { await checkpoint(database) }
+            walMonitor.checkpointIfNeeded(db)
+            if started.duration(to: clock.now) > Self.drainSlice {
+                database.asyncWriteWithoutTransaction { db in self.drain(db, database: database) }
+                return
+            }
         }
     }
 
@@ -246,7 +229,7 @@ struct HistoryRecording: Sendable {
 }
 
 /// A save waiting for its group commit.
-struct PendingSave {
+struct PendingSave: Sendable {
     let changes: StoreChanges
     /// The inserts, when they are streamed (then `changes` has none).
     let feed: StoreInsertFeed?

@@ -59,15 +59,15 @@ public actor SQLiteStore: InsertStreamingStore {
     private var database: (any DatabaseWriter)?
     /// The size of the write-ahead log, for checkpoints after saves.
     nonisolated let walMonitor: SQLiteWALMonitor
-    /// Saves waiting for the next group commit (see ``save(_:)``).
-    var pendingSaves: [PendingSave] = []
-    /// Whether a group of saves is being written now.
-    var isCommitting = false
+    /// Saves waiting for the next group commit, drained on the writer (see
+    /// ``save(_:)``).
+    nonisolated let saveQueue = SQLiteSaveQueue()
+    /// Whether a group of saves is being written now (for tests that must
+    /// know a group was formed).
+    nonisolated var isCommitting: Bool { saveQueue.isDraining }
     /// How many saves wait for the next group (for tests that must know a
     /// group was formed).
-    var queuedSaveCount: Int { pendingSaves.count }
-    /// Closers waiting for the saves already queued to be written.
-    var drainWaiters: [CheckedContinuation<Void, Never>] = []
+    nonisolated var queuedSaveCount: Int { saveQueue.count }
     /// Whether saves record persistent history (the file has its tables).
     public nonisolated let recordsHistory: Bool
     /// Identifies this open instance in the history it writes.
@@ -347,9 +347,7 @@ public actor SQLiteStore: InsertStreamingStore {
     /// Later calls fail with 134080; closing again does nothing.
     public func close() async throws {
         // Saves already accepted are written (and answered) first.
-        if isCommitting {
-            await withCheckedContinuation { drainWaiters.append($0) }
-        }
+        await saveQueue.waitUntilIdle()
         guard let database else { return }
         self.database = nil
         do {

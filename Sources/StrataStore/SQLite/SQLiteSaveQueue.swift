@@ -1,0 +1,79 @@
+import NIOConcurrencyHelpers
+
+/// The saves waiting for a SQLite store's writer, and whether the writer
+/// is draining them (see ``SQLiteStore/save(_:)``).
+///
+/// Saves are appended from the store's actor; the drain takes them group
+/// after group on the writer's own queue, without going back to the actor
+/// between groups. Exactly one drain runs while ``isDraining``: the save
+/// that finds none running starts one, and a drain that finds nothing
+/// waiting ends (under the same lock, so a save appended meanwhile either
+/// is taken by it or starts the next).
+final class SQLiteSaveQueue: Sendable {
+    private struct State {
+        var pending: [PendingSave] = []
+        var isDraining = false
+        var idleWaiters: [CheckedContinuation<Void, Never>] = []
+    }
+
+    private let state = NIOLockedValueBox(State())
+
+    /// How many saves wait for the next group.
+    var count: Int { state.withLockedValue { $0.pending.count } }
+
+    /// Whether a drain is running (a group being written, or about to be).
+    var isDraining: Bool { state.withLockedValue { $0.isDraining } }
+
+    /// Queues a save; true when no drain was running, and the caller must
+    /// start one.
+    func append(_ save: PendingSave) -> Bool {
+        state.withLockedValue { state in
+            state.pending.append(save)
+            guard !state.isDraining else { return false }
+            state.isDraining = true
+            return true
+        }
+    }
+
+    /// The next group to write, taken off the queue: every waiting save,
+    /// except that a streamed save is written in a group of its own (its
+    /// transaction waits for its supplier, and no other save waits with
+    /// it). Nil when none waits: the drain ends, and closers waiting for
+    /// it are resumed.
+    func nextGroup() -> [PendingSave]? {
+        let (group, waiters): ([PendingSave]?, [CheckedContinuation<Void, Never>]) = state.withLockedValue { state in
+            guard let first = state.pending.first else {
+                state.isDraining = false
+                let waiters = state.idleWaiters
+                state.idleWaiters.removeAll()
+                return (nil, waiters)
+            }
+            if first.feed != nil {
+                state.pending.removeFirst()
+                return ([first], [])
+            }
+            if let streamed = state.pending.firstIndex(where: { $0.feed != nil }) {
+                let group = Array(state.pending[..<streamed])
+                state.pending.removeFirst(streamed)
+                return (group, [])
+            }
+            let group = state.pending
+            state.pending.removeAll(keepingCapacity: true)
+            return (group, [])
+        }
+        for waiter in waiters { waiter.resume() }
+        return group
+    }
+
+    /// Returns once no drain runs (every save queued before is answered).
+    func waitUntilIdle() async {
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            let idle = state.withLockedValue { state in
+                guard state.isDraining else { return true }
+                state.idleWaiters.append(continuation)
+                return false
+            }
+            if idle { continuation.resume() }
+        }
+    }
+}
