@@ -29,14 +29,19 @@ public actor StrataClient {
     private nonisolated let requestIDs = Atomic<UInt64>(0)
     private var subscriptions: [UInt64: LocalSubscription] = [:]
     private var nextLocalSubscriptionID: UInt64 = 0
+    /// Renews, after a pause, the subscriptions a new connection's server
+    /// did not take (nil when none waits).
+    private var renewalTask: Task<Void, Never>?
     private var closed = false
     private let logger: Logger
 
     private struct LocalSubscription {
         var request: Strata_V1_SubscribeRequest
         var continuation: AsyncStream<Strata_V1_ChangeNotification>.Continuation
-        /// The id the current connection's server gave it.
+        /// The id the server of ``connection`` gave it (nil until it answers).
         var serverID: UInt64?
+        /// The connection it is subscribed on, or being subscribed on.
+        var connection: ObjectIdentifier?
     }
 
     /// Creates a client; it connects on first use (or with ``connect()``).
@@ -56,6 +61,7 @@ public actor StrataClient {
     /// Closes the connection and ends every subscription.
     public func close() {
         closed = true
+        renewalTask?.cancel()
         connection?.close()
         connection = nil
         for subscription in subscriptions.values { subscription.continuation.finish() }
@@ -161,7 +167,11 @@ public actor StrataClient {
     /// empty), optionally filtered by a predicate. The sequence ends when
     /// the client closes; iterating it no more unsubscribes. After a lost
     /// connection the subscription is renewed on the new one (changes
-    /// committed while disconnected are not replayed).
+    /// committed while disconnected are not replayed). A renewal the new
+    /// server refuses for a passing reason (it is overloaded, the request
+    /// timed out) is tried again with backoff; one it refuses for good (the
+    /// entity or predicate does not fit the model it now serves) ends the
+    /// sequence, and is logged as an error.
     public func subscribe(entity: String = "", predicate: String = "", variables: [String: Strata_V1_VariableValue] = [:]) async throws -> AsyncStream<Strata_V1_ChangeNotification> {
         let request = Strata_V1_SubscribeRequest.with {
             $0.entity = entity
@@ -173,10 +183,13 @@ public actor StrataClient {
         let localID = nextLocalSubscriptionID
         let connection = try await liveConnection()
         let serverID = try await subscribe(request, localID: localID, continuation: continuation, on: connection)
-        subscriptions[localID] = LocalSubscription(request: request, continuation: continuation, serverID: serverID)
+        subscriptions[localID] = LocalSubscription(request: request, continuation: continuation, serverID: serverID, connection: ObjectIdentifier(connection))
         continuation.onTermination = { [weak self] _ in
             Task { await self?.unsubscribe(localID: localID) }
         }
+        // A new connection opened while the server answered renewed the
+        // subscriptions known then, not this one.
+        if self.connection !== connection { scheduleRenewal() }
         return stream
     }
 
@@ -191,7 +204,8 @@ public actor StrataClient {
 
     private func unsubscribe(localID: UInt64) async {
         guard let subscription = subscriptions.removeValue(forKey: localID) else { return }
-        guard let serverID = subscription.serverID, let connection, connection.isOpen else { return }
+        guard let serverID = subscription.serverID, let connection, connection.isOpen,
+              subscription.connection == ObjectIdentifier(connection) else { return }
         connection.unroute(subscription: serverID)
         _ = try? await connection.call(makeFrame(.unsubscribe(Strata_V1_UnsubscribeRequest.with { $0.subscriptionID = serverID })))
     }
@@ -255,18 +269,78 @@ public actor StrataClient {
             throw unexpected(frame, "hello")
         }
         serverInfo = info
-        for (localID, subscription) in subscriptions {
-            do {
-                let serverID = try await subscribe(subscription.request, localID: localID, continuation: subscription.continuation, on: connection)
-                subscriptions[localID]?.serverID = serverID
-            } catch {
-                logger.warning("could not renew subscription", metadata: ["error": "\(error)"])
-            }
-        }
+        if !(await renewSubscriptions(on: connection)) { scheduleRenewal() }
         connection.onFailure { [weak self] _ in
             Task { await self?.connectionFailed() }
         }
         return connection
+    }
+
+    /// Subscribes again, on `connection`, every subscription not subscribed
+    /// (or being subscribed) there; true when, at the end, every one is.
+    ///
+    /// A subscription the server refuses for good is ended (its sequence
+    /// finishes); one refused for a passing reason, or lost with the
+    /// connection, is left for the next attempt.
+    private func renewSubscriptions(on connection: ClientConnection) async -> Bool {
+        let target = ObjectIdentifier(connection)
+        for localID in subscriptions.keys.sorted() {
+            guard let subscription = subscriptions[localID], subscription.connection != target else { continue }
+            subscriptions[localID]?.connection = target
+            subscriptions[localID]?.serverID = nil
+            do {
+                let serverID = try await subscribe(subscription.request, localID: localID, continuation: subscription.continuation, on: connection)
+                if subscriptions[localID]?.connection == target {
+                    subscriptions[localID]?.serverID = serverID
+                } else if subscriptions[localID] == nil {
+                    // Ended while the server answered: withdrawn there too.
+                    connection.unroute(subscription: serverID)
+                    _ = try? await connection.call(makeFrame(.unsubscribe(Strata_V1_UnsubscribeRequest.with { $0.subscriptionID = serverID })))
+                }
+            } catch {
+                guard subscriptions[localID]?.connection == target else { continue }
+                if Self.refusesForGood(error) {
+                    logger.error("subscription ended: the server refused to renew it", metadata: [
+                        "entity": "\(subscription.request.entity)", "predicate": "\(subscription.request.predicate)", "error": "\(error)",
+                    ])
+                    subscriptions.removeValue(forKey: localID)?.continuation.finish()
+                } else {
+                    logger.warning("could not renew subscription; trying again", metadata: ["entity": "\(subscription.request.entity)", "error": "\(error)"])
+                    subscriptions[localID]?.connection = nil
+                }
+            }
+        }
+        return subscriptions.values.allSatisfy { $0.connection == target }
+    }
+
+    /// Starts renewing, with backoff, the subscriptions no connection
+    /// took, unless that is already under way.
+    private func scheduleRenewal() {
+        guard renewalTask == nil, !closed else { return }
+        renewalTask = Task { await self.renewWithBackoff() }
+    }
+
+    private func renewWithBackoff() async {
+        defer { renewalTask = nil }
+        var delay = Duration.milliseconds(100)
+        while !closed, !subscriptions.isEmpty {
+            try? await Task.sleep(for: delay)
+            delay = min(delay * 2, .seconds(5))
+            guard !closed, let connection = try? await liveConnection() else { continue }
+            if await renewSubscriptions(on: connection) { return }
+        }
+    }
+
+    /// Whether a subscribe refusal will not change by asking again: the
+    /// request does not fit what the server serves.
+    private static func refusesForGood(_ error: any Error) -> Bool {
+        guard let error = error as? StrataClientError, !error.isConnectionError else { return false }
+        switch error.code {
+        case .invalidArgument, .notFound, .failedPrecondition, .outOfRange, .unimplemented, .permissionDenied, .unauthenticated:
+            return true
+        default:
+            return false
+        }
     }
 
     /// Renews subscriptions on a new connection when the old one fails,
