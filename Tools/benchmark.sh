@@ -2,7 +2,8 @@
 # Side-by-side benchmarks, in one run on one machine (see README):
 #   1. embedded: 100k inserts and a predicate+sort fetch vs raw SQLite (C API)
 #   2. server vs Redis: get/insert at 50 connections vs redis-benchmark GET/SET
-#      -c 50, then pipelined (--concurrency 800 vs -P 16)
+#      -c 50, then pipelined (--concurrency 800 vs -P 16); and, for context,
+#      inserts vs SET on a Redis that fsyncs every write (appendfsync always)
 #   3. scale: get and query latency with 10k, 100k and 1M objects; server
 #      memory with 1,000 idle connections
 # Prints a table with both sides and the ratio.
@@ -112,6 +113,19 @@ if [ -z "${SKIP_REDIS:-}" ]; then
         done
     done
     stop_strata
+    # Context for the insert row: Redis's SET is not durable (no
+    # append-only file). The same SET with every write fsynced before it is
+    # answered (appendfsync always: one fsync per event-loop pass, Redis's
+    # group commit) is the like-for-like figure for durable saves.
+    echo "server vs redis: durable SET (appendfsync always)…" >&2
+    mkdir -p "$WORK/redis-aof"
+    redis-server --port "$((REDIS_PORT + 1))" --bind 127.0.0.1 --dir "$WORK/redis-aof" --save "" --appendonly yes --appendfsync always --daemonize no > "$WORK/redis-aof.log" 2>&1 &
+    PIDS+=("$!")
+    sleep 0.5
+    redis-benchmark -h 127.0.0.1 -p "$((REDIS_PORT + 1))" -c 50 -n 300000 -t set -d 200 -r 100000 --csv > "$WORK/redis-durable-set.csv"
+    d_rps=$(python3 -c "import csv,sys; r=list(csv.reader(open(sys.argv[1])))[1]; print(r[1])" "$WORK/redis-durable-set.csv")
+    s_rps=$(json "$WORK/insert-plain.json" "d['throughput_rps']")
+    row "insert plain vs durable SET (req/s)" "$s_rps" "$d_rps (SET, fsync always)" "$(ratio "$s_rps" "$d_rps")"
 fi
 
 # 3. Scale
