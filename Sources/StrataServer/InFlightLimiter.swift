@@ -22,6 +22,9 @@ final class InFlightLimiter: Sendable {
     /// Requests running now.
     var running: Int { state.withLockedValue { $0.running } }
 
+    /// Readers waiting for a slot (for tests that must know one waits).
+    var waitingCount: Int { state.withLockedValue { $0.waiters.count } }
+
     /// Takes a slot, waiting for one when all are taken.
     func acquire() async {
         let acquired = state.withLockedValue { state -> Bool in
