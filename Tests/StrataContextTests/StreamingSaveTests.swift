@@ -130,6 +130,65 @@ import StrataStore
         #expect(try await Self.storedBooks(coordinator) == 0)
     }
 
+    /// A model whose derived value can fail: `scaled` (Integer 16) is
+    /// derived from `pages` (Integer 64), which may not fit 16 bits.
+    private static let ledger = ObjectModel(name: "Ledger", entities: [
+        EntityDescription(name: "Entry", attributes: [
+            AttributeDescription(name: "pages", type: .integer64),
+            AttributeDescription(name: "scaled", type: .integer16, isOptional: true, isDerived: true, derivationExpression: "pages"),
+        ]),
+    ])
+
+    /// The error saving `count` entries throws when the one at `failing`
+    /// has too many pages for its derived value, with what the store then
+    /// holds; then the same save with that entry fixed.
+    private static func saveLedger(count: Int, failing: Int, in directory: TemporaryDirectory) async throws -> (error: StrataError?, stored: Int, kept: Int, streamed: Int, storedAfterFix: Int) {
+        let opened = try await StoreFactory.open(StoreDescription(url: directory.url.appendingPathComponent("Ledger-\(count).sqlite"), type: .sqlite), model: ledger)
+        let counted = StreamCountingStore(try #require(opened as? SQLiteStore))
+        let coordinator = try Coordinator(model: ledger, stores: [counted])
+        let context = Context(coordinator: coordinator, name: "importer")
+        let count = count
+        let (error, kept) = try await context.perform { context in
+            for index in 0..<count {
+                let entry = try context.insert("Entry")
+                try entry.setValue(.integer(index == failing ? 100_000 : 1), forKey: "pages")
+            }
+            return (await Self.saveError(context), context.insertedObjects.count)
+        }
+        // Counted by another context (the importer's count includes its own inserts).
+        let reader = Context(coordinator: coordinator, name: "reader")
+        let stored = try await reader.perform { try await $0.count(FetchRequest(entityName: "Entry")) }
+        let streamed = await counted.streamedSaves
+        try await context.perform { context in
+            for entry in context.insertedObjects { try entry.setValue(.integer(2), forKey: "pages") }
+            try await context.save()
+        }
+        let storedAfterFix = try await reader.perform { try await $0.count(FetchRequest(entityName: "Entry", format: "scaled == 2")) }
+        return (error, stored, kept, streamed, storedAfterFix)
+    }
+
+    /// A derivation that fails in a later chunk stops the stream: the
+    /// store writes nothing (not even the chunks already supplied), the
+    /// save throws what the usual save throws, and the context keeps its
+    /// objects.
+    @Test func aDerivationFailingLateInTheStreamWritesNothing() async throws {
+        let directory = TemporaryDirectory()
+        let late = Self.count - 10
+        let streamedSave = try await Self.saveLedger(count: Self.count, failing: late, in: directory)
+        let usualSave = try await Self.saveLedger(count: 10, failing: 5, in: directory)
+
+        #expect(streamedSave.streamed == 1)
+        #expect(usualSave.streamed == 0)
+        let error = try #require(streamedSave.error)
+        #expect(error.code == usualSave.error?.code)
+        #expect(error.message.contains("scaled"))
+        #expect(streamedSave.stored == 0)
+        #expect(streamedSave.kept == Self.count)
+        #expect(streamedSave.storedAfterFix == Self.count)
+        #expect(usualSave.stored == 0)
+        #expect(usualSave.storedAfterFix == 10)
+    }
+
     /// A closed store fails the streamed save at once (no wait for the
     /// feed) and the context keeps its changes.
     @Test func aClosedStoreFailsTheStreamedSave() async throws {
