@@ -188,8 +188,9 @@ public actor StrataClient {
             Task { await self?.unsubscribe(localID: localID) }
         }
         // A new connection opened while the server answered renewed the
-        // subscriptions known then, not this one.
-        if self.connection !== connection { scheduleRenewal() }
+        // subscriptions known then, not this one; a connection that failed
+        // meanwhile found none to renew.
+        if self.connection !== connection || !connection.isOpen { scheduleRenewal() }
         return stream
     }
 
@@ -245,6 +246,11 @@ public actor StrataClient {
         connecting = task
         defer { connecting = nil }
         let connection = try await task.value
+        // Closed while connecting: the new connection is not kept.
+        if closed {
+            connection.close()
+            throw StrataClientError(.unavailable, "the client is closed")
+        }
         self.connection = connection
         return connection
     }
@@ -285,6 +291,9 @@ public actor StrataClient {
     private func renewSubscriptions(on connection: ClientConnection) async -> Bool {
         let target = ObjectIdentifier(connection)
         for localID in subscriptions.keys.sorted() {
+            // A connection that failed, or was replaced, renews nothing more:
+            // the one that replaced it renews what is left.
+            guard connection.isOpen, self.connection.map({ $0 === connection || !$0.isOpen }) ?? true else { break }
             guard let subscription = subscriptions[localID], subscription.connection != target else { continue }
             subscriptions[localID]?.connection = target
             subscriptions[localID]?.serverID = nil
