@@ -346,10 +346,11 @@ public actor SQLiteStore: InsertStreamingStore {
     /// Closes the connections (SQLite checkpoints the WAL into the file).
     /// Later calls fail with 134080; closing again does nothing.
     public func close() async throws {
-        // Saves already accepted are written (and answered) first.
-        await saveQueue.waitUntilIdle()
         guard let database else { return }
+        // No save is accepted from now on; those already accepted are
+        // written (and answered) first.
         self.database = nil
+        await saveQueue.waitUntilIdle()
         do {
             try database.close()
         } catch {
