@@ -119,10 +119,21 @@ if [ -z "${SKIP_REDIS:-}" ]; then
     # group commit) is the like-for-like figure for durable saves.
     echo "server vs redis: durable SET (appendfsync always)…" >&2
     mkdir -p "$WORK/redis-aof"
-    redis-server --port "$((REDIS_PORT + 1))" --bind 127.0.0.1 --dir "$WORK/redis-aof" --save "" --appendonly yes --appendfsync always --daemonize no > "$WORK/redis-aof.log" 2>&1 &
-    PIDS+=("$!")
-    sleep 0.5
-    redis-benchmark -h 127.0.0.1 -p "$((REDIS_PORT + 1))" -c 50 -n 300000 -t set -d 200 -r 100000 --csv > "$WORK/redis-durable-set.csv"
+    DURABLE_PORT=$((REDIS_PORT + 1))
+    redis-server --port "$DURABLE_PORT" --bind 127.0.0.1 --dir "$WORK/redis-aof" --save "" --appendonly yes --appendfsync always --daemonize no > "$WORK/redis-aof.log" 2>&1 &
+    DURABLE_PID=$!
+    PIDS+=("$DURABLE_PID")
+    # Ready, and really ours (with its append-only file on), before measuring.
+    for _ in $(seq 50); do
+        [ "$(redis-cli -p "$DURABLE_PORT" config get appendfsync 2>/dev/null | tail -1)" = always ] && break
+        sleep 0.1
+    done
+    if [ "$(redis-cli -p "$DURABLE_PORT" config get appendfsync 2>/dev/null | tail -1)" != always ]; then
+        echo "the durable redis-server did not start on port $DURABLE_PORT:" >&2; cat "$WORK/redis-aof.log" >&2; exit 1
+    fi
+    redis-benchmark -h 127.0.0.1 -p "$DURABLE_PORT" -c 50 -n 300000 -t set -d 200 -r 100000 --csv > "$WORK/redis-durable-set.csv"
+    kill "$DURABLE_PID" 2>/dev/null || true
+    wait "$DURABLE_PID" 2>/dev/null || true
     d_rps=$(python3 -c "import csv,sys; r=list(csv.reader(open(sys.argv[1])))[1]; print(r[1])" "$WORK/redis-durable-set.csv")
     s_rps=$(json "$WORK/insert-plain.json" "d['throughput_rps']")
     row "insert plain vs durable SET (req/s)" "$s_rps" "$d_rps (SET, fsync always)" "$(ratio "$s_rps" "$d_rps")"
