@@ -17,13 +17,7 @@ import Testing
     /// A server core over in-memory sample stores, with two saved books:
     /// `cached` read through the row cache, `uncached` never read.
     private func core(title cachedTitle: String = "Cached") async throws -> (ServerCore, cached: ObjectID, uncached: ObjectID) {
-        let container = try await PersistentContainer(
-            model: BooksSample.model,
-            storeDescriptions: [.inMemory(configuration: "Book"), .inMemory(configuration: "Feedback")],
-            transformers: BooksSample.transformers,
-            transientRules: BooksSample.transientRules,
-            rowCacheCapacity: 100
-        )
+        let container = try await sampleInMemoryContainer()
         let ids = try await container.newBackgroundContext().perform { context in
             var books: [ManagedObject] = []
             for title in [cachedTitle, "Uncached"] {
@@ -42,10 +36,7 @@ import Testing
         // cache and read only the first.
         coordinator.rowCache.removeAll()
         _ = try await coordinator.snapshots(for: [ids[0]], in: store)
-        var logger = Logger(label: "strata.test")
-        logger.logLevel = .critical
-        let core = ServerCore(coordinator: coordinator, configuration: ServerConfiguration(port: 0), logger: logger)
-        return (core, ids[0], ids[1])
+        return (quietCore(coordinator), ids[0], ids[1])
     }
 
     private func frame(_ request: Strata_V1_ClientFrame) throws -> Frame {

@@ -16,16 +16,7 @@ import Testing
 /// statistics), holding an in-flight slot until the answer is queued.
 @Suite struct SaveHandlerTests {
     private func core() async throws -> ServerCore {
-        let container = try await PersistentContainer(
-            model: BooksSample.model,
-            storeDescriptions: [.inMemory(configuration: "Book"), .inMemory(configuration: "Feedback")],
-            transformers: BooksSample.transformers,
-            transientRules: BooksSample.transientRules,
-            rowCacheCapacity: 100
-        )
-        var logger = Logger(label: "strata.test")
-        logger.logLevel = .critical
-        return ServerCore(coordinator: container.coordinator, configuration: ServerConfiguration(port: 0), logger: logger)
+        quietCore(try await sampleInMemoryContainer().coordinator)
     }
 
     private func frame(_ request: Strata_V1_ClientFrame) throws -> Frame {

@@ -1100,6 +1100,16 @@ import Testing
         #expect(try await store.count(store.resolved("Tag")) == 2)
     }
 
+    /// Waits (at most 20 s) until the store's save queue is as `condition`
+    /// says: tests that must know a group was formed.
+    private func waitUntil(_ condition: () -> Bool) async throws {
+        let deadline = ContinuousClock.now + .seconds(20)
+        while !condition() {
+            guard ContinuousClock.now < deadline else { throw StrataError(.storeTimeout, "the saves never queued as expected") }
+            try await Task.sleep(for: .milliseconds(5))
+        }
+    }
+
     /// The writer drains waiting saves group after group without leaving
     /// its queue, but not for good: once a drain has run past its slice,
     /// the writer's other work queued meanwhile is done before the next
@@ -1108,13 +1118,6 @@ import Testing
         let directory = try SQLiteTestDirectory()
         defer { directory.remove() }
         let store = try await open(directory)
-        func waitUntil(_ condition: () -> Bool) async throws {
-            let deadline = ContinuousClock.now + .seconds(20)
-            while !condition() {
-                guard ContinuousClock.now < deadline else { throw StrataError(.storeTimeout, "the saves never queued as expected") }
-                try await Task.sleep(for: .milliseconds(5))
-            }
-        }
         // A streamed save holds the writer while its supplier is slow...
         let streamedRows = (0..<(SQLiteInsertPipeline.chunkRows + 10)).map { index in
             StoreChanges.Insert(temporaryID: .temporary(entityName: "Tag"), values: ["name": .string("streamed \(index)")])
@@ -1167,13 +1170,6 @@ import Testing
         let other = try DatabaseQueue(path: directory.storeURL.path)
         let release = DispatchSemaphore(value: 0)
         let holder = await other.holdWriteLock(seconds: 0, release: release)
-        func waitUntil(_ condition: () async -> Bool) async throws {
-            let deadline = ContinuousClock.now + .seconds(20)
-            while await !condition() {
-                guard ContinuousClock.now < deadline else { throw StrataError(.storeTimeout, "the saves never queued as expected") }
-                try await Task.sleep(for: .milliseconds(5))
-            }
-        }
         async let first = store.commit(bigSave(1))
         // The first save's group is formed (nothing queued, a commit under way).
         try await waitUntil {
