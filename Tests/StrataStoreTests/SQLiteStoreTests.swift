@@ -1110,6 +1110,20 @@ import Testing
         }
     }
 
+    /// A streamed save of `Tag`s whose supplier stops after the first
+    /// chunk: once this returns it holds the writer (its group is formed,
+    /// nothing queued behind it) until `release` supplies the rest.
+    private func streamedSaveHoldingTheWriter(_ store: SQLiteStore, name: String) async throws -> (rows: Int, release: @Sendable () -> Void, result: Task<StoreSaveResult, any Error>) {
+        let rows = (0..<(SQLiteInsertPipeline.chunkRows + 10)).map { index in
+            StoreChanges.Insert(temporaryID: .temporary(entityName: "Tag"), values: ["name": .string("\(name) \(index)")])
+        }
+        let feed = StoreInsertFeed(temporaryIDs: rows.map(\.temporaryID))
+        feed.supply(Array(rows.prefix(SQLiteInsertPipeline.chunkRows)))
+        let result = Task { try await store.save(StoreChanges(), streaming: feed) }
+        try await waitUntil { store.isCommitting && store.queuedSaveCount == 0 }
+        return (rows.count, { feed.supply(Array(rows.dropFirst(SQLiteInsertPipeline.chunkRows))) }, result)
+    }
+
     /// The writer drains waiting saves group after group without leaving
     /// its queue, but not for good: once a drain has run past its slice,
     /// the writer's other work queued meanwhile is done before the next
@@ -1119,13 +1133,7 @@ import Testing
         defer { directory.remove() }
         let store = try await open(directory)
         // A streamed save holds the writer while its supplier is slow...
-        let streamedRows = (0..<(SQLiteInsertPipeline.chunkRows + 10)).map { index in
-            StoreChanges.Insert(temporaryID: .temporary(entityName: "Tag"), values: ["name": .string("streamed \(index)")])
-        }
-        let feed = StoreInsertFeed(temporaryIDs: streamedRows.map(\.temporaryID))
-        feed.supply(Array(streamedRows.prefix(SQLiteInsertPipeline.chunkRows)))
-        async let streamed = store.save(StoreChanges(), streaming: feed)
-        try await waitUntil { store.isCommitting && store.queuedSaveCount == 0 }
+        let streamed = try await streamedSaveHoldingTheWriter(store, name: "streamed")
         // ...while a save queues behind it, and other work on the writer
         // after that (what it sees tells which ran first).
         async let queued = store.insert("Tag", ["name": .string("queued")])
@@ -1138,14 +1146,42 @@ import Testing
         }
         // The streamed group outlasts the drain's slice.
         try await Task.sleep(for: SQLiteStore.drainSlice * 3)
-        feed.supply(Array(streamedRows.dropFirst(SQLiteInsertPipeline.chunkRows)))
+        streamed.release()
         var seenIterator = seen.makeAsyncIterator()
         let otherWork = await seenIterator.next()
-        guard case .committed = try await streamed else { Issue.record("the streamed save did not commit"); return }
+        guard case .committed = try await streamed.result.value else { Issue.record("the streamed save did not commit"); return }
         _ = try await queued
         #expect(otherWork == .some(0), "the other work ran after the queued save: the drain kept the writer")
-        #expect(try await store.count(store.resolved("Tag")) == streamedRows.count + 1)
+        #expect(try await store.count(store.resolved("Tag")) == streamed.rows + 1)
         try await store.close()
+    }
+
+    /// Closing refuses new saves at once (134080), then waits for the
+    /// saves already accepted, which are written.
+    @Test func closingRefusesNewSavesAndWritesTheAcceptedOnes() async throws {
+        let directory = try SQLiteTestDirectory()
+        defer { directory.remove() }
+        let store = try await open(directory)
+        // An accepted save holds the writer while its supplier is slow.
+        let accepted = try await streamedSaveHoldingTheWriter(store, name: "accepted")
+        async let closing: Void = store.close()
+        // The store is closed to new work while the accepted save is still
+        // being written.
+        let deadline = ContinuousClock.now + .seconds(20)
+        while (try? await store.count(store.resolved("Tag"))) != nil {
+            guard ContinuousClock.now < deadline else { throw StrataError(.storeTimeout, "the store never refused new work while closing") }
+            try await Task.sleep(for: .milliseconds(5))
+        }
+        #expect(store.isCommitting)
+        let refusal = await expectError(.storeOpen) { _ = try await store.insert("Tag", ["name": .string("late")]) }
+        #expect(refusal != nil)
+        accepted.release()
+        guard case .committed = try await accepted.result.value else { Issue.record("the accepted save did not commit"); return }
+        try await closing
+
+        let reopened = try await open(directory)
+        #expect(try await reopened.count(reopened.resolved("Tag")) == accepted.rows)
+        try await reopened.close()
     }
 
     /// Under a steady load (a save always waiting), the log is still
