@@ -47,6 +47,26 @@ struct SQLFragment: Sendable {
         return result
     }
 
+    /// `parts` joined by `separator` (an associative operator, ` AND ` or
+    /// ` OR `) as a balanced tree of parenthesized groups of at most
+    /// eight: SQLite parses a flat chain as a tree as deep as it is long
+    /// and refuses one deeper than its expression-depth limit (1000), so
+    /// a thousand OR-ed terms would fail; balanced, they nest about
+    /// log₈(n) deep.
+    static func balanced(_ parts: ArraySlice<SQLFragment>, separator: String) -> SQLFragment {
+        if parts.count == 1, let only = parts.first { return only }
+        if parts.count <= 8 { return joined(Array(parts), separator: separator).parenthesized }
+        let groupSize = (parts.count + 7) / 8
+        var groups: [SQLFragment] = []
+        var start = parts.startIndex
+        while start < parts.endIndex {
+            let end = Swift.min(start + groupSize, parts.endIndex)
+            groups.append(balanced(parts[start..<end], separator: separator))
+            start = end
+        }
+        return balanced(groups[...], separator: separator)
+    }
+
     /// `(self)`.
     var parenthesized: SQLFragment { "(" + self + ")" }
 }

@@ -17,12 +17,12 @@ extension SQLQueryBuilder {
             guard !parts.isEmpty else { return SQLFragment("1") }
             var compiled: [SQLFragment] = []
             for part in parts { compiled.append(try self.predicate(part, scope)) }
-            return compiled.count == 1 ? compiled[0] : SQLFragment.joined(compiled, separator: " AND ").parenthesized
+            return SQLFragment.balanced(compiled[...], separator: " AND ")
         case .or(let parts):
             guard !parts.isEmpty else { return SQLFragment("0") }
             var compiled: [SQLFragment] = []
             for part in parts { compiled.append(try self.predicate(part, scope)) }
-            return compiled.count == 1 ? compiled[0] : SQLFragment.joined(compiled, separator: " OR ").parenthesized
+            return SQLFragment.balanced(compiled[...], separator: " OR ")
         case .compare(let comparison):
             return try self.comparison(comparison, scope)
         case .quantified(let quantifier, let path, let inner):
@@ -55,12 +55,18 @@ extension SQLQueryBuilder {
         case .lessThan, .lessThanOrEqual, .greaterThan, .greaterThanOrEqual:
             guard let lhs = try operand(comparison.lhs, domain, options, scope),
                   let rhs = try operand(comparison.rhs, domain, options, scope) else { return SQLFragment("0") }
+            if domain == .string || domain == .uri {
+                return stringOrdering(lhs, comparison.op.rawValue, rhs, constantSide: Self.constantSide(comparison))
+            }
             return (lhs + " \(comparison.op.rawValue) " + rhs).parenthesized
         case .between:
             guard case .list(let bounds) = comparison.rhs, bounds.count == 2,
                   let low = try constant(bounds[0], domain, options),
                   let high = try constant(bounds[1], domain, options),
                   let lhs = try operand(comparison.lhs, domain, options, scope) else { return SQLFragment("0") }
+            if domain == .string || domain == .uri {
+                return (stringOrdering(lhs, ">=", low, constantSide: .right) + " AND " + stringOrdering(lhs, "<=", high, constantSide: .right)).parenthesized
+            }
             return (lhs + " BETWEEN " + low + " AND " + high).parenthesized
         case .in:
             guard case .list(let values) = comparison.rhs else { return SQLFragment("0") }
@@ -95,6 +101,55 @@ extension SQLQueryBuilder {
             guard let lhs = try operand(comparison.lhs, domain, subjectOptions, scope),
                   let rhs = try operand(comparison.rhs, domain, [], scope) else { return SQLFragment("0") }
             return "strata_matches(" + lhs + ", " + rhs + ", \(caseInsensitive ? 1 : 0))"
+        }
+    }
+
+    // MARK: - Strings holding U+0000
+
+    /// Which side of a comparison is a constant, if exactly one is.
+    enum ConstantSide { case left, right, neither }
+
+    static func constantSide(_ comparison: QueryComparison) -> ConstantSide {
+        switch (comparison.lhs, comparison.rhs) {
+        case (.constant, .constant): .neither
+        case (_, .constant): .right
+        case (.constant, _): .left
+        default: .neither
+        }
+    }
+
+    /// An ordering comparison of strings that agrees with the evaluator's
+    /// order (UTF-8 bytes) for every string. Text holding U+0000 is stored
+    /// and bound as a BLOB, which SQLite orders after all TEXT; such
+    /// values are compared as their bytes (`CAST(… AS BLOB)`). Against a
+    /// constant without U+0000 the TEXT rows keep the plain comparison, so
+    /// an index on the column still serves it: BLOB rows (`>= x''`) are a
+    /// range of their own in the index.
+    func stringOrdering(_ lhs: SQLFragment, _ op: String, _ rhs: SQLFragment, constantSide: ConstantSide) -> SQLFragment {
+        let bytewise = "CAST(" + lhs + " AS BLOB) \(op) CAST(" + rhs + " AS BLOB)"
+        let (column, constant, columnOp): (SQLFragment, SQLFragment, String)
+        switch constantSide {
+        case .right: (column, constant, columnOp) = (lhs, rhs, op)
+        case .left: (column, constant, columnOp) = (rhs, lhs, Self.flipped(op))
+        case .neither: return bytewise.parenthesized
+        }
+        guard constant.arguments.count == 1, case .string = constant.arguments[0].storage else {
+            // A constant holding U+0000 (a BLOB): bytes on both sides.
+            return bytewise.parenthesized
+        }
+        let text = "(" + column + " \(columnOp) " + constant + " AND " + column + " < x'')"
+        let blobs = "(" + column + " >= x'' AND CAST(" + column + " AS BLOB) \(columnOp) CAST(" + constant + " AS BLOB))"
+        return (text + " OR " + blobs).parenthesized
+    }
+
+    /// `a op b` as `b flipped(op) a`.
+    static func flipped(_ op: String) -> String {
+        switch op {
+        case "<": ">"
+        case "<=": ">="
+        case ">": "<"
+        case ">=": "<="
+        default: op
         }
     }
 

@@ -51,29 +51,29 @@ public enum SQLiteFunctions {
     // MARK: - Scalar functions
 
     static let fold = DatabaseFunction("strata_fold", argumentCount: 2, pure: true) { values in
-        guard case .string(let text) = values[0].storage else { return values[0] }
-        return StringFolding.fold(text, options(values[1]))
+        guard let text = SQLiteValueCoding.string(values[0]) else { return values[0] }
+        return SQLiteValueCoding.text(StringFolding.fold(text, options(values[1])))
     }
 
     static let strop = DatabaseFunction("strata_strop", argumentCount: 3, pure: true) { values in
         guard case .int64(let code) = values[0].storage, let op = StringOperators.Operator(rawValue: Int(code)) else {
             throw StrataError(.unsupported, "strata_strop: unknown operator \(values[0])")
         }
-        guard case .string(let subject) = values[1].storage, case .string(let needle) = values[2].storage else {
+        guard let subject = SQLiteValueCoding.string(values[1]), let needle = SQLiteValueCoding.string(values[2]) else {
             return nil
         }
         return StringOperators.evaluate(op, subject, needle) ? 1 : 0 as Int64
     }
 
     static let like = DatabaseFunction("strata_like", argumentCount: 2, pure: true) { values in
-        guard case .string(let subject) = values[0].storage, case .string(let pattern) = values[1].storage else {
+        guard let subject = SQLiteValueCoding.string(values[0]), let pattern = SQLiteValueCoding.string(values[1]) else {
             return nil
         }
         return LikePattern.matches(subject, pattern: pattern) ? 1 : 0 as Int64
     }
 
     static let matches = DatabaseFunction("strata_matches", argumentCount: 3, pure: true) { values in
-        guard case .string(let subject) = values[0].storage, case .string(let pattern) = values[1].storage else {
+        guard let subject = SQLiteValueCoding.string(values[0]), let pattern = SQLiteValueCoding.string(values[1]) else {
             return nil
         }
         let caseInsensitive: Bool

@@ -17,7 +17,7 @@ public enum SQLiteValueCoding {
         case .boolean(let b): return (b ? 1 : 0 as Int64).databaseValue
         case .double(let d): return d.isNaN ? .null : d.databaseValue
         case .decimal(let d): return DecimalKey.encode(d)?.databaseValue ?? .null
-        case .string(let s), .uri(let s): return s.databaseValue
+        case .string(let s), .uri(let s): return text(s)
         case .date(let date):
             let seconds = date.timeIntervalSinceReferenceDate
             return seconds.isNaN ? .null : seconds.databaseValue
@@ -35,10 +35,39 @@ public enum SQLiteValueCoding {
         case .integer(let v): return v.databaseValue
         case .double(let d): return d.isNaN ? .null : d.databaseValue
         case .decimal(let d): return DecimalKey.encode(d)?.databaseValue ?? .null
-        case .string(let s): return s.databaseValue
+        case .string(let s): return text(s)
         case .bytes(let data): return data.databaseValue
         case .uuid(let uuid): return withUnsafeBytes(of: uuid.uuid) { Data($0) }.databaseValue
         case .object(let id): return id.primaryKey?.databaseValue ?? .null
+        }
+    }
+
+    /// Text as GRDB binds it, or, when it contains U+0000 (which GRDB's
+    /// text binding and reading would cut), its UTF-8 bytes as a BLOB.
+    /// The store writes such values this way and the compiler binds
+    /// constants this way, so that `==`, `IN` and the string functions see
+    /// every character; ``SQLiteValueCoding/string(_:)`` reads both forms.
+    public static func text(_ s: String) -> DatabaseValue {
+        let hasNUL = s.utf8.withContiguousStorageIfAvailable { bytes in
+            guard let base = bytes.baseAddress else { return false }
+            return memchr(base, 0, bytes.count) != nil
+        } ?? s.utf8.contains(0)
+        return hasNUL ? Data(s.utf8).databaseValue : s.databaseValue
+    }
+
+    /// Whether `s` must be stored and bound as a BLOB (it holds U+0000).
+    public static func needsBlob(_ s: String) -> Bool {
+        if case .blob = text(s).storage { return true }
+        return false
+    }
+
+    /// The whole text of a stored or bound string: TEXT as it is, a BLOB
+    /// (text that held U+0000) decoded as UTF-8; nil for anything else.
+    public static func string(_ value: DatabaseValue) -> String? {
+        switch value.storage {
+        case .string(let s): return s
+        case .blob(let bytes): return String(decoding: bytes, as: UTF8.self)
+        default: return nil
         }
     }
 
@@ -70,6 +99,10 @@ public enum SQLiteValueCoding {
             return .string(s)
         case (.uri, .string(let s)):
             return .uri(s)
+        case (.string, .blob(let bytes)):
+            return .string(String(decoding: bytes, as: UTF8.self))
+        case (.uri, .blob(let bytes)):
+            return .uri(String(decoding: bytes, as: UTF8.self))
         case (.binary, .blob(let data)), (.transformable, .blob(let data)), (.undefined, .blob(let data)), (.composite, .blob(let data)):
             return .binary(data)
         case (.uuid, .blob(let data)):

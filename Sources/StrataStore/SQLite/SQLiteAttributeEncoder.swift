@@ -107,16 +107,11 @@ enum SQLiteAttributeEncoder {
         StrataError(.invalidValue, "\(entity).\(attribute): \(value) is not a value of type \(type.xcodeName)")
     }
 
-    /// Text as GRDB binds it, or, when it contains U+0000 (which GRDB's
-    /// text binding and reading would cut), its UTF-8 bytes as a BLOB that
-    /// ``SQLiteRowDecoder`` reads back as the whole text. Such values round-
-    /// trip exactly; SQL compares and sorts them as BLOBs.
+    /// Text as the store writes it (see ``SQLiteValueCoding/text(_:)``):
+    /// a BLOB of its UTF-8 bytes when it holds U+0000. Such values round-
+    /// trip exactly and match the compiler's constants.
     static func text(_ s: String) -> DatabaseValue {
-        let hasNUL = s.utf8.withContiguousStorageIfAvailable { bytes in
-            guard let base = bytes.baseAddress else { return false }
-            return memchr(base, 0, bytes.count) != nil
-        } ?? s.utf8.contains(0)
-        return hasNUL ? Data(s.utf8).databaseValue : s.databaseValue
+        SQLiteValueCoding.text(s)
     }
 
     private static func checkedInteger(_ v: Int64, type: AttributeType, entity: String, attribute: String) throws(StrataError) -> DatabaseValue {

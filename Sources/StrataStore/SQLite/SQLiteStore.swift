@@ -338,9 +338,23 @@ public actor SQLiteStore: InsertStreamingStore {
             if error.resultCode == .SQLITE_BUSY || error.resultCode == .SQLITE_LOCKED {
                 return StrataError(.storeTimeout, "store \(path): \(operation) waited past the busy timeout (\(storeDescription.busyTimeout)) for another connection's lock: \(error.message ?? "\(error)")")
             }
+            if failure == .storeOpen, Self.requestAtFault(error.resultCode) {
+                // Not the store's state but the request's size (expression
+                // depth, bound values, statement length): retrying cannot
+                // help, so it is not 134080.
+                return StrataError(.unsupported, "store \(path): \(operation) is beyond SQLite's limits: \(error.message ?? "\(error)") (SQLite error \(error.extendedResultCode.rawValue))")
+            }
             return StrataError(failure, "store \(path): \(operation) failed: \(error.message ?? "\(error)") (SQLite error \(error.extendedResultCode.rawValue))")
         }
         return StrataError(failure, "store \(path): \(operation) failed: \(error)")
+    }
+
+    /// Whether SQLite refused a read for what the request asked
+    /// (`SQLITE_ERROR` while preparing a compiled query: too deep, too many
+    /// variables; `SQLITE_TOOBIG`; `SQLITE_RANGE`) rather than for the
+    /// store's state.
+    static func requestAtFault(_ code: ResultCode) -> Bool {
+        code == .SQLITE_ERROR || code == .SQLITE_TOOBIG || code == .SQLITE_RANGE
     }
 
     /// Closes the connections (SQLite checkpoints the WAL into the file).
