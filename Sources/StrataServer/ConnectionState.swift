@@ -1,5 +1,6 @@
 import NIOConcurrencyHelpers
 import NIOCore
+import StrataWire
 import Synchronization
 
 /// What one connection's event-loop handler and its async side share,
@@ -9,6 +10,9 @@ import Synchronization
 final class ConnectionState: Sendable {
     /// When the client last sent a frame.
     let activity = ActivityClock()
+    /// The frame decoder's payload limit: ``WireProtocol/helloFrameBytes``
+    /// until the hello is accepted, then `max_frame_bytes`.
+    let frameLimit = FrameLimit(WireProtocol.defaultMaxFrameBytes)
     /// The connection's requests in flight, wherever they start (the
     /// connection waits for all of them before closing).
     let limiter: InFlightLimiter

@@ -93,7 +93,7 @@ final class SaveHandler: ChannelInboundHandler, RemovableChannelHandler {
                 failed = true
                 var refusal = Strata_V1_ServerFrame()
                 refusal.requestID = requestID
-                refusal.status = Session.failureStatus(error, operation: operationName, requestID: requestID, logger: logger)
+                refusal.status = Session.failureStatus(error, operation: operationName, requestID: requestID, redactor: core.redactor, logger: logger)
                 buffer = (try? framed(refusal, compresses: state.compresses, maxFrameBytes: maxFrameBytes)) ?? ByteBuffer()
             }
             core.stats.record(operation: operationName, duration: .now - started, failed: failed)

@@ -61,7 +61,19 @@ struct ServerConnection {
                         clientName = await session.clientName
                         logger.debug("hello", metadata: ["client": "\(clientName)"])
                     } catch {
-                        try? await writer.send(requestID: request.requestID, status: RequestFailure.status(for: error))
+                        let status = RequestFailure.status(for: error)
+                        if status.code == .unauthenticated {
+                            // Seen and slowed: never the token itself.
+                            let address = Self.sourceAddress(channel.channel.remoteAddress)
+                            let delay = core.authFailures.failed(from: address)
+                            logger.warning("authentication failed", metadata: [
+                                "peer": "\(channel.channel.remoteAddress?.description ?? "?")",
+                                "failures": "\(core.authFailures.failures(from: address))",
+                                "delay_ms": "\(delay.components.seconds * 1000 + delay.components.attoseconds / 1_000_000_000_000_000)",
+                            ])
+                            try? await Task.sleep(for: delay)
+                        }
+                        try? await writer.send(requestID: request.requestID, status: status)
                         return
                     }
                     continue
@@ -78,6 +90,11 @@ struct ServerConnection {
             logger.debug("protocol error", metadata: ["error": "\(error)"])
             try? await writer.send(requestID: 0, status: RequestFailure.status(for: error))
         }
+    }
+
+    /// The address part of a peer (no port): failures are counted per host.
+    static func sourceAddress(_ address: SocketAddress?) -> String {
+        address?.ipAddress ?? "unknown"
     }
 
     /// Closes the connection once it has been idle for `timeout`: no frame

@@ -13,6 +13,10 @@ extension ServerCore {
         clientName: String,
         send: @escaping @Sendable (Strata_V1_FetchBatch, _ more: Bool) async throws -> Void
     ) async throws {
+        if case .UNRECOGNIZED(let raw) = request.resultType {
+            // A newer client's kind of answer: guessing one would mislead it.
+            throw WireError(.invalidArgument, "fetch result_type \(raw) is not one this server knows (OBJECTS 0, OBJECT_IDS 1, COUNT 2)", strataCode: StrataError.Code.invalidValue.rawValue)
+        }
         let fetchRequest = try makeFetchRequest(request)
         let variables = try Self.variables(request.variables)
         let context = makeContext(clientName: clientName)
@@ -63,7 +67,7 @@ extension ServerCore {
         send: @escaping @Sendable (Strata_V1_FetchBatch, _ more: Bool) async throws -> Void
     ) async throws {
         guard let store = coordinator.store(identifier: request.storeID) else {
-            throw WireError(.notFound, "no store '\(request.storeID)' is served here")
+            throw WireError(.notFound, "no store '\(request.storeID)' is served here", strataCode: StrataError.Code.invalidValue.rawValue)
         }
         guard request.includeFetched.isEmpty, request.includeRelationships.isEmpty else {
             throw WireError(.invalidArgument, "a fetch from one store (store_id) answers rows as stored: it cannot include fetched properties or to-many relationships", strataCode: StrataError.Code.invalidValue.rawValue)

@@ -52,7 +52,7 @@ extension ServerCore {
             found = coordinator.store(identifier: name) ?? stores.first { $0.configurationName == name }
         }
         guard let found else {
-            throw WireError(.notFound, "no store named '\(name)' (stores: \(stores.map { $0.configurationName ?? $0.identifier }.joined(separator: ", ")))")
+            throw WireError(.notFound, "no store named '\(name)' (stores: \(stores.map { $0.configurationName ?? $0.identifier }.joined(separator: ", ")))", strataCode: StrataError.Code.invalidValue.rawValue)
         }
         guard let tracking = found as? any HistoryTrackingStore else {
             throw WireError(.failedPrecondition, "store \(found.storeDescription.displayName) (\(found.storeDescription.type.rawValue)) does not record persistent history; only SQLite stores do")

@@ -186,6 +186,12 @@ extension ServerCore {
         // Sorted so the first error reported is the same every time.
         for key in values.keys.sorted() {
             guard let wire = values[key] else { continue }
+            if model.attribute(named: key, in: object.entityName)?.isTransient == true
+                || model.relationship(named: key, in: object.entityName)?.isTransient == true {
+                // A request's context ends with the request: a transient
+                // value would be dropped without a word.
+                throw WireError(.invalidArgument, "\(label): '\(object.entityName).\(key)' is transient: it is not stored, so a save cannot set it", strataCode: StrataError.Code.invalidValue.rawValue)
+            }
             let value = try PropertyValue(wire: wire, field: "\(label): '\(object.entityName).\(key)'", objectID: resolveID)
             if case .objects(let ids) = value {
                 try object.setDestinations(ids, forKey: key)

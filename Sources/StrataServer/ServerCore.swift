@@ -17,6 +17,10 @@ final class ServerCore: Sendable {
     let logger: Logger
     let helloResponse: Strata_V1_HelloResponse
     let modelResponse: Strata_V1_GetModelResponse
+    /// Failed hellos per source address: counted and slowed.
+    let authFailures = AuthFailureThrottle()
+    /// Removes the stores' paths from answers.
+    let redactor: PathRedactor
 
     init(coordinator: Coordinator, configuration: ServerConfiguration, logger: Logger) {
         self.coordinator = coordinator
@@ -39,6 +43,7 @@ final class ServerCore: Sendable {
             } ?? 0
         }
         modelResponse = ModelDescriber.describe(model, stores: coordinator.stores)
+        redactor = PathRedactor(paths: coordinator.stores.compactMap { $0.storeDescription.url?.path })
     }
 
     var model: ObjectModel { coordinator.model }
@@ -51,7 +56,7 @@ final class ServerCore: Sendable {
         guard request.version.major == WireProtocol.version.major else {
             throw WireError(.failedPrecondition, "protocol version \(request.version.major).\(request.version.minor) is not supported: this server speaks \(WireProtocol.version.major).x")
         }
-        if let token = configuration.authToken, request.authToken != token {
+        if let token = configuration.authToken, !ConstantTime.equal(request.authToken, token) {
             throw WireError(.unauthenticated, request.authToken.isEmpty ? "this server requires an auth token" : "the auth token is not valid")
         }
         var response = helloResponse
@@ -69,7 +74,7 @@ final class ServerCore: Sendable {
                 $0.storeID = store.identifier
                 $0.configuration = description.configuration ?? ""
                 $0.type = description.type.rawValue
-                $0.path = description.url?.path ?? ""
+                $0.path = redactor.displayPath(description.url?.path ?? "")
                 $0.readOnly = description.isReadOnly
                 if let path = description.url?.path {
                     $0.sizeBytes = ["", "-wal", "-shm"].reduce(0) { total, suffix in

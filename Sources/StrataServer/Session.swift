@@ -49,6 +49,8 @@ actor Session {
         let response = try core.hello(hello)
         clientName = hello.clientName.isEmpty ? "client" : hello.clientName
         greeted = true
+        // Frames read from now on may be as large as the hello's answer says.
+        writer.state.frameLimit.set(core.configuration.maxFrameBytes)
         try await writer.send(requestID: frame.requestID, .hello(response))
         if response.compression { writer.enableCompression() }
         // Only now may the event loop answer requests itself: no answer
@@ -104,21 +106,24 @@ actor Session {
             }
         } catch {
             failed = true
-            let status = Self.failureStatus(error, operation: operation, requestID: requestID, logger: logger)
+            let status = Self.failureStatus(error, operation: operation, requestID: requestID, redactor: core.redactor, logger: logger)
             try? await writer.send(requestID: requestID, status: status)
         }
         core.stats.record(operation: operation, duration: .now - started, failed: failed)
     }
 
     /// The status answering a failed request, logged: an error for an
-    /// internal failure, a debug line for a refusal.
-    static func failureStatus(_ error: any Error, operation: String, requestID: UInt64, logger: Logger) -> Strata_V1_Status {
-        let status = RequestFailure.status(for: error)
+    /// internal failure, a debug line for a refusal. The log keeps the
+    /// whole message; the answer has no file-system paths.
+    static func failureStatus(_ error: any Error, operation: String, requestID: UInt64, redactor: PathRedactor, logger: Logger) -> Strata_V1_Status {
+        var status = RequestFailure.status(for: error)
         if status.code == .internal {
             logger.error("request failed", metadata: ["operation": "\(operation)", "request": "\(requestID)", "error": "\(error)"])
         } else {
             logger.debug("request refused", metadata: ["operation": "\(operation)", "request": "\(requestID)", "status": "\(status.code)", "message": "\(status.message)"])
         }
+        status.message = redactor.redact(status.message)
+        status.details = status.details.map(redactor.redact)
         return status
     }
 
@@ -141,6 +146,18 @@ actor Session {
     // MARK: Subscriptions
 
     private func subscribe(_ request: Strata_V1_SubscribeRequest) throws -> UInt64 {
+        let subscription = try Self.subscription(for: request, core: core)
+        nextSubscriptionID += 1
+        subscriptions[nextSubscriptionID] = subscription
+        core.stats.subscriptions(changedBy: 1)
+        startNotifier()
+        return nextSubscriptionID
+    }
+
+    /// A subscribe request checked against the model: its entity, its
+    /// predicate type-checked with its variables (so a bad predicate fails
+    /// the subscribe, not a push).
+    static func subscription(for request: Strata_V1_SubscribeRequest, core: ServerCore) throws -> Subscription {
         let model = core.model
         var subscription = Subscription(entity: nil, predicate: nil, variables: [:])
         if !request.entity.isEmpty {
@@ -154,16 +171,11 @@ actor Session {
                 throw WireError(.invalidArgument, "subscribe: a predicate needs an entity to be resolved against", strataCode: StrataError.Code.invalidValue.rawValue)
             }
             let variables = try ServerCore.variables(request.variables)
-            // Type-check now, so a bad predicate fails the subscribe, not a push.
             _ = try core.coordinator.resolver.resolve(FetchRequest(entityName: entity, predicate: predicate), variables: variables)
             subscription.predicate = predicate
             subscription.variables = variables
         }
-        nextSubscriptionID += 1
-        subscriptions[nextSubscriptionID] = subscription
-        core.stats.subscriptions(changedBy: 1)
-        startNotifier()
-        return nextSubscriptionID
+        return subscription
     }
 
     /// Sends what waited for the subscribe's answer, then lets

@@ -67,8 +67,10 @@ public actor StrataServer: Service {
             .childChannelOption(.allowRemoteHalfClosure, value: true)
             .bind(host: configuration.host, port: configuration.port) { child in
                 child.eventLoop.makeCompletedFuture {
-                    try child.pipeline.syncOperations.addHandler(ByteToMessageHandler(FrameDecoder(maxFrameBytes: maxFrameBytes)))
                     let state = ConnectionState(eventLoop: child.eventLoop, maxRequestsInFlight: core.configuration.maxRequestsInFlight)
+                    // Small until the hello is accepted (Session.hello raises it).
+                    state.frameLimit.set(min(WireProtocol.helloFrameBytes, maxFrameBytes))
+                    try child.pipeline.syncOperations.addHandler(ByteToMessageHandler(FrameDecoder(limit: state.frameLimit)))
                     // Before the encoder: their answers are already framed.
                     try child.pipeline.syncOperations.addHandler(CachedGetHandler(core: core, state: state, maxFrameBytes: maxFrameBytes))
                     var saveLogger = core.logger

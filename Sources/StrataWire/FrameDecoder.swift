@@ -8,14 +8,26 @@ public struct FrameDecoder: NIOSingleStepByteToMessageDecoder {
     /// The decoded frame.
     public typealias InboundOut = Frame
 
-    /// The largest payload accepted, compressed and inflated.
+    /// The largest payload accepted, compressed and inflated, when no
+    /// shared ``FrameLimit`` is given.
     public let maxFrameBytes: Int
+    /// A limit that may change while the connection runs (a server's is
+    /// small until the hello is accepted); nil: `maxFrameBytes` always.
+    private let limit: FrameLimit?
     /// Bytes of the stream consumed by complete frames so far.
     private var offset: Int = 0
 
-    /// Creates a decoder with a payload limit.
+    /// Creates a decoder with a fixed payload limit.
     public init(maxFrameBytes: Int = WireProtocol.defaultMaxFrameBytes) {
         self.maxFrameBytes = maxFrameBytes
+        self.limit = nil
+    }
+
+    /// Creates a decoder whose payload limit is `limit`'s current value,
+    /// read as each frame's header arrives.
+    public init(limit: FrameLimit) {
+        self.maxFrameBytes = limit.current
+        self.limit = limit
     }
 
     /// Decodes one frame when enough bytes have arrived.
@@ -27,6 +39,7 @@ public struct FrameDecoder: NIOSingleStepByteToMessageDecoder {
         guard flags & ~WireProtocol.compressedFlag == 0 else {
             throw WireError(.invalidArgument, "frame at byte offset \(offset): unknown flag bits 0x\(String(flags, radix: 16)) (only bit 0, compression, is defined)")
         }
+        let maxFrameBytes = limit?.current ?? self.maxFrameBytes
         guard Int(length) <= maxFrameBytes else {
             throw WireError(.resourceExhausted, "frame at byte offset \(offset): payload of \(length) bytes exceeds the limit of \(maxFrameBytes) bytes")
         }

@@ -27,7 +27,14 @@ extension PropertyValue {
     /// save's temporary IDs); `field` names the value in errors.
     public init(wire value: Strata_V1_Value, field: String, objectID: (String) throws -> ObjectID = PropertyValue.parseObjectID) throws {
         switch value.kind {
-        case nil: self = .null
+        case nil:
+            // No kind means nil; a kind this server does not know (an
+            // unknown field, from a newer client) must not be read as nil,
+            // which would erase the property.
+            guard value.unknownFields.data.isEmpty else {
+                throw WireError(.invalidArgument, "\(field): the value is of a kind this side does not know (protocol \(WireProtocol.version.major).\(WireProtocol.version.minor)); send one of the kinds of PROTOCOL.md §6.2", strataCode: StrataError.Code.invalidValue.rawValue)
+            }
+            self = .null
         case .integer(let v): self = .integer(v)
         case .double(let v): self = .double(v)
         case .decimal(let text):
@@ -64,31 +71,60 @@ extension PropertyValue {
     }
 
     /// A decimal from its exact text form, refusing anything that is not
-    /// plainly a number (Foundation's parser accepts trailing garbage).
+    /// plainly a number (Foundation's parser accepts trailing garbage) or
+    /// that Foundation's `Decimal` cannot hold exactly. The rule is on the
+    /// value, not its spelling: written as `S × 10^E` with `S` an integer
+    /// of `d` digits without trailing zeros, a value is accepted when
+    /// `d ≤ 38`, `E ≥ -128` and `E + d ≤ 165` (so `1E128`, `10E127` and
+    /// `0.1E129` are one accepted value; `1E165` and `1E-129` are refused).
     public static func exactDecimal(_ text: String) -> Decimal? {
         let bytes = Array(text.utf8)
         var index = 0
         func isDigit(_ i: Int) -> Bool { i < bytes.count && bytes[i] >= UInt8(ascii: "0") && bytes[i] <= UInt8(ascii: "9") }
-        if index < bytes.count, bytes[index] == UInt8(ascii: "-") || bytes[index] == UInt8(ascii: "+") { index += 1 }
-        var significand: [UInt8] = []
-        while isDigit(index) { significand.append(bytes[index]); index += 1 }
+        var negative = false
+        if index < bytes.count, bytes[index] == UInt8(ascii: "-") || bytes[index] == UInt8(ascii: "+") {
+            negative = bytes[index] == UInt8(ascii: "-")
+            index += 1
+        }
+        var digits: [UInt8] = []
+        var fractionDigits = 0
+        while isDigit(index) { digits.append(bytes[index]); index += 1 }
         if index < bytes.count, bytes[index] == UInt8(ascii: ".") {
             index += 1
-            while isDigit(index) { significand.append(bytes[index]); index += 1 }
+            while isDigit(index) { digits.append(bytes[index]); fractionDigits += 1; index += 1 }
         }
-        guard !significand.isEmpty else { return nil }
+        guard !digits.isEmpty else { return nil }
+        var exponent = 0
         if index < bytes.count, bytes[index] == UInt8(ascii: "e") || bytes[index] == UInt8(ascii: "E") {
             index += 1
-            if index < bytes.count, bytes[index] == UInt8(ascii: "-") || bytes[index] == UInt8(ascii: "+") { index += 1 }
+            var exponentNegative = false
+            if index < bytes.count, bytes[index] == UInt8(ascii: "-") || bytes[index] == UInt8(ascii: "+") {
+                exponentNegative = bytes[index] == UInt8(ascii: "-")
+                index += 1
+            }
             guard isDigit(index) else { return nil }
-            while isDigit(index) { index += 1 }
+            while isDigit(index) {
+                // Clamped: any exponent this large is refused below anyway.
+                exponent = min(exponent * 10 + Int(bytes[index] - UInt8(ascii: "0")), 1_000_000)
+                index += 1
+            }
+            if exponentNegative { exponent = -exponent }
         }
         guard index == bytes.count else { return nil }
-        // Foundation's Decimal keeps 38 significant digits and would drop
-        // the rest silently: refuse what it cannot hold exactly.
-        let trimmed = significand.drop { $0 == UInt8(ascii: "0") }.reversed().drop { $0 == UInt8(ascii: "0") }
-        guard trimmed.count <= 38 else { return nil }
-        guard let decimal = Decimal(string: text, locale: Locale(identifier: "en_US_POSIX")), !decimal.isNaN else { return nil }
+        // S: the digits from the first to the last non-zero one.
+        guard let first = digits.firstIndex(where: { $0 != UInt8(ascii: "0") }) else { return Decimal(0) }
+        let last = digits.lastIndex(where: { $0 != UInt8(ascii: "0") }) ?? first
+        let significand = digits[first...last]
+        let d = significand.count
+        // The power of ten of S's last digit.
+        let e = exponent - fractionDigits + (digits.count - 1 - last)
+        guard d <= 38, e >= -128, e + d <= 165 else { return nil }
+        // Foundation's exponent is at most 127: a larger one moves into
+        // the significand as zeros (at most 38 digits in all, checked above).
+        let padding = max(0, e - 127)
+        let normalized = (negative ? "-" : "") + String(decoding: significand, as: UTF8.self)
+            + String(repeating: "0", count: padding) + "E\(e - padding)"
+        guard let decimal = Decimal(string: normalized, locale: Locale(identifier: "en_US_POSIX")), !decimal.isNaN else { return nil }
         return decimal
     }
 }

@@ -147,10 +147,28 @@ struct ValueCodingTests {
         "1234567890123456789012345678901234567891", // 40 significant digits
         "123456789012345678901234567890123456789", // 39
         "1.23456789012345678901234567890123456789",
-        "1e200", "1e-200", "1e128",
+        "1e200", "1e-200", "1e165", "1E-129", "0.01E-127", "12345678901234567890123456789012345678E128",
     ])
     func exactDecimalRejectsInexact(text: String) {
         #expect(PropertyValue.exactDecimal(text) == nil, "'\(text)' was accepted as \(String(describing: PropertyValue.exactDecimal(text)))")
+    }
+
+    @Test("The exponent rule is on the value, not its spelling: one value, every spelling alike", arguments: [
+        ["1E128", "10E127", "0.1E129", "100000000000000000000000000000000000000E90"],
+        ["1E164", "10E163", "0.0001E168"],
+        ["1E-128", "0.1E-127", "10E-129", "0.00000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000001"],
+        ["12345678901234567890123456789012345678E127", "1.2345678901234567890123456789012345678E164"],
+    ])
+    func exactDecimalRuleOnTheValue(spellings: [String]) throws {
+        let decimals = try spellings.map { text in try #require(PropertyValue.exactDecimal(text), "'\(text)' was refused") }
+        for decimal in decimals { #expect(decimal == decimals[0]) }
+        // Negative values follow the same rule.
+        for text in spellings { #expect(PropertyValue.exactDecimal("-" + text) == -decimals[0]) }
+    }
+
+    @Test("Just past the bounds, every spelling is refused", arguments: ["1E165", "10E164", "0.1E166", "1E-129", "0.1E-128", "10E-130", "1E99999999999999999999999"])
+    func exactDecimalRefusedPastTheBounds(text: String) {
+        #expect(PropertyValue.exactDecimal(text) == nil, "'\(text)' was accepted")
     }
 
     @Test("38 significant digits, with zeros around them, are exact")
@@ -160,6 +178,21 @@ struct ValueCodingTests {
         #expect(decimal.description == text)
         #expect(PropertyValue.exactDecimal("000" + text) == decimal)
         #expect(PropertyValue.exactDecimal("0.000" + text + "000")?.description == "0.000" + text)
+    }
+
+    @Test("A Value whose only field is unknown (a newer kind) is refused naming the field, never read as nil")
+    func unknownValueKindIsRefused() throws {
+        // Field 30, varint 1: a kind this build does not know.
+        let wire = try Strata_V1_Value(serializedBytes: [0xF0, 0x01, 0x01] as [UInt8])
+        #expect(wire.kind == nil)
+        let error = try #require(Self.decodingError(wire), "an unknown kind decoded")
+        #expect(error.code == .invalidArgument)
+        #expect(error.strataCode == StrataError.Code.invalidValue.rawValue)
+        #expect(error.message.contains("Book.field"), "\(error.message)")
+        // No field at all is still nil; a known kind beside an unknown field is read.
+        #expect(try PropertyValue(wire: Strata_V1_Value(), field: "f") == .null)
+        let both = try Strata_V1_Value(serializedBytes: [0x08, 0x04, 0xF0, 0x01, 0x01] as [UInt8])
+        #expect(try PropertyValue(wire: both, field: "f") == .integer(2))
     }
 
     @Test("A malformed decimal on the wire is INVALID_ARGUMENT (140104) naming the field")
