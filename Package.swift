@@ -18,6 +18,7 @@ let package = Package(
         .library(name: "StrataWire", targets: ["StrataWire"]),
         .library(name: "StrataServer", targets: ["StrataServer"]),
         .library(name: "StrataClient", targets: ["StrataClient"]),
+        .library(name: "StrataFuzzing", targets: ["StrataFuzzing"]),
         .executable(name: "strata", targets: ["strata"]),
         .executable(name: "strata-server", targets: ["strata-server"]),
         .executable(name: "strata-bench", targets: ["strata-bench"]),
@@ -133,6 +134,25 @@ let package = Package(
             ],
             swiftSettings: strictSettings
         ),
+        // Entry points of the fuzz targets (`Fuzz/`, built apart with
+        // libFuzzer) and of the corpus replay tests.
+        .target(
+            name: "StrataFuzzing",
+            dependencies: [
+                "StrataModel",
+                "StrataQuery",
+                "StrataStore",
+                "StrataContext",
+                "StrataSamples",
+                "StrataWire",
+                "StrataServer",
+                .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "SwiftProtobuf", package: "swift-protobuf"),
+            ],
+            swiftSettings: strictSettings
+        ),
         .executableTarget(
             name: "strata-server",
             dependencies: [
@@ -177,6 +197,20 @@ let package = Package(
                 .product(name: "Histogram", package: "hdrhistogram-swift"),
             ],
             path: "Tools/strata-bench",
+            swiftSettings: strictSettings
+        ),
+        // Writers and checker of Tools/crash-test.sh (kill -9 durability).
+        .executableTarget(
+            name: "strata-crash",
+            dependencies: [
+                "StrataModel",
+                "StrataWire",
+                "StrataClient",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "SwiftProtobuf", package: "swift-protobuf"),
+                .product(name: "GRDB", package: "GRDB.swift"),
+            ],
+            path: "Tools/strata-crash",
             swiftSettings: strictSettings
         ),
         // Side-by-side figures for the embedded stack (run in release).
@@ -269,6 +303,13 @@ let package = Package(
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
             ],
+            swiftSettings: strictSettings
+        ),
+        // Replays every file of `Fuzz/Corpus/<target>/` (seeds and every
+        // input that ever crashed) through the fuzz targets' entry points.
+        .testTarget(
+            name: "StrataFuzzTests",
+            dependencies: ["StrataFuzzing"],
             swiftSettings: strictSettings
         ),
     ],

@@ -57,8 +57,17 @@ extension PropertyValue {
             let b = [UInt8](bytes)
             self = .uuid(UUID(uuid: (b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7], b[8], b[9], b[10], b[11], b[12], b[13], b[14], b[15])))
         case .uri(let v): self = .uri(v)
-        case .object(let text): self = .object(try objectID(text))
-        case .objects(let list): self = .objects(try list.ids.map(objectID))
+        case .object(let text): self = .object(try Self.named(field) { try objectID(text) })
+        case .objects(let list): self = .objects(try Self.named(field) { try list.ids.map(objectID) })
+        }
+    }
+
+    /// Runs `body`, naming `field` in the wire errors it throws.
+    private static func named<T>(_ field: String, _ body: () throws -> T) throws -> T {
+        do {
+            return try body()
+        } catch let error as WireError {
+            throw WireError(error.code, "\(field): \(error.message)", strataCode: error.strataCode)
         }
     }
 

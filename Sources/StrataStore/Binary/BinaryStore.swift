@@ -167,7 +167,7 @@ public actor BinaryStore: PersistentStore {
         }
     }
 
-    private static func decode(
+    static func decode(
         _ bytes: [UInt8],
         path: String,
         description: StoreDescription,
