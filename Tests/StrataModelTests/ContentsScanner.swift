@@ -1,9 +1,12 @@
 import Foundation
+import Testing
+@testable import StrataModel
 
 /// A deliberately independent reading of a `contents` file for tests: it
 /// scans lines with a regular expression instead of using an XML parser, so
 /// that the loader's results can be checked against it. It relies on real
-/// model files writing one element per line, which the reference files do.
+/// model files writing one element per line, as Xcode does (and the
+/// fixtures and the shared reference files do).
 struct ContentsScanner {
     /// An element's attributes, entity references decoded.
     typealias Attributes = [String: String]
@@ -57,6 +60,54 @@ struct ContentsScanner {
                 configurations[configurations.count - 1].members.append(attrs["name"] ?? "")
             }
         }
+    }
+
+    /// Checks a loaded model against a scan of `contentsFile`, the file it
+    /// was loaded from: entities, their properties and flags, fetched
+    /// properties and configurations agree, and the model has no structural
+    /// errors (warnings, such as missing inverses, are allowed).
+    static func expect(_ model: ObjectModel, toMatchScanOf contentsFile: URL) throws {
+        let scan = ContentsScanner(text: try String(contentsOf: contentsFile, encoding: .utf8))
+        #expect(model.entities.map(\.name) == scan.entities.map { $0.attributes["name"] ?? "" })
+        for (entity, scanned) in zip(model.entities, scan.entities) {
+            #expect(entity.parentName == scanned.attributes["parentEntity"], "\(entity.name)")
+            #expect(entity.isAbstract == (scanned.attributes["isAbstract"] == "YES"), "\(entity.name)")
+            #expect(entity.representedClassName == scanned.attributes["representedClassName"], "\(entity.name)")
+            #expect(entity.attributes.map(\.name) == scanned.properties.map { $0["name"] ?? "" })
+            for (attribute, xml) in zip(entity.attributes, scanned.properties) {
+                let label = "\(entity.name).\(attribute.name)"
+                #expect(attribute.type.rawValue == xml["attributeType"], "\(label)")
+                #expect(attribute.isOptional == (xml["optional"] == "YES"), "\(label)")
+                #expect(attribute.isTransient == (xml["transient"] == "YES"), "\(label)")
+                #expect(attribute.isDerived == (xml["derived"] == "YES"), "\(label)")
+                #expect(attribute.derivationExpression == xml["derivationExpression"], "\(label)")
+                #expect(attribute.customClassName == xml["customClassName"], "\(label)")
+                #expect(attribute.valueTransformerName == xml["valueTransformerName"], "\(label)")
+                #expect(model.line(entity: entity.name, property: attribute.name) != nil, "\(label)")
+            }
+            #expect(entity.relationships.map(\.name) == scanned.relationships.map { $0["name"] ?? "" })
+            for (relationship, xml) in zip(entity.relationships, scanned.relationships) {
+                let label = "\(entity.name).\(relationship.name)"
+                #expect(relationship.destinationEntityName == xml["destinationEntity"], "\(label)")
+                #expect(relationship.inverseName == xml["inverseName"], "\(label)")
+                #expect(relationship.isToMany == (xml["toMany"] == "YES"), "\(label)")
+                #expect(relationship.isOrdered == (xml["ordered"] == "YES"), "\(label)")
+                #expect(relationship.isOptional == (xml["optional"] == "YES"), "\(label)")
+                #expect(relationship.deleteRule.rawValue == (xml["deletionRule"] ?? "Nullify"), "\(label)")
+                #expect(relationship.minCount == Int(xml["minCount"] ?? "0"), "\(label)")
+                let expectedMax = xml["maxCount"].flatMap { Int($0) } ?? (xml["toMany"] == "YES" ? 0 : 1)
+                #expect(relationship.maxCount == expectedMax, "\(label)")
+            }
+            #expect(entity.fetchedProperties.map(\.name) == scanned.fetchedProperties.map(\.name))
+            for (fetched, xml) in zip(entity.fetchedProperties, scanned.fetchedProperties) {
+                #expect(fetched.entityName == xml.request["entity"])
+                #expect(fetched.predicate == xml.request["predicateString"])
+            }
+        }
+        #expect(model.configurations.map(\.name) == scan.configurations.map(\.name))
+        #expect(model.configurations.map(\.entityNames) == scan.configurations.map(\.members))
+        let errors = model.structuralDiagnostics().filter { $0.severity == .error }
+        #expect(errors.isEmpty, "\(errors)")
     }
 
     /// `key="value"` pairs of one line.

@@ -2,177 +2,143 @@ import Foundation
 import Testing
 @testable import StrataModel
 
-/// Runs the built `strata` executable (`swift build` makes it before the
-/// tests run) and checks its output and exit status.
+/// `strata model inspect` and `strata model validate`, run as a process
+/// (`swift build` makes the executable before the tests run), against the
+/// package's fixtures. The shared real-world models are covered by
+/// ``SharedReferenceModelTests``.
 @Suite struct ModelCommandTests {
-    /// The outcome of one run.
-    private struct Run {
-        var status: Int32
-        var stdout: String
-        var stderr: String
+    /// Runs `strata` with these arguments.
+    private func strata(_ arguments: String...) throws -> StrataTool.Run {
+        try StrataTool.run(arguments)
     }
 
-    /// `strata` next to the test bundle, else in `<root>/.build/debug`.
-    private static let executable: URL? = {
-        var candidates: [URL] = []
-        if let bundle = Bundle.main.executableURL {
-            candidates.append(bundle.deletingLastPathComponent().appendingPathComponent("strata"))
-        }
-        if let argument = CommandLine.arguments.first {
-            candidates.append(URL(fileURLWithPath: argument).deletingLastPathComponent().appendingPathComponent("strata"))
-        }
-        candidates.append(ReferenceModels.packageRoot.appendingPathComponent(".build/debug/strata"))
-        return candidates.first { FileManager.default.isExecutableFile(atPath: $0.path) }
-    }()
-
-    private func strata(_ arguments: String...) throws -> Run {
-        let executable = try #require(Self.executable, "build the strata executable first (swift build)")
-        let folder = try ReferenceModels.temporaryFolder()
-        defer { try? FileManager.default.removeItem(at: folder) }
-        let out = folder.appendingPathComponent("stdout"), err = folder.appendingPathComponent("stderr")
-        _ = FileManager.default.createFile(atPath: out.path, contents: nil)
-        _ = FileManager.default.createFile(atPath: err.path, contents: nil)
-        let outHandle = try FileHandle(forWritingTo: out), errHandle = try FileHandle(forWritingTo: err)
-        let process = Process()
-        process.executableURL = executable
-        process.arguments = arguments
-        process.standardOutput = outHandle
-        process.standardError = errHandle
-        try process.run()
-        process.waitUntilExit()
-        try outHandle.close()
-        try errHandle.close()
-        return Run(
-            status: process.terminationStatus,
-            stdout: try String(contentsOf: out, encoding: .utf8),
-            stderr: try String(contentsOf: err, encoding: .utf8)
-        )
-    }
-
-    /// Keeps only the documented keys of `inspect --json`, recursively.
-    private func project(_ json: Any) throws -> [String: Any] {
-        let root = try #require(json as? [String: Any])
-        func pick(_ object: Any?, _ keys: [String]) throws -> [String: Any] {
-            let dictionary = try #require(object as? [String: Any])
-            var result: [String: Any] = [:]
-            for key in keys {
-                // Every documented key is present, null included.
-                let value = try #require(dictionary[key], "missing key '\(key)'")
-                result[key] = value
-            }
-            return result
-        }
-        let entityList = try #require(root["entities"] as? [Any])
-        let entities = try entityList.map { entity -> [String: Any] in
-            var projected = try pick(entity, ["name", "parent", "abstract"])
-            let dictionary = try #require(entity as? [String: Any])
-            let attributes = try #require(dictionary["attributes"] as? [Any])
-            let relationships = try #require(dictionary["relationships"] as? [Any])
-            let fetchedProperties = try #require(dictionary["fetchedProperties"] as? [Any])
-            projected["attributes"] = try attributes.map { try pick($0, ["name", "type", "optional", "transient", "derived"]) }
-            projected["relationships"] = try relationships.map {
-                try pick($0, ["name", "destination", "toMany", "ordered", "inverse", "deleteRule"])
-            }
-            projected["fetchedProperties"] = try fetchedProperties.map { try pick($0, ["name", "entity", "predicate"]) }
-            return projected
-        }
-        let configurationList = try #require(root["configurations"] as? [Any])
-        let configurations = try configurationList.map { try pick($0, ["name", "entities"]) }
-        return ["entities": entities, "configurations": configurations]
-    }
-
-    private func canonical(_ object: Any) throws -> String {
-        String(decoding: try JSONSerialization.data(withJSONObject: object, options: [.sortedKeys, .prettyPrinted]), as: UTF8.self)
-    }
-
-    @Test(arguments: ReferenceModels.names)
+    @Test(arguments: FixtureModels.names)
     func inspectJSONMatchesAnIndependentReading(name: String) throws {
-        let url = ReferenceModels.url(name)
-        let run = try strata("model", "inspect", url.path, "--json")
-        #expect(run.status == 0, "\(run.stderr)")
-        #expect(run.stderr.isEmpty)
-        let json = try JSONSerialization.jsonObject(with: Data(run.stdout.utf8), options: [.fragmentsAllowed])
-        let expected = ContentsScanner(text: try String(contentsOf: url, encoding: .utf8)).expectedInspectJSON
-        #expect(try canonical(project(json)) == canonical(expected))
-        // Stable output: a second run prints the same bytes.
-        #expect(try strata("model", "inspect", url.path, "--json").stdout == run.stdout)
+        let url = FixtureModels.url(name)
+        try StrataTool.expectInspectMatchesScan(of: url.path, contentsFile: url)
+    }
+
+    @Test func inspectJSONOfAModelPackageReadsItsCurrentVersion() throws {
+        let current = FixtureModels.journal.appendingPathComponent("Journal 2.xcdatamodel/contents")
+        try StrataTool.expectInspectMatchesScan(of: FixtureModels.journal.path, contentsFile: current)
     }
 
     @Test func inspectJSONSpotChecks() throws {
-        let run = try strata("model", "inspect", ReferenceModels.url("SwiftGen_SwiftGen").path, "--json")
-        let root = try #require(try JSONSerialization.jsonObject(with: Data(run.stdout.utf8)) as? [String: Any])
+        let root = try StrataTool.json(try strata("model", "inspect", FixtureModels.url("Library").path, "--json"))
         let entities = try #require(root["entities"] as? [[String: Any]])
-        let main = try #require(entities.first { $0["name"] as? String == "MainEntity" })
-        #expect(main["parent"] is NSNull)
-        let attributes = try #require(main["attributes"] as? [[String: Any]])
-        let int16 = try #require(attributes.first { $0["name"] as? String == "int16" })
-        #expect(int16["type"] as? String == "Integer 16")
-        #expect(int16["optional"] as? Bool == false)
-        let relationships = try #require(main["relationships"] as? [[String: Any]])
-        #expect(relationships.map { $0["deleteRule"] as? String } == ["Nullify", "Nullify", "Nullify"])
-        #expect(relationships.map { $0["toMany"] as? Bool } == [true, true, false])
-        let child = try #require(entities.first { $0["name"] as? String == "ChildEntity" })
-        #expect(child["parent"] as? String == "MainEntity")
-        #expect((child["attributes"] as? [[String: Any]])?.count == 3)   // own attributes only
+        #expect(entities.count == 10)
+        let book = try #require(entities.first { $0["name"] as? String == "Book" })
+        #expect(book["parent"] is NSNull)
+        #expect(book["abstract"] as? Bool == false)
+        let attributes = try #require(book["attributes"] as? [[String: Any]])
+        let edition = try #require(attributes.first { $0["name"] as? String == "edition" })
+        #expect(edition["type"] as? String == "Integer 16")
+        #expect(edition["optional"] as? Bool == false)
+        #expect(attributes.filter { $0["derived"] as? Bool == true }.count == 3)
+        #expect(attributes.filter { $0["transient"] as? Bool == true }.map { $0["name"] as? String } == ["scratchNote"])
+        let relationships = try #require(book["relationships"] as? [[String: Any]])
+        #expect(relationships.map { $0["deleteRule"] as? String } == ["Nullify", "Nullify", "Nullify", "Cascade", "Nullify"])
+        #expect(relationships.map { $0["toMany"] as? Bool } == [true, false, false, true, false])
+        #expect(relationships.map { $0["inverse"] as? String } == ["books", "sequel", "catalog", "book", "prequel"])
+        let fetched = try #require(book["fetchedProperties"] as? [[String: Any]])
+        #expect(fetched.map { $0["entity"] as? String } == ["Book", "Review"])
+        let person = try #require(entities.first { $0["name"] as? String == "Person" })
+        #expect(person["abstract"] as? Bool == true)
+        let librarian = try #require(entities.first { $0["name"] as? String == "Librarian" })
+        #expect(librarian["parent"] as? String == "Member")
+        #expect((librarian["attributes"] as? [[String: Any]])?.count == 2)   // own attributes only
+        let mentor = try #require((librarian["relationships"] as? [[String: Any]])?.last)
+        #expect(mentor["deleteRule"] as? String == "No Action")
+        let configurations = try #require(root["configurations"] as? [[String: Any]])
+        #expect(configurations.map { $0["name"] as? String } == ["Catalog", "Device", "Synced"])
+        #expect(configurations.last?["entities"] as? [String] == ["Preference", "SyncedPreference"])
 
-        let mogenerator = try strata("model", "inspect", ReferenceModels.url("rentzsch_mogenerator").path, "--json")
-        let moRoot = try #require(try JSONSerialization.jsonObject(with: Data(mogenerator.stdout.utf8)) as? [String: Any])
-        #expect((moRoot["configurations"] as? [Any])?.isEmpty == true)
-        let parent = try #require((moRoot["entities"] as? [[String: Any]])?.first { $0["name"] as? String == "Parent" })
-        let children = try #require((parent["relationships"] as? [[String: Any]])?.first)
-        #expect(children["inverse"] is NSNull)
-        #expect(children["deleteRule"] as? String == "Cascade")
+        let telemetry = try StrataTool.json(try strata("model", "inspect", FixtureModels.url("Telemetry").path, "--json"))
+        #expect((telemetry["configurations"] as? [Any])?.isEmpty == true)
+        let sensor = try #require((telemetry["entities"] as? [[String: Any]])?.first { $0["name"] as? String == "Sensor" })
+        let replacement = try #require((sensor["relationships"] as? [[String: Any]])?.first { $0["name"] as? String == "replacement" })
+        #expect(replacement["inverse"] is NSNull)
+        #expect(replacement["toMany"] as? Bool == false)
+        let calibrations = try #require((sensor["relationships"] as? [[String: Any]])?.first)
+        #expect(calibrations["ordered"] as? Bool == true)
+        #expect(calibrations["deleteRule"] as? String == "Cascade")
     }
 
     @Test func inspectPrintsAReadableTree() throws {
-        let run = try strata("model", "inspect", ReferenceModels.url("rentzsch_mogenerator").path)
+        let path = FixtureModels.url("Telemetry").path
+        let run = try strata("model", "inspect", path)
         #expect(run.status == 0)
-        #expect(run.stdout.hasPrefix("Model rentzsch_mogenerator"))
-        #expect(run.stdout.contains("\nHuman  class HumanMO\n"))
-        #expect(run.stdout.contains("\nParent : Human  class ParentMO\n"))
-        #expect(run.stdout.contains("  age: Integer 16  default 0, min 0\n"))
-        #expect(run.stdout.contains("  orderedChildren -> [Child]  ordered, inverse parent, Cascade\n"))
-        #expect(run.stdout.contains("  byHumanName: Human where humanName == $humanName\n"))
+        #expect(run.stderr.isEmpty)
+        #expect(run.stdout.hasPrefix("Model Telemetry (\(path)): 4 entities, 0 configurations, 3 fetch requests\n"))
+        #expect(run.stdout.contains("\nSensor  class STSensor\n"))
+        #expect(run.stdout.contains("\n  rangeLow: Integer 16  default -40, min -300, max 300\n"))
+        #expect(run.stdout.contains("\n  label: String  default \"unnamed\", min 1, max 64\n"))
+        #expect(run.stdout.contains("\n  scratch: Undefined?  transient\n"))
+        #expect(run.stdout.contains("\n  calibrations -> [Calibration]  ordered, inverse sensor, Cascade\n"))
+        #expect(run.stdout.contains("\n  replacement -> Sensor?  no inverse, Nullify\n"))
+        #expect(run.stdout.contains("\n  station -> Station  count 1…1, inverse sensors, Nullify\n"))
+        #expect(run.stdout.contains("\n  sensors -> [Sensor]  count 1…16, inverse station, Cascade\n"))
+        #expect(run.stdout.contains("\n  laterReadings => [Reading]  fetched where sensor == $FETCH_SOURCE.sensor AND recorded > $FETCH_SOURCE.recorded\n"))
+        #expect(run.stdout.hasSuffix("""
+
+            Fetch requests
+              flaggedReadings: Reading where flagged == YES, result type 1
+              recentReadings: Reading where recorded > $SINCE AND quality >= 50, limit 500
+              stationByCode: Station where code ==[c] $CODE, limit 1
+
+            """))
+
+        let library = try strata("model", "inspect", FixtureModels.url("Library").path)
+        #expect(library.status == 0)
+        #expect(library.stdout.contains("\nPerson  (abstract)  class Person\n"))
+        #expect(library.stdout.contains("\nLibrarian : Member  class Librarian\n"))
+        #expect(library.stdout.contains("\n  books -> [Book]  ordered, inverse authors, Nullify\n"))
+        #expect(library.stdout.contains("\n  mentor -> Librarian?  inverse mentees, No Action\n"))
+        #expect(library.stdout.contains("\n  titleKey: String?  derived = canonical:(title)\n"))
+        #expect(library.stdout.contains("\n  sessionToken: String?  transient\n"))
+        #expect(library.stdout.contains("\nConfigurations\n  Catalog: Author, Book, Librarian, Member, Person, Publisher, Review\n  Device: DevicePreference, Preference\n  Synced: Preference, SyncedPreference\n"))
     }
 
     @Test func inspectAcceptsModelFolders() throws {
-        let folder = try ReferenceModels.temporaryFolder()
-        defer { try? FileManager.default.removeItem(at: folder) }
-        let text = try String(contentsOf: ReferenceModels.url("atomicbird_momcom"), encoding: .utf8)
-        try ReferenceModels.write(text, to: "momcTests.xcdatamodeld/momcTests 2.xcdatamodel/contents", in: folder)
-        try ReferenceModels.write(ReferenceModels.document("<entity name=\"Old\"/>"),
-                                  to: "momcTests.xcdatamodeld/momcTests.xcdatamodel/contents", in: folder)
-        try ReferenceModels.write("""
-            <?xml version="1.0" encoding="UTF-8"?>
-            <plist version="1.0"><dict><key>_XCCurrentVersionName</key><string>momcTests 2.xcdatamodel</string></dict></plist>
-            """, to: "momcTests.xcdatamodeld/.xccurrentversion", in: folder)
-        let run = try strata("model", "inspect", folder.appendingPathComponent("momcTests.xcdatamodeld").path, "--json")
+        // The package: its .xccurrentversion names "Journal 2".
+        let run = try strata("model", "inspect", FixtureModels.journal.path, "--json")
         #expect(run.status == 0)
-        let root = try #require(try JSONSerialization.jsonObject(with: Data(run.stdout.utf8)) as? [String: Any])
-        #expect(root["name"] as? String == "momcTests 2")
-        #expect((root["entities"] as? [[String: Any]])?.map { $0["name"] as? String } == ["AbstractEntity", "Entity", "OtherEntity", "UnrelatedEntity"])
+        let root = try StrataTool.json(run)
+        #expect(root["name"] as? String == "Journal 2")
+        #expect((root["entities"] as? [[String: Any]])?.map { $0["name"] as? String } == ["Entry", "Notebook", "Tag"])
+        // One version folder of it.
+        let older = try StrataTool.json(try strata(
+            "model", "inspect", FixtureModels.journal.appendingPathComponent("Journal.xcdatamodel").path, "--json"))
+        #expect(older["name"] as? String == "Journal")
+        #expect((older["entities"] as? [[String: Any]])?.map { $0["name"] as? String } == ["Entry", "Tag"])
     }
 
-    @Test(arguments: ReferenceModels.names)
-    func validateAcceptsEveryReferenceModel(name: String) throws {
-        let model = try ReferenceModels.load(name)
-        let run = try strata("model", "validate", ReferenceModels.url(name).path)
+    @Test(arguments: FixtureModels.allPaths)
+    func validateAcceptsEveryFixture(path: String) throws {
+        let model = try XcodeModelLoader.load(contentsOf: URL(fileURLWithPath: path))
+        let run = try strata("model", "validate", path)
         #expect(run.status == 0, "\(run.stderr)")
         #expect(run.stdout.hasPrefix("valid: \(model.entities.count) entities"))
-        // Warnings (missing inverses in mogenerator) go to stderr, one per line.
+        // Warnings go to stderr, one per line.
         for line in run.stderr.split(separator: "\n") {
             #expect(line.contains(": warning: "))
         }
-        if name == "rentzsch_mogenerator" {
-            #expect(run.stderr.split(separator: "\n").count == 2)
-            #expect(run.stdout == "valid: 9 entities (2 warnings)\n")
+        switch model.name {
+        case "Library": #expect(run.stdout == "valid: 10 entities\n" && run.stderr.isEmpty)
+        case "Telemetry":
+            #expect(run.stdout == "valid: 4 entities (1 warning)\n")
+            #expect(run.stderr == "\(path):37: warning: Sensor.replacement: relationship has no inverse; changes will not be reflected on 'Sensor'\n")
+        case "Oddities":
+            #expect(run.stdout == "valid: 3 entities (1 warning)\n")
+            #expect(run.stderr.hasPrefix("\(path):14: warning: Gadget.byLocationIndex: fetch index 'byLocationIndex': expression index elements"))
+        default: #expect(run.stderr.isEmpty, "\(model.name)")
         }
     }
 
     @Test func validateReportsEveryErrorAndFails() throws {
-        let folder = try ReferenceModels.temporaryFolder()
+        let folder = try ModelFiles.temporaryFolder()
         defer { try? FileManager.default.removeItem(at: folder) }
-        let file = try ReferenceModels.write(ReferenceModels.document("""
+        let file = try ModelFiles.write(ModelFiles.document("""
             <entity name="Book">
                 <attribute name="title" attributeType="Text"/>
                 <relationship name="author" maxCount="1" destinationEntity="Writer" inverseName="books" inverseEntity="Writer"/>
@@ -192,10 +158,10 @@ import Testing
     }
 
     @Test func unreadableInputFailsPleasantly() throws {
-        let folder = try ReferenceModels.temporaryFolder()
+        let folder = try ModelFiles.temporaryFolder()
         defer { try? FileManager.default.removeItem(at: folder) }
-        let garbage = try ReferenceModels.write("this is not xml <", to: "garbage.contents", in: folder)
-        let notModel = try ReferenceModels.write("<plist/>", to: "plist.contents", in: folder)
+        let garbage = try ModelFiles.write("this is not xml <", to: "garbage.contents", in: folder)
+        let notModel = try ModelFiles.write("<plist/>", to: "plist.contents", in: folder)
         let missing = folder.appendingPathComponent("missing.xcdatamodeld")
         for command in ["inspect", "validate"] {
             for path in [garbage, notModel, missing] {

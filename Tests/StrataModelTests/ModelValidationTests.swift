@@ -184,7 +184,7 @@ import Testing
     }
 
     @Test func xmlModelProblemsCarryFileAndLine() throws {
-        let xml = ReferenceModels.document("""
+        let xml = ModelFiles.document("""
             <entity name="Shelf">
                 <attribute name="label" attributeType="String"/>
                 <relationship name="books" toMany="YES" destinationEntity="Book" inverseName="shelf" inverseEntity="Book"/>
@@ -231,7 +231,7 @@ import Testing
     }
 
     @Test func loadDiagnosticsComeFirst() throws {
-        let xml = ReferenceModels.document("""
+        let xml = ModelFiles.document("""
             <entity name="A">
                 <attribute name="n" attributeType="Integer 8"/>
                 <relationship name="r" maxCount="1" destinationEntity="Z"/>

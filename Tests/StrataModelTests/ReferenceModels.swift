@@ -1,19 +1,41 @@
 import Foundation
 @testable import StrataModel
 
-/// Paths of the shared reference models (`<root>/../shared/reference/models`)
-/// and helpers to load them and to make temporary model folders.
+/// The shared real-world reference models: `<root>/../shared/reference/models`
+/// beside the checkout, or the folder named by `STRATA_REFERENCE_MODELS`.
+///
+/// They are not part of this repository, so the suite that reads them
+/// (``SharedReferenceModelTests``) is skipped where the folder is missing,
+/// except on CI (`CI=true`), where the folder is expected and its absence
+/// fails the suite instead of hiding it.
 enum ReferenceModels {
-    /// The package root: three levels up from this file.
-    static let packageRoot = URL(fileURLWithPath: #filePath)
-        .deletingLastPathComponent()   // StrataModelTests
-        .deletingLastPathComponent()   // Tests
-        .deletingLastPathComponent()   // root
+    /// The environment variable that overrides the folder (a path; point it
+    /// at a missing folder to see the suite skipped).
+    static let environmentKey = "STRATA_REFERENCE_MODELS"
 
+    /// The folder: `$STRATA_REFERENCE_MODELS` when set and not empty, else
     /// `<root>/../shared/reference/models`.
-    static let directory = packageRoot
-        .deletingLastPathComponent()
-        .appendingPathComponent("shared/reference/models")
+    static let directory: URL = {
+        if let override = ProcessInfo.processInfo.environment[environmentKey], !override.isEmpty {
+            return URL(fileURLWithPath: override, isDirectory: true)
+        }
+        return ModelFiles.packageRoot
+            .deletingLastPathComponent()
+            .appendingPathComponent("shared/reference/models", isDirectory: true)
+    }()
+
+    /// Whether the folder exists.
+    static let available: Bool = {
+        var isDirectory: ObjCBool = false
+        return FileManager.default.fileExists(atPath: directory.path, isDirectory: &isDirectory) && isDirectory.boolValue
+    }()
+
+    /// Whether this run is on CI (`CI=true`, as CI services set it).
+    static let onCI = ProcessInfo.processInfo.environment["CI"]?.lowercased() == "true"
+
+    /// Whether the shared-model suite runs: where the folder exists, and
+    /// always on CI, so that a missing folder fails there instead of skipping.
+    static let suiteRuns = available || onCI
 
     /// The base names of the five reference files.
     static let names = [
@@ -32,32 +54,5 @@ enum ReferenceModels {
     /// Loads a reference file.
     static func load(_ name: String) throws -> ObjectModel {
         try XcodeModelLoader.load(contentsOf: url(name))
-    }
-
-    /// A fresh, empty temporary folder.
-    static func temporaryFolder() throws -> URL {
-        let url = FileManager.default.temporaryDirectory
-            .appendingPathComponent("strata-model-tests-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
-        return url
-    }
-
-    /// Writes `text` to `folder/relativePath`, creating folders as needed.
-    @discardableResult
-    static func write(_ text: String, to relativePath: String, in folder: URL) throws -> URL {
-        let url = folder.appendingPathComponent(relativePath)
-        try FileManager.default.createDirectory(at: url.deletingLastPathComponent(), withIntermediateDirectories: true)
-        try Data(text.utf8).write(to: url)
-        return url
-    }
-
-    /// A minimal model document with the given body inside `<model>`.
-    static func document(_ body: String) -> String {
-        """
-        <?xml version="1.0" encoding="UTF-8" standalone="yes"?>
-        <model type="com.apple.IDECoreDataModeler.DataModel" documentVersion="1.0">
-        \(body)
-        </model>
-        """
     }
 }

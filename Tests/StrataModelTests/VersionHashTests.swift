@@ -159,23 +159,45 @@ import Testing
         #expect(before.versionHash(ofEntity: "Other") == after.versionHash(ofEntity: "Other"))
     }
 
-    @Test func cyclesAndReferenceModelsHashWithoutHanging() throws {
+    @Test func cyclesAndFixtureModelsHashWithoutHanging() throws {
         let cyclic = ObjectModel(entities: [EntityDescription(name: "A", parent: "B"), EntityDescription(name: "B", parent: "A")])
         #expect(cyclic.versionHash(ofEntity: "A").count == 32)
         #expect(cyclic.versionHash(ofEntity: "A") != cyclic.versionHash(ofEntity: "B"))
 
-        for name in ReferenceModels.names {
-            let first = try ReferenceModels.load(name).entityVersionHashes
-            let second = try ReferenceModels.load(name).entityVersionHashes
+        for path in FixtureModels.allPaths {
+            let url = URL(fileURLWithPath: path)
+            let first = try XcodeModelLoader.load(contentsOf: url).entityVersionHashes
+            let second = try XcodeModelLoader.load(contentsOf: url).entityVersionHashes
             #expect(first == second)
+            #expect(!first.isEmpty)
             #expect(first.values.allSatisfy { $0.count == 32 })
-            #expect(Set(first.values).count == first.count, "\(name): distinct entities share a hash")
+            #expect(Set(first.values).count == first.count, "\(path): distinct entities share a hash")
         }
-        // mogenerator's Parent has a transient attribute: removing it keeps the hash.
-        let mogenerator = try ReferenceModels.load("rentzsch_mogenerator")
-        var parent = try #require(mogenerator.entity(named: "Parent"))
-        parent.attributes.removeAll { $0.isTransient }
-        let without = ObjectModel(entities: mogenerator.entities.map { $0.name == "Parent" ? parent : $0 })
-        #expect(without.versionHash(ofEntity: "Parent") == mogenerator.versionHash(ofEntity: "Parent"))
+        // Library's Member has a transient attribute: removing it keeps the hash
+        // (of Member and of its subentity Librarian); removing a stored one does not.
+        let library = try FixtureModels.load("Library")
+        let member = try #require(library.entity(named: "Member"))
+        func replacingMember(_ change: (inout EntityDescription) -> Void) -> ObjectModel {
+            var changed = member
+            change(&changed)
+            return ObjectModel(entities: library.entities.map { $0.name == "Member" ? changed : $0 })
+        }
+        let withoutTransient = replacingMember { $0.attributes.removeAll { $0.isTransient } }
+        #expect(withoutTransient.versionHash(ofEntity: "Member") == library.versionHash(ofEntity: "Member"))
+        #expect(withoutTransient.versionHash(ofEntity: "Librarian") == library.versionHash(ofEntity: "Librarian"))
+        let withoutJoined = replacingMember { $0.attributes.removeAll { $0.name == "joined" } }
+        #expect(withoutJoined.versionHash(ofEntity: "Member") != library.versionHash(ofEntity: "Member"))
+        #expect(withoutJoined.versionHash(ofEntity: "Librarian") != library.versionHash(ofEntity: "Librarian"))
+        #expect(withoutJoined.versionHash(ofEntity: "Book") == library.versionHash(ofEntity: "Book"))
+    }
+
+    @Test func modelVersionsHashAsTheirShapesChanged() throws {
+        let current = try XcodeModelLoader.load(contentsOf: FixtureModels.journal)
+        let first = try XcodeModelLoader.load(contentsOf: FixtureModels.journal.appendingPathComponent("Journal.xcdatamodel"))
+        // Tag is the same in both versions; Entry gained attributes and a relationship.
+        #expect(current.versionHash(ofEntity: "Tag") == first.versionHash(ofEntity: "Tag"))
+        #expect(current.versionHash(ofEntity: "Entry") != first.versionHash(ofEntity: "Entry"))
+        #expect(first.versionHash(ofEntity: "Notebook").isEmpty)
+        #expect(current.modelVersionHash != first.modelVersionHash)
     }
 }

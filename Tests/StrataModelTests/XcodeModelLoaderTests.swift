@@ -2,315 +2,428 @@ import Foundation
 import Testing
 @testable import StrataModel
 
+/// The Xcode model importer, against the package's own fixtures
+/// (`Tests/ModelFixtures`) and small documents written inline. The shared
+/// real-world models are covered by ``SharedReferenceModelTests``.
 @Suite struct XcodeModelLoaderTests {
-    // MARK: Reference models
+    // MARK: Fixture models
 
-    @Test(arguments: ReferenceModels.names)
-    func loadsEveryReferenceModelLikeAnIndependentScan(name: String) throws {
-        let url = ReferenceModels.url(name)
+    @Test(arguments: FixtureModels.names)
+    func loadsEveryFixtureLikeAnIndependentScan(name: String) throws {
+        let url = FixtureModels.url(name)
         let model = try XcodeModelLoader.load(contentsOf: url)
-        let scan = ContentsScanner(text: try String(contentsOf: url, encoding: .utf8))
-
         #expect(model.name == name)
         #expect(model.sourceFile == url.path)
-        #expect(model.entities.map(\.name) == scan.entities.map { $0.attributes["name"] ?? "" })
-        for (entity, scanned) in zip(model.entities, scan.entities) {
-            #expect(entity.parentName == scanned.attributes["parentEntity"], "\(entity.name)")
-            #expect(entity.isAbstract == (scanned.attributes["isAbstract"] == "YES"), "\(entity.name)")
-            #expect(entity.representedClassName == scanned.attributes["representedClassName"], "\(entity.name)")
-            #expect(entity.attributes.map(\.name) == scanned.properties.map { $0["name"] ?? "" })
-            for (attribute, xml) in zip(entity.attributes, scanned.properties) {
-                let label = "\(entity.name).\(attribute.name)"
-                #expect(attribute.type.rawValue == xml["attributeType"], "\(label)")
-                #expect(attribute.isOptional == (xml["optional"] == "YES"), "\(label)")
-                #expect(attribute.isTransient == (xml["transient"] == "YES"), "\(label)")
-                #expect(attribute.isDerived == (xml["derived"] == "YES"), "\(label)")
-                #expect(attribute.derivationExpression == xml["derivationExpression"], "\(label)")
-                #expect(attribute.customClassName == xml["customClassName"], "\(label)")
-                #expect(attribute.valueTransformerName == xml["valueTransformerName"], "\(label)")
-                #expect(model.line(entity: entity.name, property: attribute.name) != nil, "\(label)")
-            }
-            #expect(entity.relationships.map(\.name) == scanned.relationships.map { $0["name"] ?? "" })
-            for (relationship, xml) in zip(entity.relationships, scanned.relationships) {
-                let label = "\(entity.name).\(relationship.name)"
-                #expect(relationship.destinationEntityName == xml["destinationEntity"], "\(label)")
-                #expect(relationship.inverseName == xml["inverseName"], "\(label)")
-                #expect(relationship.isToMany == (xml["toMany"] == "YES"), "\(label)")
-                #expect(relationship.isOrdered == (xml["ordered"] == "YES"), "\(label)")
-                #expect(relationship.isOptional == (xml["optional"] == "YES"), "\(label)")
-                #expect(relationship.deleteRule.rawValue == (xml["deletionRule"] ?? "Nullify"), "\(label)")
-                #expect(relationship.minCount == Int(xml["minCount"] ?? "0"), "\(label)")
-                let expectedMax = xml["maxCount"].flatMap { Int($0) } ?? (xml["toMany"] == "YES" ? 0 : 1)
-                #expect(relationship.maxCount == expectedMax, "\(label)")
-            }
-            #expect(entity.fetchedProperties.map(\.name) == scanned.fetchedProperties.map(\.name))
-            for (fetched, xml) in zip(entity.fetchedProperties, scanned.fetchedProperties) {
-                #expect(fetched.entityName == xml.request["entity"])
-                #expect(fetched.predicate == xml.request["predicateString"])
-            }
-        }
-        #expect(model.configurations.map(\.name) == scan.configurations.map(\.name))
-        #expect(model.configurations.map(\.entityNames) == scan.configurations.map(\.members))
-        // Real models have no structural errors (warnings for missing inverses are fine).
-        let errors = model.structuralDiagnostics().filter { $0.severity == .error }
-        #expect(errors.isEmpty, "\(errors)")
+        try ContentsScanner.expect(model, toMatchScanOf: url)
     }
 
-    @Test func swiftGenModel() throws {
-        let model = try ReferenceModels.load("SwiftGen_SwiftGen")
+    @Test func journalPackageLoadsItsCurrentVersionLikeAnIndependentScan() throws {
+        let current = FixtureModels.journal.appendingPathComponent("Journal 2.xcdatamodel/contents")
+        let model = try XcodeModelLoader.load(contentsOf: FixtureModels.journal)
+        #expect(model.name == "Journal 2")
+        #expect(model.sourceFile == current.path)
+        try ContentsScanner.expect(model, toMatchScanOf: current)
+
+        let older = FixtureModels.journal.appendingPathComponent("Journal.xcdatamodel")
+        let first = try XcodeModelLoader.load(contentsOf: older)
+        #expect(first.name == "Journal")
+        try ContentsScanner.expect(first, toMatchScanOf: older.appendingPathComponent("contents"))
+    }
+
+    @Test func libraryEntitiesAndInheritance() throws {
+        let model = try FixtureModels.load("Library")
         #expect(model.entities.map(\.name) == [
-            "AbstractEntity", "AutoClassGen", "AutoExtensionGen", "ChildEntity",
-            "ImpossibleType", "MainEntity", "NewEntity", "SecondaryEntity",
+            "Author", "Book", "DevicePreference", "Librarian", "Member",
+            "Person", "Preference", "Publisher", "Review", "SyncedPreference",
         ])
-        let abstract = try #require(model.entity(named: "AbstractEntity"))
-        #expect(abstract.isAbstract)
-        #expect(model.subentities(of: "AbstractEntity") == ["NewEntity"])
+        #expect(model.entities.filter(\.isAbstract).map(\.name) == ["Person", "Preference"])
+        #expect(model.entities.allSatisfy { $0.representedClassName == $0.name })
+        #expect(model.subentities(of: "Person") == ["Author", "Member"])
+        #expect(model.subentities(of: "Member") == ["Librarian"])
+        #expect(model.subentities(of: "Preference") == ["DevicePreference", "SyncedPreference"])
+        #expect(model.hierarchy(of: "Person") == ["Person", "Author", "Member", "Librarian"])
+        #expect(model.ancestry(of: "Librarian") == ["Person", "Member", "Librarian"])
+        #expect(model.rootEntityName(of: "Librarian") == "Person")
+        #expect(model.isEntity("Librarian", kindOf: "Person") && !model.isEntity("Author", kindOf: "Member"))
 
-        let child = try #require(model.entity(named: "ChildEntity"))
-        #expect(child.parentName == "MainEntity")
-        #expect(child.representedClassName == "SwiftGen.ChildEntity")
-        #expect(child.userInfo == ["key": "value"])
-        #expect(child.attributes.map(\.name) == ["canonicalOptionalString", "derivedCount", "now"])
-        #expect(child.attributes.map(\.derivationExpression) == ["canonical:(optionalString)", "oneToMany.@count", "now()"])
-        #expect(child.attributes.allSatisfy { $0.isDerived })
-        #expect(child.attributes.map(\.type) == [.string, .integer64, .double])
-        #expect(child.attributes.map(\.isOptional) == [true, true, false])
-        // Inherited from MainEntity: 27 attributes of its own + 3 derived.
-        #expect(model.attributes(of: "ChildEntity").count == 30)
-
-        let main = try #require(model.entity(named: "MainEntity"))
-        #expect(main.representedClassName == "CustomMainEntity")
-        #expect(main.userInfo == ["key": "value"])
-        let expected: [(String, AttributeType, Bool)] = [
-            ("attributedString", .transformable, true), ("binaryData", .binary, true),
-            ("boolean", .boolean, false), ("date", .date, true), ("decimal", .decimal, true),
-            ("double", .double, false), ("float", .float, false), ("int16", .integer16, false),
-            ("int32", .integer32, false), ("int64", .integer64, false), ("integerEnum", .integer16, true),
-            ("integerOptionSet", .integer16, true), ("optionalBoolean", .boolean, true),
-            ("optionalDouble", .double, true), ("optionalFloat", .float, false),
-            ("optionalInt16", .integer16, true), ("optionalInt32", .integer32, false),
-            ("optionalInt64", .integer64, true), ("optionalString", .string, true), ("string", .string, false),
-            ("stringEnum", .string, true), ("transformable", .transformable, true),
-            ("transformableCustomArray", .transformable, true), ("transformableCustomPolyline", .transformable, true),
-            ("transient", .string, true), ("uri", .uri, true), ("uuid", .uuid, true),
-        ]
-        #expect(main.attributes.count == expected.count)
-        for (attribute, (name, type, optional)) in zip(main.attributes, expected) {
-            #expect(attribute.name == name)
-            #expect(attribute.type == type, "\(name)")
-            #expect(attribute.isOptional == optional, "\(name)")
-        }
-        let byName = Dictionary(uniqueKeysWithValues: main.attributes.map { ($0.name, $0) })
-        #expect(byName["transient"]?.isTransient == true)
-        #expect(main.attributes.filter(\.isTransient).map(\.name) == ["transient"])
-        #expect(byName["attributedString"]?.customClassName == "NSAttributedString")
-        #expect(byName["transformableCustomArray"]?.customClassName == "CustomArray")
-        #expect(byName["transformable"]?.customClassName == nil)
-        #expect(byName["binaryData"]?.userInfo == ["key": "value"])
-        #expect(byName["integerOptionSet"]?.userInfo == ["nonOptionalInit": "true", "RawType": "IntegerOptionSet", "unwrapOptional": "true"])
-        #expect(byName["decimal"]?.defaultValue == .decimal(Decimal(string: "0.0")!))
-        #expect(byName["double"]?.defaultValue == .double(0))
-        #expect(byName["float"]?.defaultValue == .double(0))
-        #expect(byName["int16"]?.defaultValue == .integer(0))
-        #expect(byName["int64"]?.defaultValue == .integer(0))
-        #expect(byName["boolean"]?.defaultValue == .null)
-        #expect(byName["string"]?.defaultValue == .null)
-
-        #expect(main.relationships.map(\.name) == ["manyToMany", "oneToMany", "oneToOne"])
-        let manyToMany = main.relationships[0], oneToMany = main.relationships[1], oneToOne = main.relationships[2]
-        #expect(manyToMany.destinationEntityName == "SecondaryEntity")
-        #expect(manyToMany.inverseName == "manyToMany")
-        #expect(manyToMany.inverseEntityName == "SecondaryEntity")
-        #expect(manyToMany.isToMany && !manyToMany.isOrdered && manyToMany.isOptional)
-        #expect(manyToMany.maxCount == 0 && manyToMany.minCount == 0)
-        #expect(oneToMany.isToMany && oneToMany.isOrdered)
-        #expect(!oneToOne.isToMany && oneToOne.maxCount == 1)
-        #expect(main.relationships.allSatisfy { $0.deleteRule == .nullify })
-
-        #expect(main.fetchedProperties == [
-            FetchedPropertyDescription(name: "fetchedProperty", entity: "NewEntity", predicate: "true == true", userInfo: ["key": "value"]),
+        // Inherited properties come first, root first.
+        #expect(model.attributes(of: "Librarian").map(\.name) == [
+            "born", "name", "website", "cardNumber", "joined", "preferences", "sessionToken", "badge", "desk",
         ])
+        #expect(model.relationships(of: "Librarian").map(\.name) == ["reviews", "mentees", "mentor"])
+        #expect(model.fetchedProperties(of: "Librarian").map(\.name) == ["recentReviews"])
+        #expect(model.attribute(named: "name", in: "Author")?.type == .string)
+        #expect(model.relationship(named: "reviews", in: "Librarian")?.deleteRule == .deny)
 
-        let newEntity = try #require(model.entity(named: "NewEntity"))
-        #expect(newEntity.parentName == "AbstractEntity")
-        #expect(newEntity.representedClassName == "CheckedNewEntity")
-        #expect(newEntity.fetchIndexes == [
-            FetchIndex(name: "byIdentifierIndex", elements: [.init(property: "identifier", ascending: true, kind: "Binary")]),
-        ])
-        #expect(newEntity.uniquenessConstraints == [["identifier"]])
-
-        let secondary = try #require(model.entity(named: "SecondaryEntity"))
-        #expect(secondary.relationships.map(\.isToMany) == [true, false, false])
-        #expect(secondary.relationships.map(\.inverseName) == ["manyToMany", "oneToMany", "oneToOne"])
-        #expect(model.inverse(of: oneToMany)?.name == "oneToMany")
-        #expect(model.inverse(of: oneToMany)?.isToMany == false)
-
-        #expect(model.fetchRequestTemplates == [
-            FetchRequestTemplate(name: "DictionaryFetchRequest", entity: "MainEntity", predicate: nil, fetchLimit: 0, resultType: 2),
-            FetchRequestTemplate(name: "ObjectFetchRequest", entity: "MainEntity", predicate: "uuid == $UUID"),
-            FetchRequestTemplate(name: "ObjectIDFetchRequest", entity: "MainEntity",
-                                 predicate: "oneToOne.name == $NAME OR string == $NEEDLE", resultType: 1),
-        ])
-        #expect(model.configurations == [ConfigurationDescription(name: "Custom", entities: ["NewEntity"])])
-
-        // Lines: the XML declaration is line 1, <model> line 2.
-        #expect(model.line(entity: "AbstractEntity") == 3)
-        #expect(model.line(entity: "ChildEntity") == 6)
-        #expect(model.line(entity: "MainEntity") == 15)
-        #expect(model.line(entity: "MainEntity", property: "attributedString") == 16)
-        #expect(model.line(entity: "MainEntity", property: "fetchedProperty") == 65)
-        #expect(model.line(key: "fetchRequest:DictionaryFetchRequest") == 92)
-        #expect(model.line(key: "configuration:Custom") == 95)
+        let person = try #require(model.entity(named: "Person"))
+        #expect(person.userInfo == ["strata.kind": "people: authors, members <and> librarians"])
+        #expect(person.attributes.map(\.type) == [.date, .string, .uri])
+        #expect(person.attributes.map(\.isOptional) == [true, false, true])
+        #expect(model.entity(named: "Preference")?.uniquenessConstraints == [["key"]])
+        #expect(model.entity(named: "SyncedPreference")?.attributes.map(\.type) == [.uuid, .integer64])
         #expect(model.loadDiagnostics.isEmpty)
         #expect(model.structuralDiagnostics().isEmpty)
     }
 
-    @Test func mogeneratorModel() throws {
-        let model = try ReferenceModels.load("rentzsch_mogenerator")
-        #expect(model.entities.map(\.name) == [
-            "Child", "ConcreteEntityWithCustomClass1", "ConcreteEntityWithCustomClass2", "EntitySansCustomClass",
-            "EntitySansCustomClass2", "EntityWithBaseClass", "Human", "Parent", "Uncle",
+    @Test func libraryBookAttributes() throws {
+        let model = try FixtureModels.load("Library")
+        let book = try #require(model.entity(named: "Book"))
+        let expected: [(String, AttributeType, Bool)] = [
+            ("bookID", .uuid, false), ("cover", .binary, true), ("edition", .integer16, false),
+            ("isbn", .string, false), ("lastOpened", .date, true), ("pageCount", .integer32, false),
+            ("price", .decimal, true), ("published", .date, true), ("rating", .float, false),
+            ("reviewCount", .integer64, true), ("scratchNote", .string, true), ("summary", .string, true),
+            ("title", .string, false), ("titleKey", .string, true),
+        ]
+        #expect(book.attributes.count == expected.count)
+        for (attribute, (name, type, optional)) in zip(book.attributes, expected) {
+            #expect(attribute.name == name)
+            #expect(attribute.type == type, "\(name)")
+            #expect(attribute.isOptional == optional, "\(name)")
+        }
+        let a = Dictionary(uniqueKeysWithValues: book.attributes.map { ($0.name, $0) })
+        #expect(a["edition"]?.defaultValue == .integer(1) && a["edition"]?.minValue == .integer(1))
+        #expect(a["edition"]?.maxValue == .null)
+        #expect(a["isbn"]?.minValue == .integer(10) && a["isbn"]?.maxValue == .integer(13))
+        #expect(a["isbn"]?.regularExpression == "[0-9]{9}[0-9X]|[0-9]{13}")
+        #expect(a["isbn"]?.defaultValue == .null)
+        #expect(a["pageCount"]?.defaultValue == .integer(0) && a["pageCount"]?.minValue == .integer(0))
+        #expect(a["price"]?.defaultValue == .decimal(0) && a["price"]?.minValue == .decimal(0))
+        #expect(a["rating"]?.defaultValue == .double(0))
+        #expect(a["rating"]?.minValue == .double(0) && a["rating"]?.maxValue == .double(5))
+        #expect(a["cover"]?.allowsExternalBinaryDataStorage == true)
+        #expect(book.attributes.filter { $0.allowsExternalBinaryDataStorage }.map(\.name) == ["cover"])
+        #expect(book.attributes.filter(\.isTransient).map(\.name) == ["scratchNote"])
+        #expect(book.attributes.filter(\.isDerived).map(\.name) == ["lastOpened", "reviewCount", "titleKey"])
+        #expect(book.attributes.filter(\.isDerived).map(\.derivationExpression) == ["now()", "reviews.@count", "canonical:(title)"])
+        #expect(book.userInfo == ["strata.note": "one row per edition & printing, \"as catalogued\""])
+
+        // Every derived attribute of the model, with its expression.
+        let derived = model.entities.flatMap { entity in
+            entity.attributes.filter(\.isDerived).map { "\(entity.name).\($0.name) = \($0.derivationExpression ?? "")" }
+        }
+        #expect(derived == [
+            "Book.lastOpened = now()", "Book.reviewCount = reviews.@count", "Book.titleKey = canonical:(title)",
+            "Publisher.nameKey = lowercase:(name)", "Publisher.totalPages = catalog.@sum.pageCount",
+            "Review.bookTitle = book.title",
         ])
-        #expect(model.entities.filter { $0.parentName != nil }.map(\.name) == [
-            "Child", "ConcreteEntityWithCustomClass1", "ConcreteEntityWithCustomClass2", "Parent", "Uncle",
+        // Every transient attribute of the model.
+        let transients = model.entities.flatMap { entity in
+            entity.attributes.filter(\.isTransient).map { "\(entity.name).\($0.name)" }
+        }
+        #expect(transients == ["Book.scratchNote", "Member.sessionToken"])
+
+        let member = try #require(model.entity(named: "Member"))
+        let preferences = try #require(member.attributes.first { $0.name == "preferences" })
+        #expect(preferences.type == .transformable)
+        #expect(preferences.valueTransformerName == "NSSecureUnarchiveFromDataTransformer")
+        #expect(preferences.customClassName == "[String: String]")
+        #expect(member.attributes.first { $0.name == "cardNumber" }?.minValue == .integer(1))
+        #expect(member.uniquenessConstraints == [["cardNumber"]])
+
+        let review = try #require(model.entity(named: "Review"))
+        let r = Dictionary(uniqueKeysWithValues: review.attributes.map { ($0.name, $0) })
+        #expect(r["stars"]?.defaultValue == .integer(3))
+        #expect(r["stars"]?.minValue == .integer(1) && r["stars"]?.maxValue == .integer(5))
+        #expect(r["helpful"]?.defaultValue == .boolean(false))
+        #expect(r["weight"]?.defaultValue == .double(1))
+    }
+
+    @Test func libraryRelationshipsInversesAndDeleteRules() throws {
+        let model = try FixtureModels.load("Library")
+        let book = try #require(model.entity(named: "Book"))
+        #expect(book.relationships.map(\.name) == ["authors", "prequel", "publisher", "reviews", "sequel"])
+        #expect(book.relationships.map(\.destinationEntityName) == ["Author", "Book", "Publisher", "Review", "Book"])
+        #expect(book.relationships.map(\.inverseName) == ["books", "sequel", "catalog", "book", "prequel"])
+        #expect(book.relationships.map(\.isToMany) == [true, false, false, true, false])
+        #expect(book.relationships.map(\.isOrdered) == [false, false, false, false, false])
+        #expect(book.relationships.map(\.maxCount) == [0, 1, 1, 0, 1])
+        #expect(book.relationships.map(\.deleteRule) == [.nullify, .nullify, .nullify, .cascade, .nullify])
+        #expect(book.relationships.allSatisfy { $0.isOptional && $0.minCount == 0 })
+
+        // Many-to-many, ordered on one side only.
+        let authorBooks = try #require(model.relationship(named: "books", in: "Author"))
+        #expect(authorBooks.isToMany && authorBooks.isOrdered)
+        #expect(model.inverse(of: authorBooks)?.name == "authors")
+        #expect(model.inverse(of: authorBooks)?.isToMany == true)
+        #expect(model.inverse(of: authorBooks)?.isOrdered == false)
+
+        // A one-to-one pair on the same entity.
+        let sequel = try #require(model.relationship(named: "sequel", in: "Book"))
+        #expect(model.inverse(of: sequel)?.name == "prequel")
+        #expect(model.inverse(of: model.inverse(of: sequel) ?? sequel)?.name == "sequel")
+
+        // A required to-one: not optional, at most one.
+        let reviewBook = try #require(model.relationship(named: "book", in: "Review"))
+        #expect(!reviewBook.isOptional && !reviewBook.isToMany && reviewBook.maxCount == 1 && reviewBook.minCount == 0)
+        #expect(model.inverse(of: reviewBook)?.deleteRule == .cascade)
+
+        // One-to-many inverses; the inverse of an inherited relationship.
+        let catalog = try #require(model.relationship(named: "catalog", in: "Publisher"))
+        #expect(catalog.deleteRule == .deny && catalog.isToMany)
+        #expect(model.inverse(of: catalog)?.name == "publisher")
+        #expect(model.inverse(of: catalog)?.isToMany == false)
+        let reviewer = try #require(model.relationship(named: "reviewer", in: "Review"))
+        #expect(reviewer.destinationEntityName == "Member")
+        #expect(model.inverse(of: reviewer)?.deleteRule == .deny)
+
+        // Self-referential relationships on a subentity, with No Action.
+        let librarian = try #require(model.entity(named: "Librarian"))
+        #expect(librarian.relationships.map(\.name) == ["mentees", "mentor"])
+        #expect(librarian.relationships.map(\.deleteRule) == [.nullify, .noAction])
+        #expect(librarian.relationships.allSatisfy { $0.destinationEntityName == "Librarian" && $0.inverseEntityName == "Librarian" })
+
+        // Every delete rule appears, and every relationship has an inverse that points back.
+        let all = model.entities.flatMap(\.relationships)
+        #expect(all.count == 12)
+        #expect(Set(all.map(\.deleteRule)) == Set(DeleteRule.allCases))
+        for relationship in all {
+            let inverse = try #require(model.inverse(of: relationship), "\(relationship.name)")
+            #expect(model.inverse(of: inverse)?.name == relationship.name, "\(relationship.name)")
+        }
+    }
+
+    @Test func libraryFetchedPropertiesIndexesAndConstraints() throws {
+        let model = try FixtureModels.load("Library")
+        let book = try #require(model.entity(named: "Book"))
+        #expect(book.fetchedProperties == [
+            FetchedPropertyDescription(name: "otherEditions", entity: "Book",
+                                       predicate: "isbn == $FETCH_SOURCE.isbn AND edition != $FETCH_SOURCE.edition"),
+            FetchedPropertyDescription(name: "praise", entity: "Review", predicate: "book == $FETCH_SOURCE AND stars >= 4",
+                                       userInfo: ["strata.sort": "posted DESC"]),
         ])
-        #expect(model.subentities(of: "Human") == ["Child", "Parent", "Uncle"])
-        #expect(model.subentities(of: "EntitySansCustomClass2") == ["ConcreteEntityWithCustomClass1", "ConcreteEntityWithCustomClass2"])
-        #expect(model.entities.allSatisfy { !$0.isAbstract })
+        #expect(model.fetchedProperty(named: "namesakes", in: "Author") == FetchedPropertyDescription(
+            name: "namesakes", entity: "Person", predicate: "name == $FETCH_SOURCE.name AND SELF != $FETCH_SOURCE"))
+        #expect(model.fetchedProperty(named: "recentReviews", in: "Librarian")?.predicate
+            == "reviewer == $FETCH_SOURCE AND posted > $FETCH_SOURCE.joined")
+        let fetched = model.entities.flatMap(\.fetchedProperties)
+        #expect(fetched.count == 4)
+        #expect(fetched.allSatisfy { $0.predicate?.contains("$FETCH_SOURCE") == true })
 
-        let human = try #require(model.entity(named: "Human"))
-        #expect(human.representedClassName == "HumanMO")
-        #expect(human.userInfo == ["additionalHeaderFileName": "Gender.h", "key with.dots...": "value with \"quotes\""])
-        #expect(human.attributes.map(\.name) == ["age", "gender", "humanName"])
-        #expect(human.attributes.map(\.type) == [.integer16, .integer16, .string])
-        #expect(human.attributes.map(\.isOptional) == [false, false, true])
-        #expect(human.attributes[0].minValue == .integer(0))
-        #expect(human.attributes[0].maxValue == .null)
-        #expect(human.attributes[0].defaultValue == .integer(0))
-        #expect(human.attributes[0].userInfo == ["mogenerator.readonly": "true"])
-        #expect(human.attributes[1].userInfo == ["attributeValueScalarType": "Gender"])
-        let meaningless = try #require(human.relationships.first)
-        #expect(meaningless.name == "meaninglessRelationship")
-        #expect(meaningless.destinationEntityName == "EntitySansCustomClass")
-        #expect(meaningless.inverseName == nil && meaningless.inverseEntityName == nil)
-        #expect(meaningless.minCount == 1 && meaningless.maxCount == 1 && !meaningless.isToMany)
-        #expect(meaningless.isIndexed)
+        #expect(book.fetchIndexes == [
+            FetchIndex(name: "byTitleIndex", elements: [.init(property: "title")]),
+            FetchIndex(name: "byPublishedIndex", elements: [
+                .init(property: "published", ascending: false), .init(property: "rating", ascending: false),
+            ]),
+        ])
+        #expect(book.uniquenessConstraints == [["bookID"], ["isbn", "edition"]])
+        #expect(model.entities.filter { !$0.uniquenessConstraints.isEmpty }.map(\.name) == ["Book", "Member", "Preference", "Publisher"])
+        #expect(model.line(key: "Book.fetchIndex:byPublishedIndex") == 42)
+        #expect(model.line(key: "Book.uniquenessConstraint:2") == 50)
+    }
 
-        let parent = try #require(model.entity(named: "Parent"))
-        #expect(parent.representedClassName == "ParentMO")
-        #expect(parent.attributes.count == 13)
-        #expect(parent.attributes.allSatisfy { $0.isOptional })
-        #expect(parent.attributes.filter(\.isTransient).map(\.name) == ["myInt16Transient"])
-        #expect(parent.attributes.first { $0.name == "myInt16Transient" }?.type == .integer16)
-        let transformable = try #require(parent.attributes.first { $0.name == "myTransformableSansClassName" })
-        #expect(transformable.type == .transformable && transformable.customClassName == nil && transformable.valueTransformerName == nil)
-        #expect(parent.relationships.map(\.name) == ["children", "orderedChildren"])
-        #expect(parent.relationships.map(\.deleteRule) == [.cascade, .cascade])
-        #expect(parent.relationships.map(\.isOrdered) == [false, true])
-        #expect(parent.relationships.map(\.isToMany) == [true, true])
-        #expect(parent.relationships.map(\.inverseName) == [nil, "parent"])
-        #expect(model.attributes(of: "Parent").map(\.name).prefix(3) == ["age", "gender", "humanName"])
+    @Test func libraryTemplatesConfigurationsAndLines() throws {
+        let model = try FixtureModels.load("Library")
+        #expect(model.fetchRequestTemplates == [
+            FetchRequestTemplate(name: "allPeople", entity: "Person"),
+            FetchRequestTemplate(name: "bookByISBN", entity: "Book", predicate: "isbn == $ISBN", fetchLimit: 1),
+            FetchRequestTemplate(name: "longReads", entity: "Book", predicate: "pageCount >= $PAGES AND rating > 4", resultType: 1),
+            FetchRequestTemplate(name: "publisherNames", entity: "Publisher", resultType: 2),
+            FetchRequestTemplate(name: "shortClassics", entity: "Book", predicate: "title BEGINSWITH[c] \"The \" AND pageCount < $PAGES"),
+        ])
+        #expect(model.fetchRequestTemplate(named: "bookByISBN")?.fetchLimit == 1)
 
-        let child = try #require(model.entity(named: "Child"))
-        #expect(child.relationships.count == 1)
-        #expect(child.relationships[0].destinationEntityName == "Parent")
-        #expect(child.relationships[0].inverseName == "orderedChildren")
-        #expect(child.relationships[0].minCount == 1)
-        #expect(model.attribute(named: "humanName", in: "Child")?.type == .string)
+        #expect(model.configurations == [
+            ConfigurationDescription(name: "Catalog", entities: ["Author", "Book", "Librarian", "Member", "Person", "Publisher", "Review"]),
+            ConfigurationDescription(name: "Device", entities: ["DevicePreference", "Preference"]),
+            ConfigurationDescription(name: "Synced", entities: ["Preference", "SyncedPreference"]),
+        ])
+        // An abstract entity in two configurations, each with one of its subentities.
+        #expect(model.configurations(containing: "Preference") == ["Device", "Synced"])
+        #expect(model.configurations(containing: "Book") == ["Catalog"])
+        #expect(model.entityNames(inConfiguration: "Device") == ["DevicePreference", "Preference"])
+        #expect(model.entityNames(inConfiguration: nil).count == 10)
+        #expect(model.entityNames(inConfiguration: "Missing").isEmpty)
 
-        let uncle = try #require(model.entity(named: "Uncle"))
-        #expect(uncle.userInfo == ["mogenerator.ignore": "value"])
-        #expect(model.entity(named: "EntitySansCustomClass")?.representedClassName == "NSManagedObject")
+        // Lines: the XML declaration is line 1, <model> line 2.
+        #expect(model.line(entity: "Author") == 3)
+        #expect(model.line(entity: "Book") == 10)
+        #expect(model.line(entity: "Book", property: "bookID") == 11)
+        #expect(model.line(entity: "Book", property: "authors") == 25)
+        #expect(model.line(entity: "Book", property: "praise") == 33)
+        #expect(model.line(entity: "SyncedPreference") == 123)
+        #expect(model.line(key: "fetchRequest:allPeople") == 127)
+        #expect(model.line(key: "fetchRequest:shortClassics") == 131)
+        #expect(model.line(key: "configuration:Catalog") == 132)
+        #expect(model.line(key: "configuration:Synced") == 145)
+    }
 
-        #expect(model.fetchRequestTemplates.map(\.name) == ["allHumans", "byHumanName", "byParent", "byParentName", "oneByHumanName"])
-        #expect(model.fetchRequestTemplates.map(\.entityName) == ["Human", "Human", "Child", "Child", "Human"])
-        #expect(model.fetchRequestTemplates.map(\.predicate) == [
-            nil, "humanName == $humanName", "parent == $parent", "parent.parentName == $parentName", "humanName == $humanName",
+    @Test func telemetryTypesDefaultsAndBounds() throws {
+        let model = try FixtureModels.load("Telemetry")
+        #expect(model.entities.map(\.name) == ["Calibration", "Reading", "Sensor", "Station"])
+        #expect(model.entities.map(\.representedClassName) == ["STCalibration", "STReading", "STSensor", "STStation"])
+        // Every attribute type Xcode offers for a stored or transient attribute
+        // (composites are in the Oddities fixture).
+        let types = Set(model.entities.flatMap(\.attributes).map(\.type))
+        #expect(types == Set(AttributeType.allCases).subtracting([.objectID, .composite]))
+
+        let sensor = try #require(model.entity(named: "Sensor"))
+        #expect(sensor.renamingIdentifier == "Probe" && sensor.versionHashModifier == "2")
+        #expect(sensor.userInfo == ["st.unit": "°C", "st.vendor notes": "calibrate \"yearly\" & after repair"])
+        let s = Dictionary(uniqueKeysWithValues: sensor.attributes.map { ($0.name, $0) })
+        #expect(s["active"]?.defaultValue == .boolean(true))
+        #expect(s["gain"]?.defaultValue == .double(1))
+        #expect(s["gain"]?.minValue == .double(-10) && s["gain"]?.maxValue == .double(10))
+        #expect(s["label"]?.defaultValue == .string("unnamed"))
+        #expect(s["label"]?.minValue == .integer(1) && s["label"]?.maxValue == .integer(64))
+        #expect(s["offset"]?.defaultValue == .double(0))
+        #expect(s["offset"]?.minValue == .double(-2.5) && s["offset"]?.maxValue == .double(2.5))
+        #expect(s["precision"]?.defaultValue == .decimal(try #require(Decimal(string: "0.01"))))
+        #expect(s["precision"]?.minValue == .decimal(0))
+        #expect(s["precision"]?.maxValue == .decimal(try #require(Decimal(string: "99.99"))))
+        #expect(s["rangeHigh"]?.defaultValue == .integer(1000))
+        #expect(s["rangeHigh"]?.minValue == .integer(-40000) && s["rangeHigh"]?.maxValue == .integer(40000))
+        #expect(s["rangeLow"]?.defaultValue == .integer(-40))
+        #expect(s["rangeLow"]?.minValue == .integer(-300) && s["rangeLow"]?.maxValue == .integer(300))
+        #expect(s["serial"]?.maxValue == .integer(9_007_199_254_740_991))
+        #expect(s["serial"]?.renamingIdentifier == "serialNumber")
+        #expect(s["firmware"]?.allowsExternalBinaryDataStorage == true)
+        #expect(s["identifier"]?.type == .uuid && s["manual"]?.type == .uri)
+        #expect(sensor.attributes.filter(\.isTransient).map(\.name) == ["lastSeen", "scratch"])
+        #expect(s["scratch"]?.type == .undefined)
+        #expect(sensor.attributes.filter { !$0.isOptional }.count == 9)
+
+        let calibration = try #require(model.entity(named: "Calibration"))
+        let c = Dictionary(uniqueKeysWithValues: calibration.attributes.map { ($0.name, $0) })
+        let performedAt = try #require(c["performedAt"])
+        // The …DateTimeInterval attributes (seconds since 2001) are read, not the strings.
+        #expect(performedAt.defaultValue == .date(Date(timeIntervalSinceReferenceDate: 738_936_000)))
+        #expect(performedAt.defaultValue == .date(Date(timeIntervalSince1970: 1_717_243_200)))   // 2024-06-01 12:00 UTC
+        #expect(performedAt.minValue == .date(Date(timeIntervalSinceReferenceDate: 536_457_600)))
+        #expect(performedAt.maxValue == .date(Date(timeIntervalSinceReferenceDate: 978_220_800)))
+        #expect(c["drift"]?.minValue == .decimal(-1) && c["drift"]?.maxValue == .decimal(1))
+        #expect(c["coefficients"]?.valueTransformerName == "STCoefficientsTransformer")
+        #expect(c["coefficients"]?.customClassName == "NSArray")
+
+        let station = try #require(model.entity(named: "Station"))
+        let code = try #require(station.attributes.first { $0.name == "code" })
+        #expect(code.regularExpression == "[A-Z]{3}[0-9]{2}")
+        #expect(code.minValue == .integer(5) && code.maxValue == .integer(5))
+        #expect(station.attributes.first { $0.name == "altitude" }?.minValue == .double(-430.5))
+        #expect(station.userInfo == ["st.table": "stations"])
+
+        let reading = try #require(model.entity(named: "Reading"))
+        #expect(reading.attributes.filter(\.isIndexed).map(\.name) == ["recorded"])
+        #expect(reading.attributes.first { $0.name == "quality" }?.defaultValue == .integer(100))
+        #expect(reading.attributes.first { $0.name == "flagged" }?.defaultValue == .boolean(false))
+        #expect(model.loadDiagnostics.isEmpty)
+    }
+
+    @Test func telemetryRelationshipsIndexesAndWarnings() throws {
+        let model = try FixtureModels.load("Telemetry")
+        let sensor = try #require(model.entity(named: "Sensor"))
+        #expect(sensor.relationships.map(\.name) == ["calibrations", "readings", "replacement", "station"])
+        #expect(sensor.relationships.map(\.deleteRule) == [.cascade, .cascade, .nullify, .nullify])
+        #expect(sensor.relationships.map(\.isOrdered) == [true, false, false, false])
+        #expect(sensor.relationships.map(\.inverseName) == ["sensor", "sensor", nil, "sensors"])
+        let station = try #require(model.relationship(named: "station", in: "Sensor"))
+        #expect(!station.isOptional && station.minCount == 1 && station.maxCount == 1)
+        let sensors = try #require(model.relationship(named: "sensors", in: "Station"))
+        #expect(sensors.isToMany && sensors.minCount == 1 && sensors.maxCount == 16 && sensors.deleteRule == .cascade)
+        #expect(model.inverse(of: sensors)?.name == "station")
+        #expect(model.relationship(named: "sensor", in: "Reading")?.isIndexed == true)
+        #expect(model.inverse(of: try #require(model.relationship(named: "calibrations", in: "Sensor")))?.minCount == 1)
+
+        #expect(sensor.fetchIndexes == [
+            FetchIndex(name: "Sensor_compound_1", elements: [.init(property: "serial")]),
+            FetchIndex(name: "Sensor_compound_2", elements: [.init(property: "station"), .init(property: "label")]),
+        ])
+        #expect(model.fetchedProperty(named: "laterReadings", in: "Reading")?.predicate
+            == "sensor == $FETCH_SOURCE.sensor AND recorded > $FETCH_SOURCE.recorded")
+        #expect(model.fetchRequestTemplates == [
+            FetchRequestTemplate(name: "flaggedReadings", entity: "Reading", predicate: "flagged == YES", resultType: 1),
+            FetchRequestTemplate(name: "recentReadings", entity: "Reading", predicate: "recorded > $SINCE AND quality >= 50", fetchLimit: 500),
+            FetchRequestTemplate(name: "stationByCode", entity: "Station", predicate: "code ==[c] $CODE", fetchLimit: 1),
         ])
         #expect(model.configurations.isEmpty)
+        #expect(model.entityNames(inConfiguration: nil) == ["Calibration", "Reading", "Sensor", "Station"])
 
+        // The one relationship without an inverse is a warning, with its line.
         let diagnostics = model.structuralDiagnostics()
-        #expect(diagnostics.allSatisfy { $0.severity == .warning })
-        #expect(Set(diagnostics.compactMap { d in d.property.map { "\(d.entity ?? "").\($0)" } })
-            == ["Human.meaninglessRelationship", "Parent.children"])
-        #expect(diagnostics.first { $0.property == "children" }?.line == 55)
+        #expect(diagnostics.count == 1)
+        let warning = try #require(diagnostics.first)
+        #expect(warning.severity == .warning)
+        #expect(warning.entity == "Sensor" && warning.property == "replacement")
+        #expect(warning.line == 37)
+        #expect(warning.file == FixtureModels.url("Telemetry").path)
     }
 
-    @Test func momcomModel() throws {
-        let model = try ReferenceModels.load("atomicbird_momcom")
-        let entity = try #require(model.entity(named: "Entity"))
-        #expect(entity.parentName == "AbstractEntity")
-        #expect(entity.renamingIdentifier == "myRenamingIdentifier")
-        #expect(entity.versionHashModifier == "myVersionHashModifier")
-        #expect(entity.userInfo == ["someKey": "randomValue"])
-        let byName = Dictionary(uniqueKeysWithValues: entity.attributes.map { ($0.name, $0) })
-        let date = try #require(byName["dateAttribute"])
-        #expect(date.defaultValue == .date(Date(timeIntervalSinceReferenceDate: 388_411_200)))
-        #expect(date.minValue == .date(Date(timeIntervalSinceReferenceDate: 284_000_400)))
-        #expect(date.maxValue == .date(Date(timeIntervalSinceReferenceDate: 602_395_200)))
-        // 2010-01-01 01:00:00 UTC is Unix time 1262307600.
-        #expect(date.minValue == .date(Date(timeIntervalSince1970: 1_262_307_600)))
-        #expect(byName["decimalAttribute"]?.minValue == .decimal(Decimal(string: "-4.5")!))
-        #expect(byName["decimalAttribute"]?.maxValue == .decimal(Decimal(string: "4.5")!))
-        #expect(byName["doubleAttribute"]?.minValue == .double(-3.5))
-        #expect(byName["floatAttribute"]?.maxValue == .double(2.5))
-        #expect(byName["int16Attribute"]?.minValue == .integer(-3))
-        #expect(byName["int16Attribute"]?.maxValue == .integer(9))
-        #expect(byName["int64Attribute"]?.minValue == .integer(-12))
-        #expect(byName["binaryAttribute"]?.isTransient == true)
-        #expect(byName["binaryAttribute"]?.userInfo == ["binaryBar": "NO", "binaryBaz": "MAYBE", "binaryFoo": "YES"])
-        #expect(byName["transformableAttribute"]?.valueTransformerName == "myValueTransformer")
-        #expect(entity.fetchIndexes == [
-            FetchIndex(name: "Entity_compound_1", elements: [.init(property: "booleanAttribute"), .init(property: "dateAttribute")]),
-            FetchIndex(name: "Entity_compound_2", elements: [.init(property: "decimalAttribute"), .init(property: "doubleAttribute")]),
+    @Test func odditiesAreToleratedAndIgnored() throws {
+        let model = try FixtureModels.load("Oddities")
+        // Comments, the <composite> definition, unknown sections and the
+        // diagram layout are not entities.
+        #expect(model.entities.map(\.name) == ["Gadget", "Part", "Placeholder"])
+        let gadget = try #require(model.entity(named: "Gadget"))
+        #expect(gadget.representedClassName == ".Gadget")
+        #expect(gadget.attributes.map(\.name) == ["location", "name", "notes", "scratch"])
+        #expect(gadget.attributes.map(\.type) == [.composite, .string, .string, .undefined])
+        #expect(gadget.attributes.map(\.isTransient) == [false, false, false, true])
+        #expect(gadget.attributes.first { $0.name == "notes" }?.userInfo == [:])
+        // Attributes Strata has no use for (Spotlight, CloudKit encryption) change nothing else.
+        let name = try #require(gadget.attributes.first { $0.name == "name" })
+        #expect(!name.isOptional && name.preserveAfterDeletion && name.defaultValue == .null)
+        // Both userInfo blocks are read; numeric and named character references are decoded.
+        #expect(gadget.userInfo == [
+            "empty": "", "multi\nline": "tab\tseparated", "strata": "<tolerant> & 'lenient'", "second block": "merged",
         ])
-        let others = try #require(entity.relationships.first)
-        #expect(others.isToMany && others.minCount == 1 && others.maxCount == 9)
-        #expect(entity.fetchedProperties.first?.predicate == "booleanAttribute = YES")
-        #expect(model.fetchRequestTemplates.map(\.predicate) == Array(repeating: "booleanAttribute == 1 AND floatAttribute > 5", count: 3))
-        #expect(model.fetchRequestTemplates.map(\.resultType) == [2, 1, 0])
-        #expect(model.fetchRequestTemplates.map(\.fetchLimit) == [0, 0, 100])
-        #expect(model.configurations == [ConfigurationDescription(name: "UnrelatedConfiguration", entities: ["UnrelatedEntity"])])
-        #expect(model.structuralDiagnostics().isEmpty)
+        #expect(gadget.relationships.map(\.name) == ["parts"])
+        #expect(gadget.relationships.first?.deleteRule == .cascade)
+        // The expression element of the fetch index is skipped, with a warning.
+        #expect(gadget.fetchIndexes == [FetchIndex(name: "byLocationIndex", elements: [.init(property: "name", ascending: false)])])
+        #expect(model.loadDiagnostics.count == 1)
+        let warning = try #require(model.loadDiagnostics.first)
+        #expect(warning.severity == .warning && warning.entity == "Gadget" && warning.line == 14)
+        #expect(warning.message.contains("expression index elements are not supported"))
+        #expect(model.structuralDiagnostics() == model.loadDiagnostics)
+
+        let part = try #require(model.entity(named: "Part"))
+        #expect(part.fetchedProperties == [
+            FetchedPropertyDescription(name: "everyGadget", entity: "Gadget"),
+            FetchedPropertyDescription(name: "siblings", entity: "Part",
+                                       predicate: "gadget == $FETCH_SOURCE.gadget AND serial != $FETCH_SOURCE.serial"),
+        ])
+        let placeholder = try #require(model.entity(named: "Placeholder"))
+        #expect(placeholder.attributes.isEmpty && placeholder.relationships.isEmpty && placeholder.fetchedProperties.isEmpty)
+        #expect(model.fetchRequestTemplates == [FetchRequestTemplate(name: "gadgetsNamed", entity: "Gadget", predicate: "name LIKE[c] $PATTERN")])
+        #expect(model.configurations == [ConfigurationDescription(name: "Everything", entities: ["Gadget", "Part", "Placeholder"])])
+        // The comment before <model> counts as a line.
+        #expect(model.line(entity: "Gadget") == 4)
+        #expect(model.line(entity: "Part") == 29)
+        #expect(model.line(key: "fetchRequest:gadgetsNamed") == 45)
     }
 
-    @Test func coreStoreModels() throws {
-        let model = try ReferenceModels.load("JohnEstropia_CoreStore")
-        #expect(model.configurations.map(\.name) == ["Config1", "Config2"])
-        #expect(model.entityNames(inConfiguration: "Config1") == ["TestEntity1AAA"])
-        let unordered = try #require(model.relationship(named: "testToManyUnordered", in: "TestEntity1AAA"))
-        #expect(unordered.destinationEntityName == "TestEntity1AAA" && unordered.isToMany && !unordered.isOrdered)
-        #expect(model.relationship(named: "testToManyOrdered", in: "TestEntity2")?.isOrdered == true)
-        #expect(model.entity(named: "TestEntity1AAA")?.representedClassName == ".TestEntity1")
-
-        let demo = try ReferenceModels.load("JohnEstropia_CoreStore_StackSetupDemo")
-        #expect(demo.configurations == [
-            ConfigurationDescription(name: "FemaleAccounts", entities: ["FemaleAccount", "UserAccount"]),
-            ConfigurationDescription(name: "MaleAccounts", entities: ["MaleAccount", "UserAccount"]),
-        ])
-        #expect(demo.entity(named: "UserAccount")?.isAbstract == true)
-        #expect(demo.attributes(of: "MaleAccount").map(\.name) == ["accountType", "friends", "name"])
-        #expect(demo.attribute(named: "friends", in: "FemaleAccount")?.defaultValue == .integer(0))
-        #expect(demo.configurations(containing: "UserAccount") == ["FemaleAccounts", "MaleAccounts"])
+    @Test func journalVersionsDiffer() throws {
+        let current = try XcodeModelLoader.load(contentsOf: FixtureModels.journal)
+        let first = try XcodeModelLoader.load(contentsOf: FixtureModels.journal.appendingPathComponent("Journal.xcdatamodel"))
+        #expect(first.entities.map(\.name) == ["Entry", "Tag"])
+        #expect(current.entities.map(\.name) == ["Entry", "Notebook", "Tag"])
+        #expect(first.attributes(of: "Entry").map(\.name) == ["body", "created", "heading"])
+        #expect(current.attributes(of: "Entry").map(\.name) == ["body", "created", "mood", "title"])
+        // The renamed attribute keeps its old name as its renaming identifier.
+        #expect(current.attribute(named: "title", in: "Entry")?.renamingIdentifier == "heading")
+        #expect(current.entity(named: "Tag") == first.entity(named: "Tag"))
+        let entries = try #require(current.relationship(named: "entries", in: "Notebook"))
+        #expect(entries.isOrdered && entries.deleteRule == .cascade && current.inverse(of: entries)?.name == "notebook")
+        #expect(current.structuralDiagnostics().isEmpty && first.structuralDiagnostics().isEmpty)
     }
 
     // MARK: Folders
 
-    private static let versionOne = ReferenceModels.document("""
+    private static let versionOne = ModelFiles.document("""
         <entity name="Old" representedClassName="Old"/>
         """)
-    private static let versionTwo = ReferenceModels.document("""
+    private static let versionTwo = ModelFiles.document("""
         <entity name="New" representedClassName="New">
             <attribute name="title" attributeType="String"/>
         </entity>
         """)
 
     @Test func xcdatamodeldUsesCurrentVersionFromPlist() throws {
-        let folder = try ReferenceModels.temporaryFolder()
+        let folder = try ModelFiles.temporaryFolder()
         defer { try? FileManager.default.removeItem(at: folder) }
-        try ReferenceModels.write(Self.versionOne, to: "Books.xcdatamodeld/Books.xcdatamodel/contents", in: folder)
-        let current = try ReferenceModels.write(Self.versionTwo, to: "Books.xcdatamodeld/Books 2.xcdatamodel/contents", in: folder)
-        try ReferenceModels.write("""
+        try ModelFiles.write(Self.versionOne, to: "Books.xcdatamodeld/Books.xcdatamodel/contents", in: folder)
+        let current = try ModelFiles.write(Self.versionTwo, to: "Books.xcdatamodeld/Books 2.xcdatamodel/contents", in: folder)
+        try ModelFiles.write("""
             <?xml version="1.0" encoding="UTF-8"?>
             <!DOCTYPE plist PUBLIC "-//Apple//DTD PLIST 1.0//EN" "http://www.apple.com/DTDs/PropertyList-1.0.dtd">
             <plist version="1.0">
@@ -336,19 +449,19 @@ import Testing
     }
 
     @Test func xcdatamodeldWithOneVersionNeedsNoPlist() throws {
-        let folder = try ReferenceModels.temporaryFolder()
+        let folder = try ModelFiles.temporaryFolder()
         defer { try? FileManager.default.removeItem(at: folder) }
-        try ReferenceModels.write(Self.versionOne, to: "Only.xcdatamodeld/First.xcdatamodel/contents", in: folder)
+        try ModelFiles.write(Self.versionOne, to: "Only.xcdatamodeld/First.xcdatamodel/contents", in: folder)
         let model = try XcodeModelLoader.load(contentsOf: folder.appendingPathComponent("Only.xcdatamodeld"))
         #expect(model.name == "First")
         #expect(model.entities.map(\.name) == ["Old"])
     }
 
     @Test func xcdatamodeldWithSeveralVersionsAndNoPlistNamesThem() throws {
-        let folder = try ReferenceModels.temporaryFolder()
+        let folder = try ModelFiles.temporaryFolder()
         defer { try? FileManager.default.removeItem(at: folder) }
-        try ReferenceModels.write(Self.versionOne, to: "Two.xcdatamodeld/A.xcdatamodel/contents", in: folder)
-        try ReferenceModels.write(Self.versionTwo, to: "Two.xcdatamodeld/B.xcdatamodel/contents", in: folder)
+        try ModelFiles.write(Self.versionOne, to: "Two.xcdatamodeld/A.xcdatamodel/contents", in: folder)
+        try ModelFiles.write(Self.versionTwo, to: "Two.xcdatamodeld/B.xcdatamodel/contents", in: folder)
         let error = try #require(throws: StrataError.self) {
             try XcodeModelLoader.load(contentsOf: folder.appendingPathComponent("Two.xcdatamodeld"))
         }
@@ -358,10 +471,10 @@ import Testing
     }
 
     @Test func plistNamingAMissingVersionIsAnError() throws {
-        let folder = try ReferenceModels.temporaryFolder()
+        let folder = try ModelFiles.temporaryFolder()
         defer { try? FileManager.default.removeItem(at: folder) }
-        try ReferenceModels.write(Self.versionOne, to: "M.xcdatamodeld/A.xcdatamodel/contents", in: folder)
-        try ReferenceModels.write("""
+        try ModelFiles.write(Self.versionOne, to: "M.xcdatamodeld/A.xcdatamodel/contents", in: folder)
+        try ModelFiles.write("""
             <?xml version="1.0" encoding="UTF-8"?>
             <plist version="1.0"><dict><key>_XCCurrentVersionName</key><string>Gone.xcdatamodel</string></dict></plist>
             """, to: "M.xcdatamodeld/.xccurrentversion", in: folder)
@@ -373,7 +486,7 @@ import Testing
     }
 
     @Test func emptyFoldersAndMissingPathsAreUnreadable() throws {
-        let folder = try ReferenceModels.temporaryFolder()
+        let folder = try ModelFiles.temporaryFolder()
         defer { try? FileManager.default.removeItem(at: folder) }
         try FileManager.default.createDirectory(at: folder.appendingPathComponent("Empty.xcdatamodeld"), withIntermediateDirectories: true)
         try FileManager.default.createDirectory(at: folder.appendingPathComponent("Empty.xcdatamodel"), withIntermediateDirectories: true)
@@ -387,9 +500,9 @@ import Testing
     }
 
     @Test func bareContentsFileOfAnyNameAndData() throws {
-        let folder = try ReferenceModels.temporaryFolder()
+        let folder = try ModelFiles.temporaryFolder()
         defer { try? FileManager.default.removeItem(at: folder) }
-        let file = try ReferenceModels.write(Self.versionTwo, to: "whatever.xml", in: folder)
+        let file = try ModelFiles.write(Self.versionTwo, to: "whatever.xml", in: folder)
         let model = try XcodeModelLoader.load(contentsOf: file)
         #expect(model.name == "whatever")
         #expect(model.sourceFile == file.path)
@@ -403,7 +516,7 @@ import Testing
     // MARK: Values
 
     @Test func typedDefaultsAndBounds() throws {
-        let xml = ReferenceModels.document("""
+        let xml = ModelFiles.document("""
             <entity name="T">
                 <attribute name="i16" attributeType="Integer 16" defaultValueString="-7" minValueString="-10" maxValueString="10"/>
                 <attribute name="i64" attributeType="Integer 64" defaultValueString="9223372036854775807"/>
@@ -446,7 +559,7 @@ import Testing
     }
 
     @Test func valuesThatDoNotParseAreKeptNullAndReported() throws {
-        let xml = ReferenceModels.document("""
+        let xml = ModelFiles.document("""
             <entity name="Bad">
                 <attribute name="small" attributeType="Integer 16" defaultValueString="40000"/>
                 <attribute name="word" attributeType="Integer 32" minValueString="ten"/>
@@ -480,7 +593,7 @@ import Testing
     }
 
     @Test func relationshipDefaultsAndDeleteRules() throws {
-        let xml = ReferenceModels.document("""
+        let xml = ModelFiles.document("""
             <entity name="A">
                 <relationship name="one" maxCount="1" destinationEntity="B" inverseName="many" inverseEntity="B"/>
                 <relationship name="two" toMany="YES" optional="YES" deletionRule="Cascade" destinationEntity="B" inverseName="back" inverseEntity="B"/>
@@ -504,7 +617,7 @@ import Testing
     }
 
     @Test func entityReferencesAreDecodedAndUnknownThingsIgnored() throws {
-        let xml = ReferenceModels.document("""
+        let xml = ModelFiles.document("""
             <futureElement name="ignored"><nested/></futureElement>
             <entity name="Note" someNewFlag="YES" syncable="YES">
                 <attribute name="title" optional="YES" attributeType="String" spotlightIndexingEnabled="YES"/>
@@ -531,7 +644,7 @@ import Testing
     }
 
     @Test func missingNamesLoadAndAreReportedByValidation() throws {
-        let xml = ReferenceModels.document("""
+        let xml = ModelFiles.document("""
             <entity>
                 <attribute attributeType="String"/>
                 <relationship toMany="YES"/>
@@ -588,7 +701,7 @@ import Testing
         #expect(XMLTreeBuilder.firstInvalidUTF8Offset(in: Data([0xED, 0xA0, 0x80])) == 0)   // surrogate
         #expect(XMLTreeBuilder.firstInvalidUTF8Offset(in: Data([0xF4, 0x90, 0x80, 0x80])) == 0)
         #expect(XMLTreeBuilder.firstInvalidUTF8Offset(in: Data([0x41, 0xE2, 0x82])) == 1)   // truncated
-        var bytes = Array(ReferenceModels.document(#"<entity name="A"><attribute name="x" attributeType="String"/></entity>"#).utf8)
+        var bytes = Array(ModelFiles.document(#"<entity name="A"><attribute name="x" attributeType="String"/></entity>"#).utf8)
         // Corrupt an attribute name: FoundationXML would crash on this.
         let attributeType = Array("attributeType".utf8)
         let start = try #require((0..<bytes.count).first { bytes[$0...].starts(with: attributeType) })
@@ -601,8 +714,8 @@ import Testing
         #expect(error.message.contains("not UTF-8"))
     }
 
-    @Test func truncatedReferenceFilesNeverCrash() throws {
-        let data = try Data(contentsOf: ReferenceModels.url("SwiftGen_SwiftGen"))
+    @Test func truncatedFixtureFilesNeverCrash() throws {
+        let data = try Data(contentsOf: FixtureModels.url("Library"))
         var loaded = 0
         for length in stride(from: 0, to: data.count, by: 61) {
             do {
@@ -613,12 +726,12 @@ import Testing
             }
         }
         #expect(loaded == 0)   // every prefix misses </model>
-        #expect(try XcodeModelLoader.load(data: data, fileName: "whole.contents").entities.count == 8)
+        #expect(try XcodeModelLoader.load(data: data, fileName: "whole.contents").entities.count == 10)
     }
 
     @Test func randomBytesAndMutationsNeverCrash() throws {
         var generator = SplitMix64(seed: 0x5742_4154_41)
-        let original = [UInt8](try Data(contentsOf: ReferenceModels.url("atomicbird_momcom")))
+        let original = [UInt8](try Data(contentsOf: FixtureModels.url("Telemetry")))
         for round in 0..<300 {
             var bytes: [UInt8]
             if round < 40 {
