@@ -20,9 +20,7 @@ extension SQLQueryBuilder {
             return SQLFragment.balanced(compiled[...], separator: " AND ")
         case .or(let parts):
             guard !parts.isEmpty else { return SQLFragment("0") }
-            var compiled: [SQLFragment] = []
-            for part in parts { compiled.append(try self.predicate(part, scope)) }
-            return SQLFragment.balanced(compiled[...], separator: " OR ")
+            return SQLFragment.balanced(try disjunction(parts, scope)[...], separator: " OR ")
         case .compare(let comparison):
             return try self.comparison(comparison, scope)
         case .quantified(let quantifier, let path, let inner):
@@ -36,6 +34,43 @@ extension SQLQueryBuilder {
             let subquery = "(SELECT 1 FROM " + source.scope.fromClause() + " WHERE \(source.link) AND " + condition + ")"
             return (quantifier == .any ? "EXISTS " : "NOT EXISTS ") + subquery
         }
+    }
+
+    /// The alternatives of an OR: equalities of one stored value with
+    /// constants become one `IN (…)` (`pages == 1 OR pages == 2` is
+    /// `pages IN (1, 2)`), which an index serves in one pass and SQLite
+    /// plans in time linear in the constants (thousands of OR-ed terms are
+    /// otherwise planned one by one); everything else is compiled as is.
+    func disjunction(_ parts: [QueryPredicate], _ scope: SQLScope) throws(StrataError) -> [SQLFragment] {
+        var compiled: [SQLFragment] = []
+        var groups: [String: (lhs: SQLFragment, members: [SQLFragment])] = [:]
+        var order: [String] = []
+        for part in parts {
+            if case .compare(let comparison) = part, comparison.op == .equal, comparison.domain != .object,
+               case .attribute = comparison.lhs, case .constant(let value) = comparison.rhs, !value.isNull {
+                try OperandTyping.check(comparison)
+                let options = (comparison.domain == .string || comparison.domain == .uri) ? comparison.options : []
+                if let lhs = try operand(comparison.lhs, comparison.domain, options, scope), lhs.arguments.isEmpty,
+                   let member = try constant(value, comparison.domain, options) {
+                    if groups[lhs.sql] == nil {
+                        groups[lhs.sql] = (lhs, [])
+                        order.append(lhs.sql)
+                    }
+                    groups[lhs.sql]?.members.append(member)
+                    continue
+                }
+            }
+            compiled.append(try predicate(part, scope))
+        }
+        for key in order {
+            guard let group = groups[key] else { continue }
+            if group.members.count == 1 {
+                compiled.append((group.lhs + " IS " + group.members[0]).parenthesized)
+            } else {
+                compiled.append((group.lhs + " IN (" + SQLFragment.joined(group.members, separator: ", ") + ")").parenthesized)
+            }
+        }
+        return compiled
     }
 
     // MARK: - Comparisons
