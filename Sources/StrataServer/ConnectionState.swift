@@ -16,6 +16,13 @@ final class ConnectionState: Sendable {
     /// The connection's requests in flight, wherever they start (the
     /// connection waits for all of them before closing).
     let limiter: InFlightLimiter
+    /// Fetches of objects or IDs that may hold their results at once: a
+    /// fetch's result is read whole before its batches are sent, so this
+    /// bounds what a client that does not read its answers can make the
+    /// connection hold (the other fetches wait, holding nothing).
+    let fetchSlots = InFlightLimiter(limit: ConnectionState.fetchesAtOnce)
+    /// How many fetches of objects or IDs run at once per connection.
+    static let fetchesAtOnce = 4
     private let answering = Atomic<Bool>(false)
     private let compressing = Atomic<Bool>(false)
     private let client = NIOLockedValueBox("")

@@ -12,6 +12,12 @@ enum RequestFailure {
             return error.status
         case let error as StrataError:
             return error.status
+        case is CancellationError:
+            // Its connection closed: nobody will read this answer.
+            return Strata_V1_Status.with {
+                $0.code = .cancelled
+                $0.message = "cancelled: the connection closed"
+            }
         case let error as PredicateSyntaxError:
             var status = error.strataError.status
             status.predicateError = Strata_V1_PredicateErrorPosition.with {

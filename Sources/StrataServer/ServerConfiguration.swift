@@ -14,6 +14,12 @@ public struct ServerConfiguration: Sendable {
     /// Close a connection after this long with no frame received, no
     /// request running and no subscription; `nil` never.
     public var idleTimeout: Duration?
+    /// How long a frame may take to arrive once its first byte has: a
+    /// header or frame still incomplete after this (plus one second per
+    /// MiB of its announced payload) closes the connection with
+    /// DEADLINE_EXCEEDED, so that a client sending a byte at a time
+    /// (slowloris) holds nothing for long; `nil` never.
+    public var frameTimeout: Duration?
     /// When set, a client's hello must carry this token.
     public var authToken: String?
     /// Requests one connection runs at once; the server stops reading a
@@ -36,6 +42,7 @@ public struct ServerConfiguration: Sendable {
         maxConnections: Int = 10_000,
         maxFrameBytes: Int = WireProtocol.defaultMaxFrameBytes,
         idleTimeout: Duration? = .seconds(300),
+        frameTimeout: Duration? = .seconds(30),
         authToken: String? = nil,
         maxRequestsInFlight: Int = 128,
         shutdownGracePeriod: Duration = .seconds(10),
@@ -47,6 +54,7 @@ public struct ServerConfiguration: Sendable {
         self.maxConnections = maxConnections
         self.maxFrameBytes = maxFrameBytes
         self.idleTimeout = idleTimeout
+        self.frameTimeout = frameTimeout
         self.authToken = authToken
         self.maxRequestsInFlight = maxRequestsInFlight
         self.shutdownGracePeriod = shutdownGracePeriod

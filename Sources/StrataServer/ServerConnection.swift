@@ -21,16 +21,29 @@ struct ServerConnection {
                 let writer = ResponseWriter(outbound: outbound, maxFrameBytes: core.configuration.maxFrameBytes, state: state)
                 let session = Session(core: core, writer: writer, logger: logger)
                 let limiter = state.limiter
-                await withDiscardingTaskGroup { group in
-                    if let timeout = core.configuration.idleTimeout {
-                        group.addTask { await watchIdleness(session: session, limiter: limiter, timeout: timeout) }
+                // The connection's work runs in one task, cancelled when the
+                // channel closes (the client went away, or shutdown's grace
+                // period ended): nothing it queued is started after that, and
+                // what runs stops at its next check. A half-close is not a
+                // close: the requests received are still answered.
+                let work = Task {
+                    await withDiscardingTaskGroup { group in
+                        if let timeout = core.configuration.idleTimeout {
+                            group.addTask { await watchIdleness(session: session, limiter: limiter, timeout: timeout) }
+                        }
+                        await readRequests(inbound, session: session, writer: writer, limiter: limiter, group: &group)
+                        state.stopAnswering()
+                        limiter.stopTaking()
+                        await limiter.waitUntilIdle()
+                        await session.close()
+                        group.cancelAll()
                     }
-                    await readRequests(inbound, session: session, writer: writer, limiter: limiter, group: &group)
-                    state.stopAnswering()
-                    limiter.stopTaking()
-                    await limiter.waitUntilIdle()
-                    await session.close()
-                    group.cancelAll()
+                }
+                channel.channel.closeFuture.whenComplete { _ in work.cancel() }
+                await withTaskCancellationHandler {
+                    await work.value
+                } onCancel: {
+                    work.cancel()
                 }
             }
         } catch {
@@ -79,6 +92,11 @@ struct ServerConnection {
                     continue
                 }
                 await limiter.acquire()
+                if Task.isCancelled {
+                    // The channel closed while this request waited for a slot.
+                    limiter.release()
+                    return
+                }
                 let name = clientName
                 group.addTask {
                     await session.handle(request, clientName: name)

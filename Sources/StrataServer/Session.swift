@@ -80,7 +80,13 @@ actor Session {
                 try await writer.send(requestID: requestID, .model(core.modelResponse))
             case .fetch(let fetch)?:
                 let writer = self.writer
+                let slots = fetch.resultType == .count ? nil : writer.state.fetchSlots
+                await slots?.acquire()
+                defer { slots?.release() }
+                try Task.checkCancellation()
                 try await core.fetch(fetch, clientName: clientName) { batch, more in
+                    // The connection closed: no batch more.
+                    try Task.checkCancellation()
                     try await writer.send(requestID: requestID, more: more, .fetch(batch))
                 }
             case .save(let save)?:

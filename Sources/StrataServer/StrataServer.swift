@@ -63,10 +63,18 @@ public actor StrataServer: Service {
         let channel = try await ServerBootstrap(group: group)
             .serverChannelOption(.backlog, value: 256)
             .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
+            .serverChannelInitializer { [logger] channel in
+                channel.eventLoop.makeCompletedFuture {
+                    try channel.pipeline.syncOperations.addHandler(AcceptErrorLogger(logger: logger))
+                }
+            }
             .childChannelOption(.socketOption(.tcp_nodelay), value: 1)
             .childChannelOption(.allowRemoteHalfClosure, value: true)
             .bind(host: configuration.host, port: configuration.port) { child in
                 child.eventLoop.makeCompletedFuture {
+                    if let frameTimeout = core.configuration.frameTimeout {
+                        try child.pipeline.syncOperations.addHandler(FrameDeadlineHandler(timeout: frameTimeout))
+                    }
                     let state = ConnectionState(eventLoop: child.eventLoop, maxRequestsInFlight: core.configuration.maxRequestsInFlight)
                     // Small until the hello is accepted (Session.hello raises it).
                     state.frameLimit.set(min(WireProtocol.helloFrameBytes, maxFrameBytes))

@@ -48,6 +48,9 @@ struct StrataServerCommand: AsyncParsableCommand {
     @Option(help: "Seconds before an idle connection (no traffic, no request, no subscription) is closed; 0 never.")
     var idleTimeout: Int = 300
 
+    @Option(help: "Seconds a frame may take to arrive once its first byte has (plus one per MiB of payload); a slower one closes the connection; 0 never.")
+    var frameTimeout: Int = 30
+
     @Option(help: "Snapshots kept in the coordinator's row cache for reads by object ID (0 turns it off).")
     var rowCache: Int = 100_000
 
@@ -91,6 +94,7 @@ struct StrataServerCommand: AsyncParsableCommand {
         guard maxConnections > 0 else { throw ValidationError("--max-connections must be positive") }
         guard (1024...(1 << 30)).contains(maxFrameBytes) else { throw ValidationError("--max-frame-bytes must be between 1024 and 1073741824 (1 GiB)") }
         guard idleTimeout >= 0 else { throw ValidationError("--idle-timeout must not be negative") }
+        guard (0...Self.maximumSeconds).contains(frameTimeout) else { throw ValidationError("--frame-timeout must be between 0 and \(Self.maximumSeconds) seconds") }
         guard rowCache >= 0 else { throw ValidationError("--row-cache must not be negative") }
         guard (0...60_000).contains(historyPoll) else { throw ValidationError("--history-poll must be between 0 and 60000 milliseconds") }
         guard (1...Self.maximumRetentionHours).contains(historyRetention) else {
@@ -123,6 +127,18 @@ struct StrataServerCommand: AsyncParsableCommand {
             throw ExitCode.failure
         }
         // The singleton has one loop per core; a chosen count gets its own group.
+        // Connections are descriptors: never promise more than the process
+        // can open, or new clients hang in the backlog instead of being refused.
+        var connectionLimit = maxConnections
+        if let descriptors = FileDescriptorLimit.raise() {
+            let holdable = FileDescriptorLimit.connections(forLimit: descriptors)
+            if holdable < maxConnections {
+                connectionLimit = holdable
+                logger.warning("serving at most \(holdable) connections, not \(maxConnections): the process may open \(descriptors) file descriptors (raise its limit, e.g. ulimit -n, for more)")
+            } else {
+                logger.info("file descriptors: \(descriptors); connections: at most \(maxConnections)")
+            }
+        }
         let eventLoops = eventLoopThreads == 0 ? nil : MultiThreadedEventLoopGroup(numberOfThreads: eventLoopThreads)
         let token = authToken ?? ProcessInfo.processInfo.environment["STRATA_AUTH_TOKEN"]
         let server = StrataServer(
@@ -130,9 +146,10 @@ struct StrataServerCommand: AsyncParsableCommand {
             configuration: ServerConfiguration(
                 host: host,
                 port: port,
-                maxConnections: maxConnections,
+                maxConnections: connectionLimit,
                 maxFrameBytes: maxFrameBytes,
                 idleTimeout: idleTimeout == 0 ? nil : .seconds(idleTimeout),
+                frameTimeout: frameTimeout == 0 ? nil : .seconds(frameTimeout),
                 authToken: token?.isEmpty == false ? token : nil,
                 otherProcesses: historyPoll == 0 || noHistory ? nil : ExternalChangeMonitor.Options(
                     pollInterval: .milliseconds(historyPoll),

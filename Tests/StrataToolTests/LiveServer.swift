@@ -19,15 +19,23 @@ final class LiveServer {
     /// Starts the server and waits (up to 20 s) for its "serving" log line.
     /// Its stores go to `dataDirectory` when given (servers started with the
     /// same one share their store files), else to a fresh directory.
-    static func start(_ arguments: [String] = [], dataDirectory shared: URL? = nil) throws -> LiveServer {
+    /// With `descriptorLimit`, the server runs with that limit on open
+    /// file descriptors, soft and hard (`ulimit -n`).
+    static func start(_ arguments: [String] = [], dataDirectory shared: URL? = nil, descriptorLimit: Int? = nil) throws -> LiveServer {
         let executable = try #require(Executables.url("strata-server"), "build strata-server first (swift build)")
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("strata-live-\(UUID().uuidString)", isDirectory: true)
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         let logFile = directory.appendingPathComponent("server.log")
         _ = FileManager.default.createFile(atPath: logFile.path, contents: nil)
         let process = Process()
-        process.executableURL = executable
-        process.arguments = ["--port", "0", "--data-dir", (shared ?? directory.appendingPathComponent("data")).path] + arguments
+        let serverArguments = ["--port", "0", "--data-dir", (shared ?? directory.appendingPathComponent("data")).path] + arguments
+        if let descriptorLimit {
+            process.executableURL = URL(fileURLWithPath: "/bin/bash")
+            process.arguments = ["-c", "ulimit -n \(descriptorLimit) && exec \"$0\" \"$@\"", executable.path] + serverArguments
+        } else {
+            process.executableURL = executable
+            process.arguments = serverArguments
+        }
         process.standardOutput = try FileHandle(forWritingTo: logFile)
         process.standardError = try FileHandle(forWritingTo: logFile)
         try process.run()
