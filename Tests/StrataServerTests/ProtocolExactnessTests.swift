@@ -180,6 +180,25 @@ struct ProtocolExactnessTests {
         try await server.stop()
     }
 
+    @Test("UUIDs in predicates: a UUID variable or a UUID's text matches, other text does not type-check (140101), as documented")
+    func uuidsInPredicates() async throws {
+        #expect(Self.document.contains("or a string literal in the textual form, hex digits in either case"))
+        let server = try await TestServer.start()
+        let client = server.client()
+        let uuid = UUID()
+        _ = try await client.save(Wire.save(inserts: [Wire.insertBook("b", title: "U", uuid: uuid)]))
+        var byVariable = Wire.fetch("Book", "uuid == $U", resultType: .count)
+        byVariable.variables["U"] = Strata_V1_VariableValue.with { $0.value = PropertyValue.uuid(uuid).wire }
+        #expect(try await client.fetch(byVariable).count == 1)
+        #expect(try await client.fetch(Wire.fetch("Book", "uuid == '\(uuid.uuidString)'", resultType: .count)).count == 1)
+        #expect(try await client.fetch(Wire.fetch("Book", "uuid == '\(uuid.uuidString.lowercased())'", resultType: .count)).count == 1)
+        let error = try await Self.refusal { _ = try await client.fetch(Wire.fetch("Book", "uuid == 'not-a-uuid'")) }
+        #expect(error.code == .invalidArgument)
+        #expect(error.strataCode == StrataError.Code.predicateType.rawValue, "\(error)")
+        await client.close()
+        try await server.stop()
+    }
+
     // MARK: - No paths in answers
 
     @Test("Store errors reach clients without the store's folder; the log keeps it")
