@@ -80,7 +80,7 @@ final class CachedGetHandler: ChannelInboundHandler, RemovableChannelHandler {
             guard let request = try? Strata_V1_ClientFrame(serializedBytes: ProtobufBytes(frame.payload)) else {
                 // The async side answers this frame with a protocol error and
                 // closes: nothing read after it is answered here either.
-                state.stopAnswering()
+                state.stopReading(.protocolError)
                 return nil
             }
             guard case .refresh(let decoded)? = request.request else { return nil }

@@ -3,16 +3,19 @@ import NIOCore
 import StrataWire
 import Synchronization
 
-/// What one connection's event-loop handler and its async side share,
-/// without locks or actor hops: whether requests may be answered on the
-/// event loop, whether large answers are compressed, and when the client
-/// last sent a frame.
+/// What one connection's event-loop handlers and its async side share:
+/// its ``ConnectionStateMachine`` (whether the loop may answer, the frame
+/// limit, whether requests are taken, when work is cancelled), which it
+/// runs under a lock and whose actions it carries out; the in-flight
+/// limits; whether large answers are compressed; when the client last
+/// sent a frame.
 final class ConnectionState: Sendable {
     /// When the client last sent a frame.
     let activity = ActivityClock()
-    /// The frame decoder's payload limit: ``WireProtocol/helloFrameBytes``
-    /// until the hello is accepted, then `max_frame_bytes`.
-    let frameLimit = FrameLimit(WireProtocol.defaultMaxFrameBytes)
+    /// The frame decoder's payload limit, as the state machine sets it:
+    /// ``WireProtocol/helloFrameBytes`` until the hello is accepted, then
+    /// `max_frame_bytes`.
+    let frameLimit: FrameLimit
     /// The connection's requests in flight, wherever they start (the
     /// connection waits for all of them before closing).
     let limiter: InFlightLimiter
@@ -23,52 +26,95 @@ final class ConnectionState: Sendable {
     let fetchSlots = InFlightLimiter(limit: ConnectionState.fetchesAtOnce)
     /// How many fetches of objects or IDs run at once per connection.
     static let fetchesAtOnce = 4
-    private let answering = Atomic<Bool>(false)
+    private let machine: NIOLockedValueBox<ConnectionStateMachine>
+    /// Cancels the connection's work (set by the async side once it runs).
+    private let canceller = NIOLockedValueBox<(@Sendable () -> Void)?>(nil)
     private let compressing = Atomic<Bool>(false)
     private let client = NIOLockedValueBox("")
     /// The connection's event loop (nil for a connection that is only
     /// refused, whose requests are never answered on the loop).
     private let eventLoop: (any EventLoop)?
 
-    init(eventLoop: (any EventLoop)? = nil, maxRequestsInFlight: Int = ServerConfiguration().maxRequestsInFlight) {
+    init(eventLoop: (any EventLoop)? = nil, maxRequestsInFlight: Int = ServerConfiguration().maxRequestsInFlight, maxFrameBytes: Int = WireProtocol.defaultMaxFrameBytes) {
         self.eventLoop = eventLoop
         limiter = InFlightLimiter(limit: maxRequestsInFlight)
+        let machine = ConnectionStateMachine(maxFrameBytes: maxFrameBytes)
+        frameLimit = FrameLimit(machine.frameLimit)
+        self.machine = NIOLockedValueBox(machine)
     }
 
     /// The name the client gave in its hello (empty before).
     var clientName: String { client.withLockedValue { $0 } }
 
-    /// Whether the event loop may answer requests itself: true from when
-    /// the hello's answer has been written until the connection stops
-    /// reading requests (client gone, protocol error, shutdown).
-    var answersOnEventLoop: Bool { answering.load(ordering: .acquiring) }
+    /// The state machine's state now.
+    var connectionState: ConnectionStateMachine.State { machine.withLockedValue { $0.state } }
+
+    /// Whether the event loop may answer requests itself: from when the
+    /// hello's answer has been queued until the connection stops reading
+    /// requests (client gone, protocol error, shutdown).
+    var answersOnEventLoop: Bool { machine.withLockedValue { $0.answersOnEventLoop } }
 
     /// Whether answers of ``WireProtocol/compressionThreshold`` bytes or
     /// more are compressed (the client accepted it in its hello).
     var compresses: Bool { compressing.load(ordering: .relaxed) }
 
+    /// The hello was accepted: frames up to `max_frame_bytes` from now on.
+    /// Call before handing its answer to the writer.
+    func helloAccepted() {
+        perform { $0.helloAccepted() }
+    }
+
     /// The hello was answered (and compression enabled when agreed), by
-    /// the client named `clientName`; call
-    /// after handing the answer to the async writer. The flag is set by a
-    /// task on the event loop, queued behind the writer's own task for the
-    /// hello's answer (NIO runs a loop's tasks in order), so no answer
-    /// written on the loop can precede the hello's.
+    /// the client named `clientName`; call after handing the answer to the
+    /// async writer. The event reaches the state machine in a task on the
+    /// event loop, queued behind the writer's own task for the hello's
+    /// answer (NIO runs a loop's tasks in order), so no answer written on
+    /// the loop can precede the hello's.
     func greeted(clientName: String) {
         client.withLockedValue { $0 = clientName }
         guard let eventLoop else {
-            answering.store(true, ordering: .releasing)
+            perform { $0.helloAnswerQueued() }
             return
         }
-        eventLoop.execute { self.answering.store(true, ordering: .releasing) }
+        eventLoop.execute { self.perform { $0.helloAnswerQueued() } }
     }
 
-    /// The connection reads no more requests.
-    func stopAnswering() {
-        answering.store(false, ordering: .releasing)
+    /// The connection reads no more requests, for `reason`.
+    func stopReading(_ reason: ConnectionStateMachine.DrainReason) {
+        perform { $0.stopReading(reason) }
+    }
+
+    /// The channel closed: the connection's work is cancelled.
+    func channelClosed() {
+        perform { $0.channelClosed() }
+    }
+
+    /// Registers how to cancel the connection's work; runs it at once when
+    /// the channel has closed already.
+    func onCancel(_ cancel: @escaping @Sendable () -> Void) {
+        canceller.withLockedValue { $0 = cancel }
+        if connectionState == .closed { cancel() }
     }
 
     /// Compress large answers from now on.
     func enableCompression() {
         compressing.store(true, ordering: .relaxed)
+    }
+
+    /// Feeds one event to the state machine and carries out its action
+    /// (outside the lock).
+    private func perform(_ event: (inout ConnectionStateMachine) -> ConnectionStateMachine.Action) {
+        let action = machine.withLockedValue { event(&$0) }
+        switch action {
+        case .none:
+            break
+        case .raiseFrameLimit(let bytes):
+            frameLimit.set(bytes)
+        case .stopTakingRequests:
+            limiter.stopTaking()
+        case .cancelWork:
+            limiter.stopTaking()
+            canceller.withLockedValue { $0 }?()
+        }
     }
 }

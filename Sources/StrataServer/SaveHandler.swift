@@ -62,7 +62,7 @@ final class SaveHandler: ChannelInboundHandler, RemovableChannelHandler {
         guard let request = try? Strata_V1_ClientFrame(serializedBytes: ProtobufBytes(frame.payload)) else {
             // The async side answers it with a protocol error and closes.
             state.limiter.release()
-            state.stopAnswering()
+            state.stopReading(.protocolError)
             context.fireChannelRead(data)
             return
         }

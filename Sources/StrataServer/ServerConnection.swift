@@ -31,15 +31,15 @@ struct ServerConnection {
                         if let timeout = core.configuration.idleTimeout {
                             group.addTask { await watchIdleness(session: session, limiter: limiter, timeout: timeout) }
                         }
-                        await readRequests(inbound, session: session, writer: writer, limiter: limiter, group: &group)
-                        state.stopAnswering()
-                        limiter.stopTaking()
+                        let reason = await readRequests(inbound, session: session, writer: writer, limiter: limiter, group: &group)
+                        state.stopReading(reason)
                         await limiter.waitUntilIdle()
                         await session.close()
                         group.cancelAll()
                     }
                 }
-                channel.channel.closeFuture.whenComplete { _ in work.cancel() }
+                state.onCancel { work.cancel() }
+                channel.channel.closeFuture.whenComplete { _ in state.channelClosed() }
                 await withTaskCancellationHandler {
                     await work.value
                 } onCancel: {
@@ -57,7 +57,7 @@ struct ServerConnection {
         writer: ResponseWriter,
         limiter: InFlightLimiter,
         group: inout DiscardingTaskGroup
-    ) async {
+    ) async -> ConnectionStateMachine.DrainReason {
         var clientName = ""
         do {
             for try await frame in inbound {
@@ -87,7 +87,7 @@ struct ServerConnection {
                             try? await Task.sleep(for: delay)
                         }
                         try? await writer.send(requestID: request.requestID, status: status)
-                        return
+                        return .helloRefused
                     }
                     continue
                 }
@@ -95,7 +95,7 @@ struct ServerConnection {
                 if Task.isCancelled {
                     // The channel closed while this request waited for a slot.
                     limiter.release()
-                    return
+                    return .inputEnded
                 }
                 let name = clientName
                 group.addTask {
@@ -104,10 +104,14 @@ struct ServerConnection {
                 }
             }
         } catch {
-            // A frame that breaks the protocol: say why, then close.
+            // A frame that breaks the protocol: say why, then close. Nothing
+            // read after it is answered, on the loop either.
+            state.stopReading(.protocolError)
             logger.debug("protocol error", metadata: ["error": "\(error)"])
             try? await writer.send(requestID: 0, status: RequestFailure.status(for: error))
+            return .protocolError
         }
+        return .inputEnded
     }
 
     /// The address part of a peer (no port): failures are counted per host.
@@ -125,6 +129,7 @@ struct ServerConnection {
             let idle = session.activity.idleTime >= timeout
             if idle, limiter.running == 0, await !session.hasSubscriptions {
                 logger.debug("closing idle connection")
+                state.stopReading(.idle)
                 try? await session.writer.send(requestID: 0, status: WireError(.unavailable, "connection idle for \(timeout): closing").status)
                 channel.channel.close(promise: nil)
                 return

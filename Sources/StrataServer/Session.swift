@@ -25,7 +25,6 @@ actor Session {
     let writer: ResponseWriter
     let logger: Logger
     private(set) var clientName = ""
-    private(set) var greeted = false
     private var subscriptions: [UInt64: Subscription] = [:]
     private var nextSubscriptionID: UInt64 = 0
     private var notifier: Task<Void, Never>?
@@ -48,9 +47,8 @@ actor Session {
         }
         let response = try core.hello(hello)
         clientName = hello.clientName.isEmpty ? "client" : hello.clientName
-        greeted = true
         // Frames read from now on may be as large as the hello's answer says.
-        writer.state.frameLimit.set(core.configuration.maxFrameBytes)
+        writer.state.helloAccepted()
         try await writer.send(requestID: frame.requestID, .hello(response))
         if response.compression { writer.enableCompression() }
         // Only now may the event loop answer requests itself: no answer

@@ -75,9 +75,8 @@ public actor StrataServer: Service {
                     if let frameTimeout = core.configuration.frameTimeout {
                         try child.pipeline.syncOperations.addHandler(FrameDeadlineHandler(timeout: frameTimeout))
                     }
-                    let state = ConnectionState(eventLoop: child.eventLoop, maxRequestsInFlight: core.configuration.maxRequestsInFlight)
-                    // Small until the hello is accepted (Session.hello raises it).
-                    state.frameLimit.set(min(WireProtocol.helloFrameBytes, maxFrameBytes))
+                    // Its frame limit is the hello's size until the hello is accepted.
+                    let state = ConnectionState(eventLoop: child.eventLoop, maxRequestsInFlight: core.configuration.maxRequestsInFlight, maxFrameBytes: maxFrameBytes)
                     try child.pipeline.syncOperations.addHandler(ByteToMessageHandler(FrameDecoder(limit: state.frameLimit)))
                     // Before the encoder: their answers are already framed.
                     try child.pipeline.syncOperations.addHandler(CachedGetHandler(core: core, state: state, maxFrameBytes: maxFrameBytes))

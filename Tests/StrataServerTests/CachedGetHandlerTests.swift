@@ -57,6 +57,7 @@ import Testing
         let (core, cached, _) = try await core(title: String(repeating: "Long title ", count: 200))
         let state = ConnectionState()
         let channel = EmbeddedChannel(handler: CachedGetHandler(core: core, state: state, maxFrameBytes: 1 << 20))
+        state.helloAccepted()
         state.greeted(clientName: "test")
         state.enableCompression()
         let request = get([cached])
@@ -81,6 +82,8 @@ import Testing
         #expect(try channel.readInbound(as: Frame.self) != nil)
         #expect(try channel.readOutbound(as: ByteBuffer.self) == nil)
 
+        state.helloAccepted()
+
         state.greeted(clientName: "test")
         try channel.writeInbound(try frame(request))
         #expect(try channel.readInbound(as: Frame.self) == nil, "a cached get went on to the async side")
@@ -96,7 +99,7 @@ import Testing
         #expect(core.statsResponse().operations.first { $0.operation == "refresh" }?.requests == 1)
 
         // Stopped reading (client gone, shutdown): passed on again.
-        state.stopAnswering()
+        state.stopReading(.protocolError)
         try channel.writeInbound(try frame(request))
         #expect(try channel.readInbound(as: Frame.self) != nil)
         #expect(try channel.readOutbound(as: ByteBuffer.self) == nil)
@@ -106,6 +109,7 @@ import Testing
     @Test func passesOnWhatItCannotAnswerWhole() async throws {
         let (core, cached, uncached) = try await core()
         let state = ConnectionState()
+        state.helloAccepted()
         state.greeted(clientName: "test")
         let channel = EmbeddedChannel(handler: CachedGetHandler(core: core, state: state, maxFrameBytes: 1 << 20))
         let save = Strata_V1_ClientFrame.with { $0.requestID = 3; $0.save = Strata_V1_SaveRequest() }
@@ -132,6 +136,7 @@ import Testing
     @Test func afterAFrameThatIsNotAMessageNothingIsAnsweredOnTheLoop() async throws {
         let (core, cached, _) = try await core()
         let state = ConnectionState()
+        state.helloAccepted()
         state.greeted(clientName: "test")
         let channel = EmbeddedChannel(handler: CachedGetHandler(core: core, state: state, maxFrameBytes: 1 << 20))
         let broken = Frame(payload: ByteBuffer(bytes: [0x7A, 0x05, 0x01]))   // field 15, 5 bytes announced, 1 there

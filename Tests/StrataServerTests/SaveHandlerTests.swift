@@ -81,6 +81,8 @@ import Testing
         #expect(try await channel.readInbound(as: Frame.self) != nil)
         #expect(try await count(core) == 0)
 
+        state.helloAccepted()
+
         state.greeted(clientName: "tester")
         try await channel.writeInbound(try frame(insert(requestID: 7, title: .string("Dune"))))
         #expect(try await channel.readInbound(as: Frame.self) == nil, "the save went on to the async side")
@@ -117,6 +119,7 @@ import Testing
         let core = try await core()
         let state = ConnectionState(maxRequestsInFlight: 1)
         let channel = try await channel(core, state)
+        state.helloAccepted()
         state.greeted(clientName: "tester")
 
         // Not a save.
@@ -147,6 +150,7 @@ import Testing
         // Draining: no slot is handed out without waiting.
         let draining = ConnectionState(maxRequestsInFlight: 4)
         let first = try await channel(core, draining)
+        draining.helloAccepted()
         draining.greeted(clientName: "tester")
         draining.limiter.stopTaking()
         try await first.writeInbound(try frame(insert(requestID: 3, title: .string("late"))))
@@ -157,6 +161,7 @@ import Testing
         // is cut short): passed on, and nothing after it is taken.
         let broken = ConnectionState(maxRequestsInFlight: 4)
         let second = try await channel(core, broken)
+        broken.helloAccepted()
         broken.greeted(clientName: "tester")
         try await second.writeInbound(Frame(payload: ByteBuffer(bytes: [0x08, 0x04, 0x72, 0x03, 0x0A, 0x05, 0x01])))
         #expect(try await second.readInbound(as: Frame.self) != nil)
@@ -167,8 +172,9 @@ import Testing
         // Stopped answering (the connection no longer reads requests).
         let stopped = ConnectionState(maxRequestsInFlight: 4)
         let third = try await channel(core, stopped)
+        stopped.helloAccepted()
         stopped.greeted(clientName: "tester")
-        stopped.stopAnswering()
+        stopped.stopReading(.protocolError)
         try await third.writeInbound(try frame(insert(requestID: 6, title: .string("gone"))))
         #expect(try await third.readInbound(as: Frame.self) != nil)
         #expect(try await count(core) == 0)
