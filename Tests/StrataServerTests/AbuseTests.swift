@@ -196,6 +196,34 @@ extension AbuseTests {
     }
 }
 
+extension AbuseTests {
+    @Test("Shutdown is bounded by its grace period even with a client that never reads")
+    func shutdownIsBounded() async throws {
+        let server = try await TestServer.start { $0.shutdownGracePeriod = .seconds(1) }
+        try await Self.seed(server, books: 2000)
+        let abuser = try await RawConnection.connect(port: server.port, autoRead: false)
+        var bytes = try RawConnection.frameBytes(Strata_V1_ClientFrame.with {
+            $0.requestID = 1
+            $0.hello = .with { $0.version = WireProtocol.version; $0.clientName = "abuser" }
+        })
+        for id in 2..<202 as Range<UInt64> {
+            var frame = try RawConnection.frameBytes(Strata_V1_ClientFrame.with {
+                $0.requestID = id
+                $0.fetch = .with { $0.entity = "Book"; $0.batchSize = 100 }
+            })
+            bytes.writeBuffer(&frame)
+        }
+        abuser.sendWithoutWaiting(bytes)
+        try await Task.sleep(for: .seconds(1))
+        let started = ContinuousClock.now
+        try await server.stop()
+        let took = ContinuousClock.now - started
+        print("abuse: shutdown with a client that never reads took \(took) (grace period 1 s)")
+        #expect(took < .seconds(15), "shutdown took \(took)")
+        await abuser.close()
+    }
+}
+
 /// The largest duration recorded, from any task.
 final class NIOLockedValueBoxDuration: Sendable {
     private let box = NIOLockedValueBox<Duration>(.zero)
