@@ -8,6 +8,9 @@ import StrataWire
 /// per MiB of payload. Otherwise it writes one DEADLINE_EXCEEDED status
 /// frame (request 0) and closes, as for other protocol errors. A client
 /// that sends nothing is the idle timeout's concern.
+///
+/// A timer is armed only when a read ends inside a frame: frames that
+/// arrive whole in one read (nearly all) cost a few comparisons.
 final class FrameDeadlineHandler: ChannelInboundHandler {
     typealias InboundIn = ByteBuffer
     typealias InboundOut = ByteBuffer
@@ -17,7 +20,14 @@ final class FrameDeadlineHandler: ChannelInboundHandler {
     private var headerBytes: [UInt8] = []
     /// Payload bytes of the current frame still to come.
     private var payloadLeft = 0
-    private var deadline: Scheduled<Void>?
+    /// When the current (incomplete) frame's first byte arrived, and how
+    /// long it may take; nil between frames.
+    private var frameDeadline: NIODeadline?
+    /// Frames begun so far: tells the timer whether its frame is still the current one.
+    private var framesBegun = 0
+    private var timer: Scheduled<Void>?
+    /// The frame the timer was armed for.
+    private var timerFrame = 0
 
     init(timeout: Duration) {
         let parts = timeout.components
@@ -26,22 +36,28 @@ final class FrameDeadlineHandler: ChannelInboundHandler {
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         let bytes = unwrapInboundIn(data)
-        follow(bytes.readableBytesView, context: context)
+        follow(bytes.readableBytesView, loop: context.eventLoop)
+        if let deadline = frameDeadline {
+            if timer == nil || timerFrame != framesBegun { arm(at: deadline, context: context) }
+        } else if let armed = timer {
+            armed.cancel()
+            timer = nil
+        }
         context.fireChannelRead(data)
     }
 
     func handlerRemoved(context: ChannelHandlerContext) {
-        deadline?.cancel()
+        timer?.cancel()
     }
 
     func channelInactive(context: ChannelHandlerContext) {
-        deadline?.cancel()
+        timer?.cancel()
+        timer = nil
         context.fireChannelInactive()
     }
 
-    /// Advances through the frames in `bytes`, arming the deadline when a
-    /// frame starts and disarming it when one ends on a boundary.
-    private func follow(_ bytes: ByteBufferView, context: ChannelHandlerContext) {
+    /// Advances through the frames in `bytes`, noting when each starts.
+    private func follow(_ bytes: ByteBufferView, loop: any EventLoop) {
         var index = bytes.startIndex
         while index < bytes.endIndex {
             if payloadLeft > 0 {
@@ -49,7 +65,10 @@ final class FrameDeadlineHandler: ChannelInboundHandler {
                 payloadLeft -= taken
                 index += taken
             } else {
-                if headerBytes.isEmpty { arm(context: context, extraSeconds: 0) }
+                if headerBytes.isEmpty {
+                    framesBegun += 1
+                    frameDeadline = loop.now + timeout
+                }
                 headerBytes.append(bytes[index])
                 index += 1
                 if headerBytes.count == WireProtocol.headerSize {
@@ -57,33 +76,44 @@ final class FrameDeadlineHandler: ChannelInboundHandler {
                     headerBytes.removeAll(keepingCapacity: true)
                     payloadLeft = length
                     // A large payload gets a second more per MiB.
-                    if length >= 1 << 20 { arm(context: context, extraSeconds: Int64(length >> 20)) }
+                    if length >= 1 << 20, let deadline = frameDeadline {
+                        frameDeadline = deadline + .seconds(Int64(length >> 20))
+                    }
                 }
             }
-            if payloadLeft == 0, headerBytes.isEmpty {
-                deadline?.cancel()
-                deadline = nil
-            }
+            if payloadLeft == 0, headerBytes.isEmpty { frameDeadline = nil }
         }
     }
 
-    private func arm(context: ChannelHandlerContext, extraSeconds: Int64) {
-        deadline?.cancel()
+    private func arm(at deadline: NIODeadline, context: ChannelHandlerContext) {
+        timer?.cancel()
+        timerFrame = framesBegun
         let loopBound = NIOLoopBound(context, eventLoop: context.eventLoop)
-        let timeout = self.timeout + .seconds(extraSeconds)
-        deadline = context.eventLoop.scheduleTask(in: timeout) {
-            let context = loopBound.value
-            let status = WireError(.deadlineExceeded, "a frame did not arrive within \(timeout.nanoseconds / 1_000_000) ms of its first byte: closing").status
-            var frame = Strata_V1_ServerFrame()
-            frame.status = status
-            if let payload = try? frame.serializedBytes() as [UInt8] {
-                var out = context.channel.allocator.buffer(capacity: WireProtocol.headerSize + payload.count)
-                out.writeInteger(UInt8(0))
-                out.writeInteger(UInt32(payload.count))
-                out.writeBytes(payload)
-                context.writeAndFlush(NIOAny(out), promise: nil)
-            }
-            context.close(promise: nil)
+        let handler = NIOLoopBound(self, eventLoop: context.eventLoop)
+        timer = context.eventLoop.scheduleTask(deadline: deadline) {
+            handler.value.expire(loopBound.value)
         }
+    }
+
+    /// The timer fired: the frame it was armed for is still incomplete.
+    private func expire(_ context: ChannelHandlerContext) {
+        timer = nil
+        guard let deadline = frameDeadline, timerFrame == framesBegun else { return }
+        if deadline > context.eventLoop.now {
+            // A large payload's header moved the deadline on.
+            arm(at: deadline, context: context)
+            return
+        }
+        let status = WireError(.deadlineExceeded, "a frame did not arrive within \(timeout.nanoseconds / 1_000_000) ms of its first byte: closing").status
+        var frame = Strata_V1_ServerFrame()
+        frame.status = status
+        if let payload = try? frame.serializedBytes() as [UInt8] {
+            var out = context.channel.allocator.buffer(capacity: WireProtocol.headerSize + payload.count)
+            out.writeInteger(UInt8(0))
+            out.writeInteger(UInt32(payload.count))
+            out.writeBytes(payload)
+            context.writeAndFlush(NIOAny(out), promise: nil)
+        }
+        context.close(promise: nil)
     }
 }
