@@ -18,6 +18,7 @@ let package = Package(
         .library(name: "StrataWire", targets: ["StrataWire"]),
         .library(name: "StrataServer", targets: ["StrataServer"]),
         .library(name: "StrataClient", targets: ["StrataClient"]),
+        .library(name: "StrataText", targets: ["StrataText"]),
         .library(name: "StrataFuzzing", targets: ["StrataFuzzing"]),
         .executable(name: "strata", targets: ["strata"]),
         .executable(name: "strata-server", targets: ["strata-server"]),
@@ -134,6 +135,12 @@ let package = Package(
             ],
             swiftSettings: strictSettings
         ),
+        // Values from typed text (the CLI's key=value, ISO-8601 dates).
+        .target(
+            name: "StrataText",
+            dependencies: ["StrataModel", "StrataWire"],
+            swiftSettings: strictSettings
+        ),
         // Entry points of the fuzz targets (`Fuzz/`, built apart with
         // libFuzzer) and of the corpus replay tests.
         .target(
@@ -146,6 +153,7 @@ let package = Package(
                 "StrataSamples",
                 "StrataWire",
                 "StrataServer",
+                "StrataText",
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
                 .product(name: "NIOCore", package: "swift-nio"),
@@ -175,6 +183,7 @@ let package = Package(
                 "StrataQuery",
                 "StrataWire",
                 "StrataClient",
+                "StrataText",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "SwiftProtobuf", package: "swift-protobuf"),
                 .product(name: "Logging", package: "swift-log"),

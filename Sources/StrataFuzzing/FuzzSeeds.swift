@@ -175,6 +175,11 @@ public enum FuzzSeeds {
         for (i, text) in ["1E128", "10E127", "-0.000123", "12345678901234567890123456789012345678E127", "1e-128"].enumerated() {
             seeds["decimal-text-\(i)"] = Array(text.utf8)
         }
+        // Typed text: the first byte picks the type (8 is Date, 0 Integer 16, 3 Decimal, 9 UUID, 11 Binary).
+        for (i, (type, text)) in [(UInt8(8), "2024-05-01T12:30:00.250+02:00"), (8, "1999-12-31 23:59"), (0, "-32768"), (3, "-12.50"),
+                                   (9, "4f1d2c3b-0000-4000-8000-00000000000a"), (11, "AAEC/w=="), (7, "YES"), (10, "https://example.com/ü")].enumerated() {
+            seeds["text-\(i)"] = [type] + Array(text.utf8)
+        }
         return seeds
     }
 }

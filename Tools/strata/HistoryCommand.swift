@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import StrataText
 import StrataWire
 
 /// `strata history [--store S] [--after TOKEN] [--limit N] [--consumer NAME] [--json]`:

@@ -1,5 +1,6 @@
 import Foundation
 import StrataModel
+import StrataText
 import StrataWire
 
 /// Shows wire values as the model types them: for people (table cells,

@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import StrataText
 import StrataWire
 
 /// `strata watch [ENTITY] [--where P] [--count N] [--json]`: one line per

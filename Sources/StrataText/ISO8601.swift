@@ -8,12 +8,12 @@ import Foundation
 /// or an offset `±HH:MM` / `±HHMM` / `±HH`; without a zone the time is UTC.
 /// Writes UTC with `Z`, with milliseconds (or microseconds when needed)
 /// only when the date has a fractional second.
-enum ISO8601 {
+public enum ISO8601 {
     /// Seconds from 1970-01-01 to 2001-01-01, Core Data's reference date.
     private static let referenceOffset: Int64 = 978_307_200
 
     /// The date `text` names, or nil when it is not ISO-8601.
-    static func parse(_ text: String) -> Date? {
+    public static func parse(_ text: String) -> Date? {
         var scanner = Scanner(Array(text.utf8))
         guard let year = scanner.digits(exactly: 4), scanner.take("-"),
               let month = scanner.digits(exactly: 2), scanner.take("-"),
@@ -58,7 +58,7 @@ enum ISO8601 {
     }
 
     /// `2024-05-01T12:30:00Z`, or `…:00.250Z` with a fractional second.
-    static func format(_ date: Date) -> String {
+    public static func format(_ date: Date) -> String {
         let reference = date.timeIntervalSinceReferenceDate
         guard reference.isFinite, abs(reference) < 1e15 else { return String(reference) }
         var whole = reference.rounded(.down)
