@@ -18,10 +18,16 @@ let package = Package(
     dependencies: [
         .package(path: ".."),
     ],
-    targets: targets.map { name in
+    targets: [
+        // The entry points every driver shares.
+        .target(
+            name: "FuzzMain",
+            dependencies: [.product(name: "StrataFuzzing", package: mainPackage)]
+        ),
+    ] + targets.map { name in
         .executableTarget(
             name: "fuzz-\(name)",
-            dependencies: [.product(name: "StrataFuzzing", package: mainPackage)],
+            dependencies: ["FuzzMain", .product(name: "StrataFuzzing", package: mainPackage)],
             path: "Sources/fuzz-\(name)",
             swiftSettings: [.unsafeFlags(["-parse-as-library"])]
         )

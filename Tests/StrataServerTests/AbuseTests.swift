@@ -45,6 +45,22 @@ struct AbuseTests {
         return worst.value
     }
 
+    /// A hello and `count` pipelined fetches of every Book (100 a batch), framed.
+    static func helloAndFetches(_ count: Int) throws -> ByteBuffer {
+        var bytes = try RawConnection.frameBytes(Strata_V1_ClientFrame.with {
+            $0.requestID = 1
+            $0.hello = .with { $0.version = WireProtocol.version; $0.clientName = "abuser" }
+        })
+        for id in 2..<UInt64(count + 2) {
+            var frame = try RawConnection.frameBytes(Strata_V1_ClientFrame.with {
+                $0.requestID = id
+                $0.fetch = .with { $0.entity = "Book"; $0.batchSize = 100 }
+            })
+            bytes.writeBuffer(&frame)
+        }
+        return bytes
+    }
+
     /// Inserts `count` books in saves of 500.
     static func seed(_ server: TestServer, books count: Int) async throws {
         let client = server.client("seeder")
@@ -68,18 +84,7 @@ struct AbuseTests {
         let abuser = try await RawConnection.connect(port: server.port, autoRead: false)
         let worst = try await Self.pinging(server) {
             // The hello's answer stays unread too; the server goes on.
-            var bytes = try RawConnection.frameBytes(Strata_V1_ClientFrame.with {
-                $0.requestID = 1
-                $0.hello = .with { $0.version = WireProtocol.version; $0.clientName = "abuser" }
-            })
-            for id in 2..<402 as Range<UInt64> {
-                var frame = try RawConnection.frameBytes(Strata_V1_ClientFrame.with {
-                    $0.requestID = id
-                    $0.fetch = .with { $0.entity = "Book"; $0.batchSize = 100 }
-                })
-                bytes.writeBuffer(&frame)
-            }
-            abuser.sendWithoutWaiting(bytes)
+            abuser.sendWithoutWaiting(try Self.helloAndFetches(400))
             for _ in 0..<30 {
                 try await Task.sleep(for: .milliseconds(100))
                 peak = max(peak, Self.residentMiB())
@@ -202,18 +207,7 @@ extension AbuseTests {
         let server = try await TestServer.start { $0.shutdownGracePeriod = .seconds(1) }
         try await Self.seed(server, books: 2000)
         let abuser = try await RawConnection.connect(port: server.port, autoRead: false)
-        var bytes = try RawConnection.frameBytes(Strata_V1_ClientFrame.with {
-            $0.requestID = 1
-            $0.hello = .with { $0.version = WireProtocol.version; $0.clientName = "abuser" }
-        })
-        for id in 2..<202 as Range<UInt64> {
-            var frame = try RawConnection.frameBytes(Strata_V1_ClientFrame.with {
-                $0.requestID = id
-                $0.fetch = .with { $0.entity = "Book"; $0.batchSize = 100 }
-            })
-            bytes.writeBuffer(&frame)
-        }
-        abuser.sendWithoutWaiting(bytes)
+        abuser.sendWithoutWaiting(try Self.helloAndFetches(200))
         try await Task.sleep(for: .seconds(1))
         let started = ContinuousClock.now
         try await server.stop()

@@ -1,26 +1,13 @@
-import StrataFuzzing
+import FuzzMain
 
 /// libFuzzer's entry point: one input through the `value` target.
 @_cdecl("LLVMFuzzerTestOneInput")
 public func fuzzValue(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
-    FuzzDriver.runBlocking(.value, data.map { Array(UnsafeBufferPointer(start: $0, count: size)) } ?? [])
-    return 0
+    FuzzMain.testOneInput(.value, data, size)
 }
 
-/// libFuzzer's driver: parses its options, then calls the callback with
-/// each input (in every libFuzzer since LLVM 11).
-@_silgen_name("LLVMFuzzerRunDriver")
-func llvmFuzzerRunDriver(
-    _ argc: UnsafeMutablePointer<CInt>,
-    _ argv: UnsafeMutablePointer<UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?>,
-    _ callback: @convention(c) (UnsafePointer<UInt8>?, Int) -> CInt
-) -> CInt
-
-/// SwiftPM links an executable with `main` aliased to `<module>_main`, so
-/// libFuzzer's own `main` is not linked: this starts libFuzzer's driver.
+/// The executable's entry point (see ``FuzzMain/run(_:_:_:)``).
 @_cdecl("fuzz_value_main")
 public func fuzzValueMain(_ argc: CInt, _ argv: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?) -> CInt {
-    var argc = argc
-    var argv = argv
-    return llvmFuzzerRunDriver(&argc, &argv, fuzzValue)
+    FuzzMain.run(argc, argv, fuzzValue)
 }
