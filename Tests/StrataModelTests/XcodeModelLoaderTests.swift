@@ -714,6 +714,24 @@ import Testing
         #expect(error.message.contains("not UTF-8"))
     }
 
+    /// Found by the model fuzz target: FoundationXML reads a NULL string for
+    /// a processing instruction without data, and crashed the process.
+    @Test func processingInstructionsWithoutDataAreRefusedBeforeParsing() throws {
+        #expect(XMLTreeBuilder.firstEmptyProcessingInstruction(in: Data("<?xml?>\n<model/>".utf8)) == 0)
+        #expect(XMLTreeBuilder.firstEmptyProcessingInstruction(in: Data("<model><?target   ?></model>".utf8)) == 7)
+        #expect(XMLTreeBuilder.firstEmptyProcessingInstruction(in: Data("<?xml version=\"1.0\"?><model/>".utf8)) == nil)
+        #expect(XMLTreeBuilder.firstEmptyProcessingInstruction(in: Data("<model><!-- <?x?> --><![CDATA[<?y?>]]></model>".utf8)) == nil)
+        #expect(XMLTreeBuilder.firstEmptyProcessingInstruction(in: Data("<model><?x".utf8)) == 7)
+        for text in ["<?xml?>\n<model type=\"x\">\n<entity name=\"A\"/>\n</model>", "<model>\n  <?pi?>\n</model>"] {
+            let error = try #require(throws: StrataError.self) {
+                try XcodeModelLoader.load(data: Data(text.utf8), fileName: "pi.xml")
+            }
+            #expect(error.code == .modelUnreadable)
+            #expect(error.message.hasPrefix("pi.xml:"))
+            #expect(error.message.contains("processing instruction"))
+        }
+    }
+
     @Test func truncatedFixtureFilesNeverCrash() throws {
         let data = try Data(contentsOf: FixtureModels.url("Library"))
         var loaded = 0

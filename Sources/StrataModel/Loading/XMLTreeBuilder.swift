@@ -39,6 +39,12 @@ final class XMLTreeBuilder: NSObject, XMLParserDelegate {
             return .failure(Failure(message: "not UTF-8 text (invalid byte 0x\(String(data[data.startIndex + offset], radix: 16, uppercase: true)))",
                                     line: line, column: column))
         }
+        // FoundationXML also reads a NULL string for a processing
+        // instruction without data (`<?xml?>`, `<?target ?>`): refuse those.
+        if let offset = firstEmptyProcessingInstruction(in: data) {
+            let (line, column) = position(of: offset, in: data)
+            return .failure(Failure(message: "a processing instruction without data (<?…?>) is not supported", line: line, column: column))
+        }
         let builder = XMLTreeBuilder()
         let parser = XMLParser(data: data)
         parser.shouldProcessNamespaces = false
@@ -61,6 +67,51 @@ final class XMLTreeBuilder: NSObject, XMLParserDelegate {
 
     /// The offset of the first byte that does not belong to a valid UTF-8
     /// sequence (overlong forms, surrogates and values above U+10FFFF included).
+    /// The offset of the first processing instruction with a target and no
+    /// data (`<?name?>`, `<?name   ?>`), outside comments and CDATA
+    /// sections; nil when there is none.
+    static func firstEmptyProcessingInstruction(in data: Data) -> Int? {
+        data.withUnsafeBytes { (raw: UnsafeRawBufferPointer) -> Int? in
+            let bytes = raw.bindMemory(to: UInt8.self)
+            let count = bytes.count
+            func starts(_ text: StaticString, at index: Int) -> Bool {
+                let length = text.utf8CodeUnitCount
+                guard index + length <= count else { return false }
+                return text.withUTF8Buffer { pattern in
+                    (0..<length).allSatisfy { bytes[index + $0] == pattern[$0] }
+                }
+            }
+            func isSpace(_ byte: UInt8) -> Bool { byte == 0x20 || byte == 0x09 || byte == 0x0A || byte == 0x0D }
+            var index = 0
+            while index < count {
+                guard bytes[index] == UInt8(ascii: "<") else {
+                    index += 1
+                    continue
+                }
+                if starts("<!--", at: index) {
+                    // Skip the comment.
+                    var end = index + 4
+                    while end < count, !starts("-->", at: end) { end += 1 }
+                    index = end + 3
+                } else if starts("<![CDATA[", at: index) {
+                    var end = index + 9
+                    while end < count, !starts("]]>", at: end) { end += 1 }
+                    index = end + 3
+                } else if starts("<?", at: index) {
+                    var cursor = index + 2
+                    while cursor < count, !isSpace(bytes[cursor]), !starts("?>", at: cursor) { cursor += 1 }
+                    while cursor < count, isSpace(bytes[cursor]) { cursor += 1 }
+                    if cursor >= count || starts("?>", at: cursor) { return index }
+                    while cursor < count, !starts("?>", at: cursor) { cursor += 1 }
+                    index = cursor + 2
+                } else {
+                    index += 1
+                }
+            }
+            return nil
+        }
+    }
+
     static func firstInvalidUTF8Offset(in data: Data) -> Int? {
         let bytes = [UInt8](data)
         var i = 0
