@@ -27,6 +27,9 @@ final class ConnectionState: Sendable {
     /// How many fetches of objects or IDs run at once per connection.
     static let fetchesAtOnce = 4
     private let machine: NIOLockedValueBox<ConnectionStateMachine>
+    /// The machine's `answersOnEventLoop`, copied under its lock after each
+    /// event, so the event loop reads it per frame without the lock.
+    private let answering = Atomic<Bool>(false)
     /// Cancels the connection's work (set by the async side once it runs).
     private let canceller = NIOLockedValueBox<(@Sendable () -> Void)?>(nil)
     private let compressing = Atomic<Bool>(false)
@@ -52,7 +55,7 @@ final class ConnectionState: Sendable {
     /// Whether the event loop may answer requests itself: from when the
     /// hello's answer has been queued until the connection stops reading
     /// requests (client gone, protocol error, shutdown).
-    var answersOnEventLoop: Bool { machine.withLockedValue { $0.answersOnEventLoop } }
+    var answersOnEventLoop: Bool { answering.load(ordering: .acquiring) }
 
     /// Whether answers of ``WireProtocol/compressionThreshold`` bytes or
     /// more are compressed (the client accepted it in its hello).
@@ -104,7 +107,11 @@ final class ConnectionState: Sendable {
     /// Feeds one event to the state machine and carries out its action
     /// (outside the lock).
     private func perform(_ event: (inout ConnectionStateMachine) -> ConnectionStateMachine.Action) {
-        let action = machine.withLockedValue { event(&$0) }
+        let action = machine.withLockedValue { machine in
+            let action = event(&machine)
+            answering.store(machine.answersOnEventLoop, ordering: .releasing)
+            return action
+        }
         switch action {
         case .none:
             break

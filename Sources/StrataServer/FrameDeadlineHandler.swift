@@ -9,19 +9,22 @@ import StrataWire
 /// frame (request 0) and closes, as for other protocol errors. A client
 /// that sends nothing is the idle timeout's concern.
 ///
-/// A timer is armed only when a read ends inside a frame: frames that
-/// arrive whole in one read (nearly all) cost a few comparisons.
+/// Only a read that ends inside a frame reads the clock and arms a timer:
+/// frames that arrive whole in one read (nearly all) cost a few
+/// comparisons. A frame that begins in a read is taken to begin when that
+/// read is handled.
 final class FrameDeadlineHandler: ChannelInboundHandler {
     typealias InboundIn = ByteBuffer
     typealias InboundOut = ByteBuffer
 
     private let timeout: TimeAmount
-    /// Header bytes of the current frame seen so far (0...5).
-    private var headerBytes: [UInt8] = []
+    /// Header bytes of the current frame seen so far (0...5), and the
+    /// announced length's bytes among them.
+    private var headerSeen = 0
+    private var lengthSoFar = 0
     /// Payload bytes of the current frame still to come.
     private var payloadLeft = 0
-    /// When the current (incomplete) frame's first byte arrived, and how
-    /// long it may take; nil between frames.
+    /// When the current incomplete frame must be complete; nil between frames.
     private var frameDeadline: NIODeadline?
     /// Frames begun so far: tells the timer whether its frame is still the current one.
     private var framesBegun = 0
@@ -35,13 +38,23 @@ final class FrameDeadlineHandler: ChannelInboundHandler {
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        let begunBefore = framesBegun
         let bytes = unwrapInboundIn(data)
-        follow(bytes.readableBytesView, loop: context.eventLoop)
-        if let deadline = frameDeadline {
-            if timer == nil || timerFrame != framesBegun { arm(at: deadline, context: context) }
-        } else if let armed = timer {
-            armed.cancel()
-            timer = nil
+        follow(bytes.readableBytesView)
+        if headerSeen > 0 || payloadLeft > 0 {
+            // A read that ends inside a frame: its deadline, from when it began.
+            if framesBegun != begunBefore || frameDeadline == nil {
+                frameDeadline = context.eventLoop.now + timeout + Self.allowance(payloadLeft)
+            }
+            if let deadline = frameDeadline, timer == nil || timerFrame != framesBegun {
+                arm(at: deadline, context: context)
+            }
+        } else {
+            frameDeadline = nil
+            if let armed = timer {
+                armed.cancel()
+                timer = nil
+            }
         }
         context.fireChannelRead(data)
     }
@@ -56,32 +69,42 @@ final class FrameDeadlineHandler: ChannelInboundHandler {
         context.fireChannelInactive()
     }
 
-    /// Advances through the frames in `bytes`, noting when each starts.
-    private func follow(_ bytes: ByteBufferView, loop: any EventLoop) {
+    /// One second more per MiB of payload.
+    private static func allowance(_ payload: Int) -> TimeAmount {
+        .seconds(Int64(payload >> 20))
+    }
+
+    /// Advances through the frames in `bytes`.
+    private func follow(_ bytes: ByteBufferView) {
         var index = bytes.startIndex
-        while index < bytes.endIndex {
+        let end = bytes.endIndex
+        while index < end {
             if payloadLeft > 0 {
-                let taken = min(payloadLeft, bytes.endIndex - index)
+                let taken = min(payloadLeft, end - index)
                 payloadLeft -= taken
                 index += taken
-            } else {
-                if headerBytes.isEmpty {
-                    framesBegun += 1
-                    frameDeadline = loop.now + timeout
-                }
-                headerBytes.append(bytes[index])
-                index += 1
-                if headerBytes.count == WireProtocol.headerSize {
-                    let length = headerBytes[1...4].reduce(0) { $0 << 8 | Int($1) }
-                    headerBytes.removeAll(keepingCapacity: true)
-                    payloadLeft = length
-                    // A large payload gets a second more per MiB.
-                    if length >= 1 << 20, let deadline = frameDeadline {
-                        frameDeadline = deadline + .seconds(Int64(length >> 20))
-                    }
+                continue
+            }
+            if headerSeen == 0 {
+                framesBegun += 1
+                if end - index >= WireProtocol.headerSize {
+                    // The whole header is here: its length at once.
+                    payloadLeft = Int(bytes[index + 1]) << 24 | Int(bytes[index + 2]) << 16 | Int(bytes[index + 3]) << 8 | Int(bytes[index + 4])
+                    index += WireProtocol.headerSize
+                    continue
                 }
             }
-            if payloadLeft == 0, headerBytes.isEmpty { frameDeadline = nil }
+            // A header split across reads, byte by byte.
+            if headerSeen > 0 { lengthSoFar = lengthSoFar << 8 | Int(bytes[index]) }
+            headerSeen += 1
+            index += 1
+            if headerSeen == WireProtocol.headerSize {
+                payloadLeft = lengthSoFar
+                headerSeen = 0
+                lengthSoFar = 0
+                // The payload may be large: its allowance counts from now on.
+                if let deadline = frameDeadline { frameDeadline = deadline + Self.allowance(payloadLeft) }
+            }
         }
     }
 
@@ -95,7 +118,7 @@ final class FrameDeadlineHandler: ChannelInboundHandler {
         }
     }
 
-    /// The timer fired: the frame it was armed for is still incomplete.
+    /// The timer fired: the frame it was armed for may still be incomplete.
     private func expire(_ context: ChannelHandlerContext) {
         timer = nil
         guard let deadline = frameDeadline, timerFrame == framesBegun else { return }
