@@ -13,5 +13,6 @@ public struct FuzzFinding: Error, CustomStringConvertible, Sendable {
         self.message = message
     }
 
+    /// The target and the message.
     public var description: String { "\(target.rawValue): \(message)" }
 }

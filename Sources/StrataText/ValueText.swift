@@ -15,6 +15,7 @@ public enum ValueText {
     public struct Failure: Error, Sendable, CustomStringConvertible {
         /// Names the property, the type expected and the text given.
         public var message: String
+        /// The message.
         public var description: String { message }
     }
 
