@@ -69,6 +69,15 @@ struct ServerConnection {
                     throw WireError(.invalidArgument, "a frame of \(frame.payload.readableBytes) bytes is not a valid ClientFrame message: \(error)")
                 }
                 if clientName.isEmpty {
+                    // An address that failed before waits for its turn
+                    // before any token of it is checked.
+                    let address = Self.sourceAddress(channel.channel.remoteAddress)
+                    let wait = core.authFailures.admission(for: address)
+                    if wait > .zero {
+                        try? await Task.sleep(for: wait)
+                        // Closed while waiting: the turn stays spent.
+                        if Task.isCancelled { return .inputEnded }
+                    }
                     do {
                         try await session.hello(request)
                         clientName = await session.clientName
@@ -76,15 +85,12 @@ struct ServerConnection {
                     } catch {
                         let status = RequestFailure.status(for: error)
                         if status.code == .unauthenticated {
-                            // Seen and slowed: never the token itself.
-                            let address = Self.sourceAddress(channel.channel.remoteAddress)
-                            let delay = core.authFailures.failed(from: address)
+                            // Seen and counted: never the token itself.
+                            core.authFailures.failed(from: address)
                             logger.warning("authentication failed", metadata: [
                                 "peer": "\(channel.channel.remoteAddress?.description ?? "?")",
                                 "failures": "\(core.authFailures.failures(from: address))",
-                                "delay_ms": "\(delay.components.seconds * 1000 + delay.components.attoseconds / 1_000_000_000_000_000)",
                             ])
-                            try? await Task.sleep(for: delay)
                         }
                         try? await writer.send(requestID: request.requestID, status: status)
                         return .helloRefused
@@ -114,9 +120,19 @@ struct ServerConnection {
         return .inputEnded
     }
 
-    /// The address part of a peer (no port): failures are counted per host.
+    /// Where failures are counted: an IPv4 host, or an IPv6 /64 (one host
+    /// commonly holds a whole /64, and could otherwise rotate through it).
     static func sourceAddress(_ address: SocketAddress?) -> String {
-        address?.ipAddress ?? "unknown"
+        guard let address else { return "unknown" }
+        if case .v6(let v6) = address {
+            let bytes = withUnsafeBytes(of: v6.address.sin6_addr) { Array($0) }
+            // An IPv4 client of a dual-stack listener (::ffff:a.b.c.d) is one host.
+            let mappedIPv4 = bytes.prefix(10).allSatisfy { $0 == 0 } && bytes[10] == 0xFF && bytes[11] == 0xFF
+            if !mappedIPv4 {
+                return bytes.prefix(8).map { String($0, radix: 16) }.joined(separator: ":") + "::/64"
+            }
+        }
+        return address.ipAddress ?? "unknown"
     }
 
     /// Closes the connection once it has been idle for `timeout`: no frame

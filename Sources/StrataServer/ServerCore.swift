@@ -43,7 +43,11 @@ final class ServerCore: Sendable {
             } ?? 0
         }
         modelResponse = ModelDescriber.describe(model, stores: coordinator.stores)
-        redactor = PathRedactor(paths: coordinator.stores.compactMap { $0.storeDescription.url?.path })
+        // Every spelling a store may use in its messages: as given,
+        // standardized (the binary store's), and with links resolved.
+        redactor = PathRedactor(paths: coordinator.stores.compactMap(\.storeDescription.url).flatMap { url in
+            [url.path, url.standardizedFileURL.path, url.resolvingSymlinksInPath().path]
+        })
     }
 
     var model: ObjectModel { coordinator.model }

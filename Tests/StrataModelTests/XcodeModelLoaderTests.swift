@@ -722,6 +722,15 @@ import Testing
         #expect(XMLTreeBuilder.firstEmptyProcessingInstruction(in: Data("<?xml version=\"1.0\"?><model/>".utf8)) == nil)
         #expect(XMLTreeBuilder.firstEmptyProcessingInstruction(in: Data("<model><!-- <?x?> --><![CDATA[<?y?>]]></model>".utf8)) == nil)
         #expect(XMLTreeBuilder.firstEmptyProcessingInstruction(in: Data("<model><?x".utf8)) == 7)
+        // Entities would bring such an instruction back through expansion:
+        // document type declarations are refused too (Xcode writes none).
+        let entity = "<!DOCTYPE m [<!ENTITY e \"&#60;?x?>\">]>\n<model>&e;</model>"
+        #expect(XMLTreeBuilder.firstUnsupportedMarkup(in: Data(entity.utf8))?.isDocumentType == true)
+        let entityError = try #require(throws: StrataError.self) {
+            try XcodeModelLoader.load(data: Data(entity.utf8), fileName: "entity.xml")
+        }
+        #expect(entityError.code == .modelUnreadable)
+        #expect(entityError.message.contains("document type"), "\(entityError.message)")
         for text in ["<?xml?>\n<model type=\"x\">\n<entity name=\"A\"/>\n</model>", "<model>\n  <?pi?>\n</model>"] {
             let error = try #require(throws: StrataError.self) {
                 try XcodeModelLoader.load(data: Data(text.utf8), fileName: "pi.xml")

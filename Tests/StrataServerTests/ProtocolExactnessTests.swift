@@ -260,7 +260,7 @@ struct ProtocolExactnessTests {
 
     // MARK: - Failed authentication
 
-    @Test("A failed hello is answered UNAUTHENTICATED after a delay that grows per address")
+    @Test("After a failed hello, every hello from that address waits its turn before its token is checked, right tokens too")
     func failedAuthenticationIsSlowed() async throws {
         let server = try await TestServer.start { $0.authToken = "s3cret-token" }
         var elapsed: [Duration] = []
@@ -273,36 +273,55 @@ struct ProtocolExactnessTests {
             #expect(!answer.status.message.contains("s3cret"))
             #expect(await connection.closedByServer())
         }
-        // 100 ms, then 200 ms, then 400 ms at least (lower bounds only).
-        #expect(elapsed[0] >= .milliseconds(100), "\(elapsed)")
-        #expect(elapsed[2] >= .milliseconds(400), "\(elapsed)")
+        // The first guess is answered at once; then 100 ms, then 200 ms (lower bounds only).
+        #expect(elapsed[1] >= .milliseconds(100), "\(elapsed)")
+        #expect(elapsed[2] >= .milliseconds(200), "\(elapsed)")
+        // The right token waits its turn too, so a quick answer gives nothing away.
         let right = try await RawConnection.connect(port: server.port)
+        let started = ContinuousClock.now
         #expect(!(try await right.hello(token: "s3cret-token")).hasStatus)
+        #expect(ContinuousClock.now - started >= .milliseconds(400))
         await right.close()
         try await server.stop()
     }
 
-    @Test("The throttle serializes an address's failures and forgets them")
+    @Test("The throttle hands out turns one after another per address, and forgets")
     func throttleArithmetic() {
         let throttle = AuthFailureThrottle()
         let t0 = ContinuousClock.now
-        #expect(throttle.failed(from: "10.0.0.1", now: t0) == .milliseconds(100))
-        // A second failure at the same instant waits for the first answer, then 200 ms.
-        #expect(throttle.failed(from: "10.0.0.1", now: t0) == .milliseconds(300))
-        #expect(throttle.failed(from: "10.0.0.1", now: t0) == .milliseconds(700))
+        #expect(throttle.admission(for: "10.0.0.1", now: t0) == .zero, "no failure yet")
+        throttle.failed(from: "10.0.0.1", now: t0)
+        // Parallel hellos from the address get successive turns.
+        #expect(throttle.admission(for: "10.0.0.1", now: t0) == .milliseconds(100))
+        #expect(throttle.admission(for: "10.0.0.1", now: t0) == .milliseconds(200))
+        throttle.failed(from: "10.0.0.1", now: t0)
+        #expect(throttle.admission(for: "10.0.0.1", now: t0) == .milliseconds(400), "the step doubled")
         // Another address is not slowed by these.
-        #expect(throttle.failed(from: "10.0.0.2", now: t0) == .milliseconds(100))
-        // Long after, the first address starts over.
-        #expect(throttle.failed(from: "10.0.0.1", now: t0 + .seconds(120)) == .milliseconds(100))
+        #expect(throttle.admission(for: "10.0.0.2", now: t0) == .zero)
+        // A minute without failures: forgotten.
+        #expect(throttle.admission(for: "10.0.0.1", now: t0 + .seconds(120)) == .zero)
         // The step doubles up to 5 s and stays there.
-        var delays: [Duration] = []
-        for _ in 0..<12 { delays.append(throttle.failed(from: "10.0.0.3", now: t0 + .seconds(1000))) }
-        #expect(throttle.failures(from: "10.0.0.3") == 12)
-        #expect(delays[5] - delays[4] == .milliseconds(3200))
-        #expect(delays[11] - delays[10] == .seconds(5))
+        #expect(AuthFailureThrottle.step(after: 1) == .milliseconds(100))
+        #expect(AuthFailureThrottle.step(after: 6) == .milliseconds(3200))
+        #expect(AuthFailureThrottle.step(after: 7) == .seconds(5))
+        #expect(AuthFailureThrottle.step(after: 40) == .seconds(5))
         #expect(ConstantTime.equal("abc", "abc"))
         #expect(!ConstantTime.equal("abc", "abd"))
         #expect(!ConstantTime.equal("abc", "abcd"))
         #expect(!ConstantTime.equal("", "a"))
+    }
+
+    @Test("Failures are counted per IPv4 host and per IPv6 /64")
+    func sourceAddresses() throws {
+        let v4 = try SocketAddress(ipAddress: "192.0.2.7", port: 1234)
+        #expect(ServerConnection.sourceAddress(v4) == "192.0.2.7")
+        let a = try SocketAddress(ipAddress: "2001:db8:1:2::1", port: 1)
+        let b = try SocketAddress(ipAddress: "2001:db8:1:2:ffff::9", port: 2)
+        let c = try SocketAddress(ipAddress: "2001:db8:1:3::1", port: 3)
+        #expect(ServerConnection.sourceAddress(a) == ServerConnection.sourceAddress(b))
+        #expect(ServerConnection.sourceAddress(a) != ServerConnection.sourceAddress(c))
+        let mapped = try SocketAddress(ipAddress: "::ffff:192.0.2.7", port: 1)
+        let otherMapped = try SocketAddress(ipAddress: "::ffff:192.0.2.8", port: 1)
+        #expect(ServerConnection.sourceAddress(mapped) != ServerConnection.sourceAddress(otherMapped))
     }
 }

@@ -40,10 +40,12 @@ final class XMLTreeBuilder: NSObject, XMLParserDelegate {
                                     line: line, column: column))
         }
         // FoundationXML also reads a NULL string for a processing
-        // instruction without data (`<?xml?>`, `<?target ?>`): refuse those.
-        if let offset = firstEmptyProcessingInstruction(in: data) {
+        // instruction without data (`<?xml?>`, `<?target ?>`), and expands
+        // entities into markup it parses again: refuse both.
+        if let (offset, isDocumentType) = firstUnsupportedMarkup(in: data) {
             let (line, column) = position(of: offset, in: data)
-            return .failure(Failure(message: "a processing instruction without data (<?…?>) is not supported", line: line, column: column))
+            let what = isDocumentType ? "a document type or entity declaration (<!DOCTYPE …>, <!ENTITY …>)" : "a processing instruction without data (<?…?>)"
+            return .failure(Failure(message: "\(what) is not supported in a model file", line: line, column: column))
         }
         let builder = XMLTreeBuilder()
         let parser = XMLParser(data: data)
@@ -65,13 +67,20 @@ final class XMLTreeBuilder: NSObject, XMLParserDelegate {
         return .success(root)
     }
 
-    /// The offset of the first byte that does not belong to a valid UTF-8
-    /// sequence (overlong forms, surrogates and values above U+10FFFF included).
     /// The offset of the first processing instruction with a target and no
     /// data (`<?name?>`, `<?name   ?>`), outside comments and CDATA
     /// sections; nil when there is none.
     static func firstEmptyProcessingInstruction(in data: Data) -> Int? {
-        data.withUnsafeBytes { (raw: UnsafeRawBufferPointer) -> Int? in
+        firstUnsupportedMarkup(in: data).flatMap { $0.isDocumentType ? nil : $0.offset }
+    }
+
+    /// The first markup FoundationXML cannot be trusted with: a processing
+    /// instruction without data (its callback reads a NULL string), or a
+    /// document type declaration, whose entities FoundationXML expands and
+    /// parses again (so `&e;` could bring such an instruction back in).
+    /// Xcode writes neither. Comments and CDATA sections are skipped.
+    static func firstUnsupportedMarkup(in data: Data) -> (offset: Int, isDocumentType: Bool)? {
+        data.withUnsafeBytes { (raw: UnsafeRawBufferPointer) -> (offset: Int, isDocumentType: Bool)? in
             let bytes = raw.bindMemory(to: UInt8.self)
             let count = bytes.count
             func starts(_ text: StaticString, at index: Int) -> Bool {
@@ -89,7 +98,6 @@ final class XMLTreeBuilder: NSObject, XMLParserDelegate {
                     continue
                 }
                 if starts("<!--", at: index) {
-                    // Skip the comment.
                     var end = index + 4
                     while end < count, !starts("-->", at: end) { end += 1 }
                     index = end + 3
@@ -97,11 +105,13 @@ final class XMLTreeBuilder: NSObject, XMLParserDelegate {
                     var end = index + 9
                     while end < count, !starts("]]>", at: end) { end += 1 }
                     index = end + 3
+                } else if starts("<!DOCTYPE", at: index) || starts("<!ENTITY", at: index) {
+                    return (index, true)
                 } else if starts("<?", at: index) {
                     var cursor = index + 2
                     while cursor < count, !isSpace(bytes[cursor]), !starts("?>", at: cursor) { cursor += 1 }
                     while cursor < count, isSpace(bytes[cursor]) { cursor += 1 }
-                    if cursor >= count || starts("?>", at: cursor) { return index }
+                    if cursor >= count || starts("?>", at: cursor) { return (index, false) }
                     while cursor < count, !starts("?>", at: cursor) { cursor += 1 }
                     index = cursor + 2
                 } else {
@@ -112,6 +122,8 @@ final class XMLTreeBuilder: NSObject, XMLParserDelegate {
         }
     }
 
+    /// The offset of the first byte that does not belong to a valid UTF-8
+    /// sequence (overlong forms, surrogates and values above U+10FFFF included).
     static func firstInvalidUTF8Offset(in data: Data) -> Int? {
         let bytes = [UInt8](data)
         var i = 0

@@ -338,7 +338,7 @@ public actor SQLiteStore: InsertStreamingStore {
             if error.resultCode == .SQLITE_BUSY || error.resultCode == .SQLITE_LOCKED {
                 return StrataError(.storeTimeout, "store \(path): \(operation) waited past the busy timeout (\(storeDescription.busyTimeout)) for another connection's lock: \(error.message ?? "\(error)")")
             }
-            if failure == .storeOpen, Self.requestAtFault(error.resultCode) {
+            if failure == .storeOpen, Self.requestAtFault(error) {
                 // Not the store's state but the request's size (expression
                 // depth, bound values, statement length): retrying cannot
                 // help, so it is not 134080.
@@ -349,12 +349,16 @@ public actor SQLiteStore: InsertStreamingStore {
         return StrataError(failure, "store \(path): \(operation) failed: \(error)")
     }
 
-    /// Whether SQLite refused a read for what the request asked
-    /// (`SQLITE_ERROR` while preparing a compiled query: too deep, too many
-    /// variables; `SQLITE_TOOBIG`; `SQLITE_RANGE`) rather than for the
-    /// store's state.
-    static func requestAtFault(_ code: ResultCode) -> Bool {
-        code == .SQLITE_ERROR || code == .SQLITE_TOOBIG || code == .SQLITE_RANGE
+    /// Whether SQLite refused a read for the size of what the request asked
+    /// (`SQLITE_TOOBIG`, `SQLITE_RANGE`, or while preparing a compiled
+    /// query: an expression too deep, too many variables, terms or
+    /// arguments) rather than for the store's state. Other errors ("no such
+    /// table" after another process changed the file…) stay 134080.
+    static func requestAtFault(_ error: DatabaseError) -> Bool {
+        if error.resultCode == .SQLITE_TOOBIG || error.resultCode == .SQLITE_RANGE { return true }
+        guard error.resultCode == .SQLITE_ERROR, let message = error.message?.lowercased() else { return false }
+        return ["expression tree is too large", "too many sql variables", "too many terms", "too many arguments",
+                "parser stack overflow", "string or blob too big"].contains { message.contains($0) }
     }
 
     /// Closes the connections (SQLite checkpoints the WAL into the file).
