@@ -13,9 +13,16 @@ import StrataWire
 /// frames that arrive whole in one read (nearly all) cost a few
 /// comparisons. A frame that begins in a read is taken to begin when that
 /// read is handled.
-final class FrameDeadlineHandler: ChannelInboundHandler {
+///
+/// Time the server itself does not read (backpressure: the connection has
+/// its maximum of requests in flight, and the async side withholds
+/// `read()`) does not count against the client: a deadline that passes
+/// while no read is outstanding restarts when reading resumes.
+final class FrameDeadlineHandler: ChannelDuplexHandler {
     typealias InboundIn = ByteBuffer
     typealias InboundOut = ByteBuffer
+    typealias OutboundIn = ByteBuffer
+    typealias OutboundOut = ByteBuffer
 
     private let timeout: TimeAmount
     /// Header bytes of the current frame seen so far (0...5), and the
@@ -31,6 +38,10 @@ final class FrameDeadlineHandler: ChannelInboundHandler {
     private var timer: Scheduled<Void>?
     /// The frame the timer was armed for.
     private var timerFrame = 0
+    /// Whether a `read()` has gone to the socket since the last read completed.
+    private var readOutstanding = false
+    /// The deadline passed while the server was not reading.
+    private var expiredWhileNotReading = false
 
     init(timeout: Duration) {
         let parts = timeout.components
@@ -57,6 +68,25 @@ final class FrameDeadlineHandler: ChannelInboundHandler {
             }
         }
         context.fireChannelRead(data)
+    }
+
+    func channelReadComplete(context: ChannelHandlerContext) {
+        readOutstanding = false
+        context.fireChannelReadComplete()
+    }
+
+    func read(context: ChannelHandlerContext) {
+        readOutstanding = true
+        if expiredWhileNotReading {
+            // The server reads again: the frame's clock starts over.
+            expiredWhileNotReading = false
+            if headerSeen > 0 || payloadLeft > 0 {
+                let deadline = context.eventLoop.now + timeout + Self.allowance(payloadLeft)
+                frameDeadline = deadline
+                arm(at: deadline, context: context)
+            }
+        }
+        context.read()
     }
 
     func handlerRemoved(context: ChannelHandlerContext) {
@@ -125,6 +155,11 @@ final class FrameDeadlineHandler: ChannelInboundHandler {
         if deadline > context.eventLoop.now {
             // A large payload's header moved the deadline on.
             arm(at: deadline, context: context)
+            return
+        }
+        guard readOutstanding else {
+            // The server is not reading: not the client's delay.
+            expiredWhileNotReading = true
             return
         }
         let status = WireError(.deadlineExceeded, "a frame did not arrive within \(timeout.nanoseconds / 1_000_000) ms of its first byte: closing").status

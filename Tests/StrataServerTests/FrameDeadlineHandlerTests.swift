@@ -21,6 +21,12 @@ import Testing
         return buffer
     }
 
+    /// Bytes arriving, then the next `read()`, as a channel with autoRead issues it.
+    static func receive(_ channel: EmbeddedChannel, _ bytes: ByteBuffer) throws {
+        try channel.writeInbound(bytes)
+        channel.read()
+    }
+
     /// The status frame the handler wrote, if any.
     static func writtenStatus(_ channel: EmbeddedChannel) throws -> Strata_V1_Status? {
         guard var out = try channel.readOutbound(as: ByteBuffer.self) else { return nil }
@@ -34,7 +40,7 @@ import Testing
         for _ in 0..<3 {
             var frame = Self.header(length: 3)
             frame.writeBytes([1, 2, 3])
-            try channel.writeInbound(frame)
+            try Self.receive(channel, frame)
             channel.embeddedEventLoop.advanceTime(by: .seconds(60))
         }
         #expect(channel.isActive)
@@ -46,9 +52,9 @@ import Testing
     @Test("A frame still incomplete at the deadline closes the connection with DEADLINE_EXCEEDED")
     func slowFrame() throws {
         let channel = try Self.channel()
-        try channel.writeInbound(ByteBuffer(bytes: [0, 0]))
+        try Self.receive(channel, ByteBuffer(bytes: [0, 0]))
         channel.embeddedEventLoop.advanceTime(by: .seconds(20))
-        try channel.writeInbound(ByteBuffer(bytes: [0, 0, 9, 1]))
+        try Self.receive(channel, ByteBuffer(bytes: [0, 0, 9, 1]))
         #expect(channel.isActive)
         channel.embeddedEventLoop.advanceTime(by: .seconds(11))
         let status = try #require(try Self.writtenStatus(channel))
@@ -59,10 +65,10 @@ import Testing
     @Test("A frame completed in time disarms the deadline; the next frame gets its own")
     func nextFrameHasItsOwnDeadline() throws {
         let channel = try Self.channel()
-        try channel.writeInbound(ByteBuffer(bytes: [0, 0, 0, 0]))
+        try Self.receive(channel, ByteBuffer(bytes: [0, 0, 0, 0]))
         channel.embeddedEventLoop.advanceTime(by: .seconds(29))
         // The first frame ends (empty payload) and a second begins in the same read.
-        try channel.writeInbound(ByteBuffer(bytes: [1, 0, 0]))
+        try Self.receive(channel, ByteBuffer(bytes: [1, 0, 0]))
         channel.embeddedEventLoop.advanceTime(by: .seconds(29))
         #expect(channel.isActive, "the second frame has 30 s from its own first byte")
         channel.embeddedEventLoop.advanceTime(by: .seconds(2))
@@ -72,11 +78,27 @@ import Testing
     @Test("A large payload gets a second more per MiB")
     func largePayload() throws {
         let channel = try Self.channel()
-        try channel.writeInbound(Self.header(length: 4 << 20))
+        try Self.receive(channel, Self.header(length: 4 << 20))
         channel.embeddedEventLoop.advanceTime(by: .seconds(32))
         #expect(channel.isActive, "30 s + 4 s for 4 MiB")
         channel.embeddedEventLoop.advanceTime(by: .seconds(3))
         #expect(try Self.writtenStatus(channel)?.code == .deadlineExceeded)
         #expect(!channel.isActive)
+    }
+
+    @Test("Time the server does not read does not count: the deadline starts over when reading resumes")
+    func serverBackpressureIsNotTheClientsDelay() throws {
+        let channel = try Self.channel()
+        // A partial frame, and the server withholds its next read.
+        try channel.writeInbound(ByteBuffer(bytes: [0, 0, 0]))
+        channel.embeddedEventLoop.advanceTime(by: .seconds(45))
+        #expect(channel.isActive, "the server was not reading")
+        #expect(try Self.writtenStatus(channel) == nil)
+        // Reading resumes: the client has 30 s from now.
+        channel.read()
+        channel.embeddedEventLoop.advanceTime(by: .seconds(29))
+        #expect(channel.isActive)
+        channel.embeddedEventLoop.advanceTime(by: .seconds(2))
+        #expect(try Self.writtenStatus(channel)?.code == .deadlineExceeded)
     }
 }
