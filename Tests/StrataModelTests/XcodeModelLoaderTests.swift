@@ -720,7 +720,9 @@ import Testing
         #expect(XMLTreeBuilder.firstEmptyProcessingInstruction(in: Data("<?xml?>\n<model/>".utf8)) == 0)
         #expect(XMLTreeBuilder.firstEmptyProcessingInstruction(in: Data("<model><?target   ?></model>".utf8)) == 7)
         #expect(XMLTreeBuilder.firstEmptyProcessingInstruction(in: Data("<?xml version=\"1.0\"?><model/>".utf8)) == nil)
-        #expect(XMLTreeBuilder.firstEmptyProcessingInstruction(in: Data("<model><!-- <?x?> --><![CDATA[<?y?>]]></model>".utf8)) == nil)
+        // Checked wherever it stands: libxml2's recovery may read it as markup.
+        #expect(XMLTreeBuilder.firstEmptyProcessingInstruction(in: Data("<model><!-- <?x?> --></model>".utf8)) == 12)
+        #expect(XMLTreeBuilder.firstEmptyProcessingInstruction(in: Data("<?xml version=\"1.0\"?/>\n<m a=\"<?xml?>\"/>".utf8)) == 29)
         #expect(XMLTreeBuilder.firstEmptyProcessingInstruction(in: Data("<model><?x".utf8)) == 7)
         // Entities would bring such an instruction back through expansion:
         // document type declarations are refused too (Xcode writes none).

@@ -177,7 +177,9 @@ import Testing
                     $0.refresh = .with { $0.ids = [id]; $0.skipFetched = true }
                 }))
             }
-            let first = try await raw.requireFrame()
+            // Generous: under the thread sanitizer on a loaded machine one
+            // answer once took more than 5 s; a hang still fails.
+            let first = try await raw.requireFrame(within: .seconds(20))
             #expect(first.requestID == 1, "request \(first.requestID) was answered before the hello")
             guard case .hello? = first.response else {
                 Issue.record("the first answer is not the hello's: \(first)")
@@ -185,7 +187,7 @@ import Testing
                 continue
             }
             var answered: Set<UInt64> = []
-            for _ in 2...6 { answered.insert(try await raw.requireFrame().requestID) }
+            for _ in 2...6 { answered.insert(try await raw.requireFrame(within: .seconds(20)).requestID) }
             #expect(answered == [2, 3, 4, 5, 6])
             await raw.close()
         }

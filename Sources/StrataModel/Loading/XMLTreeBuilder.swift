@@ -68,8 +68,7 @@ final class XMLTreeBuilder: NSObject, XMLParserDelegate {
     }
 
     /// The offset of the first processing instruction with a target and no
-    /// data (`<?name?>`, `<?name   ?>`), outside comments and CDATA
-    /// sections; nil when there is none.
+    /// data (`<?name?>`, `<?name   ?>`); nil when there is none.
     static func firstEmptyProcessingInstruction(in data: Data) -> Int? {
         firstUnsupportedMarkup(in: data).flatMap { $0.isDocumentType ? nil : $0.offset }
     }
@@ -78,7 +77,9 @@ final class XMLTreeBuilder: NSObject, XMLParserDelegate {
     /// instruction without data (its callback reads a NULL string), or a
     /// document type declaration, whose entities FoundationXML expands and
     /// parses again (so `&e;` could bring such an instruction back in).
-    /// Xcode writes neither. Comments and CDATA sections are skipped.
+    /// Xcode writes neither. Every `<?` is checked where it stands, inside
+    /// comments and other instructions too: libxml2 recovers from broken
+    /// markup in ways a scanner cannot follow, so none is skipped.
     static func firstUnsupportedMarkup(in data: Data) -> (offset: Int, isDocumentType: Bool)? {
         data.withUnsafeBytes { (raw: UnsafeRawBufferPointer) -> (offset: Int, isDocumentType: Bool)? in
             let bytes = raw.bindMemory(to: UInt8.self)
@@ -91,32 +92,15 @@ final class XMLTreeBuilder: NSObject, XMLParserDelegate {
                 }
             }
             func isSpace(_ byte: UInt8) -> Bool { byte == 0x20 || byte == 0x09 || byte == 0x0A || byte == 0x0D }
-            var index = 0
-            while index < count {
-                guard bytes[index] == UInt8(ascii: "<") else {
-                    index += 1
-                    continue
-                }
-                if starts("<!--", at: index) {
-                    var end = index + 4
-                    while end < count, !starts("-->", at: end) { end += 1 }
-                    index = end + 3
-                } else if starts("<![CDATA[", at: index) {
-                    var end = index + 9
-                    while end < count, !starts("]]>", at: end) { end += 1 }
-                    index = end + 3
-                } else if starts("<!DOCTYPE", at: index) || starts("<!ENTITY", at: index) {
+            for index in 0..<count where bytes[index] == UInt8(ascii: "<") {
+                if starts("<!DOCTYPE", at: index) || starts("<!ENTITY", at: index) {
                     return (index, true)
-                } else if starts("<?", at: index) {
-                    var cursor = index + 2
-                    while cursor < count, !isSpace(bytes[cursor]), !starts("?>", at: cursor) { cursor += 1 }
-                    while cursor < count, isSpace(bytes[cursor]) { cursor += 1 }
-                    if cursor >= count || starts("?>", at: cursor) { return (index, false) }
-                    while cursor < count, !starts("?>", at: cursor) { cursor += 1 }
-                    index = cursor + 2
-                } else {
-                    index += 1
                 }
+                guard starts("<?", at: index) else { continue }
+                var cursor = index + 2
+                while cursor < count, !isSpace(bytes[cursor]), !starts("?>", at: cursor) { cursor += 1 }
+                while cursor < count, isSpace(bytes[cursor]) { cursor += 1 }
+                if cursor >= count || starts("?>", at: cursor) { return (index, false) }
             }
             return nil
         }
