@@ -13,6 +13,8 @@ public enum FuzzDriver {
             // The synchronous targets run right here, without a task.
             if try target.runSynchronously(input) { return }
         } catch {
+            // Deliberate: only libFuzzer drivers call this, and a crash is how
+            // libFuzzer keeps a finding's input. Servers and tools never do.
             fatalError("fuzz finding: \(error)")
         }
         let result = NIOLockedValueBox<FuzzFinding?>(nil)
@@ -27,7 +29,8 @@ public enum FuzzDriver {
         }
         done.wait()
         if let finding = result.withLockedValue({ $0 }) {
-            // The fuzzer's way to keep an input: a crash, with its reason.
+            // Deliberate, as above: the fuzzer's way to keep an input is a
+            // crash, with its reason. No server or tool path calls this.
             fatalError("fuzz finding: \(finding)")
         }
     }
