@@ -16,6 +16,7 @@ let package = Package(
         .library(name: "StrataStore", targets: ["StrataStore"]),
         .library(name: "StrataContext", targets: ["StrataContext"]),
         .library(name: "StrataWire", targets: ["StrataWire"]),
+        .library(name: "StrataAuth", targets: ["StrataAuth"]),
         .library(name: "StrataServer", targets: ["StrataServer"]),
         .library(name: "StrataClient", targets: ["StrataClient"]),
         .library(name: "StrataText", targets: ["StrataText"]),
@@ -33,6 +34,11 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-metrics", from: "2.5.0"),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.6.0"),
         .package(url: "https://github.com/HdrHistogram/hdrhistogram-swift", from: "0.1.0"),
+        .package(url: "https://github.com/apple/swift-nio-ssl", from: "2.37.0"),
+        .package(url: "https://github.com/apple/swift-crypto", "4.0.0"..<"5.0.0"),
+        .package(url: "https://github.com/apple/swift-certificates", from: "1.21.0"),
+        .package(url: "https://github.com/vapor/jwt-kit", from: "5.7.1"),
+        .package(url: "https://github.com/apple/swift-asn1", from: "1.3.0"),
     ],
     targets: [
         // Layer 1: the object model, its Xcode importer and structural validation.
@@ -98,10 +104,23 @@ let package = Package(
             ],
             swiftSettings: strictSettings
         ),
+        // Identities: who a hello's token or client certificate names
+        // (auth files of token digests, signed JWTs, certificate subjects).
+        .target(
+            name: "StrataAuth",
+            dependencies: [
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "JWTKit", package: "jwt-kit"),
+                .product(name: "X509", package: "swift-certificates"),
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+            ],
+            swiftSettings: strictSettings
+        ),
         // Layer 6: the server: connections, sessions, subscriptions, stats.
         .target(
             name: "StrataServer",
             dependencies: [
+                "StrataAuth",
                 "StrataModel",
                 "StrataQuery",
                 "StrataStore",
@@ -115,6 +134,8 @@ let package = Package(
                 .product(name: "Metrics", package: "swift-metrics"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "Histogram", package: "hdrhistogram-swift"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+                .product(name: "NIOTLS", package: "swift-nio"),
             ],
             swiftSettings: strictSettings
         ),
@@ -132,6 +153,7 @@ let package = Package(
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "SwiftProtobuf", package: "swift-protobuf"),
                 .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
             ],
             swiftSettings: strictSettings
         ),
@@ -164,6 +186,7 @@ let package = Package(
         .executableTarget(
             name: "strata-server",
             dependencies: [
+                "StrataAuth",
                 "StrataModel",
                 "StrataStore",
                 "StrataContext",
@@ -173,12 +196,14 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "UnixSignals", package: "swift-service-lifecycle"),
             ],
             swiftSettings: strictSettings
         ),
         .executableTarget(
             name: "strata",
             dependencies: [
+                "StrataAuth",
                 "StrataModel",
                 "StrataQuery",
                 "StrataWire",
@@ -275,6 +300,9 @@ let package = Package(
         .testTarget(
             name: "StrataServerTests",
             dependencies: [
+                "StrataAuth",
+                "StrataTestCertificates",
+                .product(name: "JWTKit", package: "jwt-kit"),
                 "StrataModel",
                 "StrataQuery",
                 "StrataStore",
@@ -297,6 +325,8 @@ let package = Package(
         .testTarget(
             name: "StrataToolTests",
             dependencies: [
+                "StrataAuth",
+                "StrataTestCertificates",
                 "StrataModel",
                 "StrataWire",
                 "StrataClient",
@@ -311,6 +341,26 @@ let package = Package(
                 "StrataModel", "StrataQuery", "StrataStore", "StrataContext", "StrataSamples",
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+            ],
+            swiftSettings: strictSettings
+        ),
+        // Certificates made at test time for the TLS tests (no committed keys).
+        .target(
+            name: "StrataTestCertificates",
+            dependencies: [
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "X509", package: "swift-certificates"),
+                .product(name: "SwiftASN1", package: "swift-asn1"),
+            ],
+            path: "Tests/StrataTestCertificates",
+            swiftSettings: strictSettings
+        ),
+        .testTarget(
+            name: "StrataAuthTests",
+            dependencies: [
+                "StrataAuth",
+                .product(name: "JWTKit", package: "jwt-kit"),
+                .product(name: "Crypto", package: "swift-crypto"),
             ],
             swiftSettings: strictSettings
         ),

@@ -14,6 +14,10 @@
 # (committed), which the test suite replays. Each run appends its figures
 # to Fuzz/runs.tsv (committed): target, date, seconds, executions,
 # coverage, features, crashes.
+#
+# STRATA_FUZZ_BUILD=0 runs the drivers as last built, without rebuilding:
+# for long background runs while the main package's sources are edited
+# (a build from a half-edited tree would fail or fuzz the wrong code).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$(pwd)
@@ -41,10 +45,13 @@ case " $targets " in *" $target "*) ;; *) echo "unknown target '$target' (one of
 
 # SwiftPM plans a path dependency's sources once: a file added to the main
 # package since would be missed without the manifest looking changed.
-touch Fuzz/Package.swift
-(cd Fuzz && swift build -c release --product "fuzz-$target" \
-  -Xswiftc -sanitize=fuzzer,address -Xswiftc -parse-as-library 2>&1 | tail -3)
+if [ "${STRATA_FUZZ_BUILD:-1}" != 0 ]; then
+  touch Fuzz/Package.swift
+  (cd Fuzz && swift build -c release --product "fuzz-$target" \
+    -Xswiftc -sanitize=fuzzer,address -Xswiftc -parse-as-library 2>&1 | tail -3)
+fi
 binary=$(cd Fuzz && swift build -c release --show-bin-path -Xswiftc -sanitize=fuzzer,address)/fuzz-$target
+[ -x "$binary" ] || { echo "no $binary: build it first (without STRATA_FUZZ_BUILD=0)" >&2; exit 2; }
 
 mkdir -p "Fuzz/.work/$target" "Fuzz/Artifacts/$target"
 log=$(mktemp)

@@ -22,6 +22,8 @@ public struct ClientConfiguration: Sendable {
     public var maxFrameBytes: Int
     /// The event loops the connection runs on.
     public var eventLoopGroup: any EventLoopGroup
+    /// TLS to the server; nil connects over plain TCP.
+    public var tls: ClientTLS?
 
     /// Creates a configuration (defaults: 127.0.0.1:7420).
     public init(
@@ -33,7 +35,8 @@ public struct ClientConfiguration: Sendable {
         compressRequests: Bool = false,
         connectTimeout: Duration = .seconds(5),
         maxFrameBytes: Int = WireProtocol.defaultMaxFrameBytes,
-        eventLoopGroup: any EventLoopGroup = MultiThreadedEventLoopGroup.singleton
+        eventLoopGroup: any EventLoopGroup = MultiThreadedEventLoopGroup.singleton,
+        tls: ClientTLS? = nil
     ) {
         self.host = host
         self.port = port
@@ -44,5 +47,6 @@ public struct ClientConfiguration: Sendable {
         self.connectTimeout = connectTimeout
         self.maxFrameBytes = maxFrameBytes
         self.eventLoopGroup = eventLoopGroup
+        self.tls = tls
     }
 }

@@ -27,6 +27,8 @@ final class ClientConnection: Sendable {
         let endpoint = "\(configuration.host):\(configuration.port)"
         let maxFrameBytes = configuration.maxFrameBytes
         let router = ClientRouter()
+        let tls = try configuration.tls.map { tls throws(StrataClientError) in (tls, try tls.makeContext()) }
+        let host = configuration.host
         let channel: any Channel
         do {
             channel = try await ClientBootstrap(group: configuration.eventLoopGroup)
@@ -34,6 +36,9 @@ final class ClientConnection: Sendable {
                 .channelOption(.socketOption(.tcp_nodelay), value: 1)
                 .channelInitializer { channel in
                     channel.eventLoop.makeCompletedFuture {
+                        if let (settings, context) = tls {
+                            try channel.pipeline.syncOperations.addHandler(settings.makeHandler(context: context, host: host))
+                        }
                         try channel.pipeline.syncOperations.addHandler(ByteToMessageHandler(FrameDecoder(maxFrameBytes: maxFrameBytes)))
                         try channel.pipeline.syncOperations.addHandler(MessageToByteHandler(FrameEncoder()))
                         try channel.pipeline.syncOperations.addHandler(ResponseHandler(router: router, endpoint: endpoint))

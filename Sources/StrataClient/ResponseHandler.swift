@@ -37,7 +37,7 @@ final class ResponseHandler: ChannelInboundHandler {
     }
 
     func errorCaught(context: ChannelHandlerContext, error: any Error) {
-        router.fail(StrataClientError(.unavailable, "connection to \(endpoint) lost: \(error)"))
+        router.fail(StrataClientError(.unavailable, ClientTLS.describe(error, endpoint: endpoint) ?? "connection to \(endpoint) lost: \(error)"))
         context.close(promise: nil)
     }
 }

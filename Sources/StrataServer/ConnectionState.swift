@@ -1,5 +1,6 @@
 import NIOConcurrencyHelpers
 import NIOCore
+import StrataAuth
 import StrataWire
 import Synchronization
 
@@ -33,7 +34,7 @@ final class ConnectionState: Sendable {
     /// Cancels the connection's work (set by the async side once it runs).
     private let canceller = NIOLockedValueBox<(@Sendable () -> Void)?>(nil)
     private let compressing = Atomic<Bool>(false)
-    private let client = NIOLockedValueBox("")
+    private let client = NIOLockedValueBox<(name: String, identity: Identity?)>(("", nil))
     /// The connection's event loop (nil for a connection that is only
     /// refused, whose requests are never answered on the loop).
     private let eventLoop: (any EventLoop)?
@@ -47,7 +48,11 @@ final class ConnectionState: Sendable {
     }
 
     /// The name the client gave in its hello (empty before).
-    var clientName: String { client.withLockedValue { $0 } }
+    var clientName: String { client.withLockedValue { $0.name } }
+
+    /// Who the hello proved the client to be; nil before the hello and on
+    /// a server that authenticates no one.
+    var identity: Identity? { client.withLockedValue { $0.identity } }
 
     /// The state machine's state now.
     var connectionState: ConnectionStateMachine.State { machine.withLockedValue { $0.state } }
@@ -68,13 +73,14 @@ final class ConnectionState: Sendable {
     }
 
     /// The hello was answered (and compression enabled when agreed), by
-    /// the client named `clientName`; call after handing the answer to the
+    /// the client named `clientName`, proved to be `identity` (nil when the
+    /// server authenticates no one); call after handing the answer to the
     /// async writer. The event reaches the state machine in a task on the
     /// event loop, queued behind the writer's own task for the hello's
     /// answer (NIO runs a loop's tasks in order), so no answer written on
     /// the loop can precede the hello's.
-    func greeted(clientName: String) {
-        client.withLockedValue { $0 = clientName }
+    func greeted(clientName: String, identity: Identity? = nil) {
+        client.withLockedValue { $0 = (clientName, identity) }
         guard let eventLoop else {
             perform { $0.helloAnswerQueued() }
             return

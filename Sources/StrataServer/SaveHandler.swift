@@ -80,6 +80,7 @@ final class SaveHandler: ChannelInboundHandler, RemovableChannelHandler {
     private static func start(_ save: Strata_V1_SaveRequest, requestID: UInt64, core: ServerCore, state: ConnectionState, maxFrameBytes: Int, logger: Logger,
                               reply: NIOLoopBound<ChannelHandlerContext>, on eventLoop: any EventLoop) {
         let clientName = state.clientName
+        let identity = state.identity
         Task {
             let started = ContinuousClock.now
             var failed = false
@@ -87,7 +88,7 @@ final class SaveHandler: ChannelInboundHandler, RemovableChannelHandler {
             do {
                 var answer = Strata_V1_ServerFrame()
                 answer.requestID = requestID
-                answer.response = .save(try await core.save(save, clientName: clientName))
+                answer.response = .save(try await core.save(save, clientName: clientName, identity: identity))
                 buffer = try framed(answer, compresses: state.compresses, maxFrameBytes: maxFrameBytes)
             } catch {
                 failed = true

@@ -1,3 +1,4 @@
+import StrataAuth
 import StrataContext
 import StrataWire
 
@@ -20,8 +21,17 @@ public struct ServerConfiguration: Sendable {
     /// DEADLINE_EXCEEDED, so that a client sending a byte at a time
     /// (slowloris) holds nothing for long; `nil` never.
     public var frameTimeout: Duration?
-    /// When set, a client's hello must carry this token.
+    /// When set, a client's hello must carry this token, which makes it
+    /// `admin` (the simple case of ``authenticator``).
     public var authToken: String?
+    /// Who a hello's token or client certificate speaks for. With neither
+    /// this nor ``authToken``, every client is ``Identity/anonymous``.
+    public var authenticator: Authenticator?
+    /// TLS on every connection; nil serves plain TCP.
+    public var tls: ServerTLS?
+    /// Listen on an address other than loopback without TLS and
+    /// authentication (``StrataServer/listen()`` refuses otherwise).
+    public var allowsInsecureNetwork: Bool
     /// Requests one connection runs at once; the server stops reading a
     /// connection's frames while it has this many in flight.
     public var maxRequestsInFlight: Int
@@ -44,6 +54,9 @@ public struct ServerConfiguration: Sendable {
         idleTimeout: Duration? = .seconds(300),
         frameTimeout: Duration? = .seconds(30),
         authToken: String? = nil,
+        authenticator: Authenticator? = nil,
+        tls: ServerTLS? = nil,
+        allowsInsecureNetwork: Bool = false,
         maxRequestsInFlight: Int = 128,
         shutdownGracePeriod: Duration = .seconds(10),
         serverName: String = "strata-server",
@@ -56,6 +69,9 @@ public struct ServerConfiguration: Sendable {
         self.idleTimeout = idleTimeout
         self.frameTimeout = frameTimeout
         self.authToken = authToken
+        self.authenticator = authenticator
+        self.tls = tls
+        self.allowsInsecureNetwork = allowsInsecureNetwork
         self.maxRequestsInFlight = maxRequestsInFlight
         self.shutdownGracePeriod = shutdownGracePeriod
         self.serverName = serverName

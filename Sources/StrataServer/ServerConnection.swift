@@ -1,5 +1,7 @@
 import Logging
 import NIOCore
+import NIOSSL
+import StrataAuth
 import StrataWire
 import SwiftProtobuf
 
@@ -79,9 +81,10 @@ struct ServerConnection {
                         if Task.isCancelled { return .inputEnded }
                     }
                     do {
-                        try await session.hello(request)
+                        try await session.hello(request, certificateSubject: await clientCertificateSubject())
                         clientName = await session.clientName
-                        logger.debug("hello", metadata: ["client": "\(clientName)"])
+                        let subject = await session.identity.subject
+                        logger.debug("hello", metadata: ["client": "\(clientName)", "subject": "\(subject)"])
                     } catch {
                         let status = RequestFailure.status(for: error)
                         if status.code == .unauthenticated {
@@ -118,6 +121,15 @@ struct ServerConnection {
             return .protocolError
         }
         return .inputEnded
+    }
+
+    /// The subject of the client's verified TLS certificate, if the
+    /// connection is TLS and the client presented one.
+    private func clientCertificateSubject() async -> String? {
+        guard core.configuration.tls?.requiresClientCertificates == true,
+              let certificate = try? await channel.channel.nioSSL_peerCertificate().get(),
+              let der = try? certificate.toDERBytes() else { return nil }
+        return CertificateSubject.name(fromDER: der)
     }
 
     /// Where failures are counted: an IPv4 host, or an IPv6 /64 (one host

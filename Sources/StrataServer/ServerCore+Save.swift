@@ -1,3 +1,4 @@
+import StrataAuth
 import StrataContext
 import StrataModel
 import StrataQuery
@@ -6,10 +7,12 @@ import StrataWire
 
 extension ServerCore {
     /// Applies one change set in a fresh context and saves it: all or
-    /// nothing, conflicts resolved by the requested merge policy.
-    func save(_ request: Strata_V1_SaveRequest, clientName: String) async throws -> Strata_V1_SaveResponse {
+    /// nothing, conflicts resolved by the requested merge policy. The
+    /// save's author in history and notifications is the authenticated
+    /// subject (see ``author(given:clientName:identity:)``).
+    func save(_ request: Strata_V1_SaveRequest, clientName: String, identity: Identity? = nil) async throws -> Strata_V1_SaveResponse {
         let policy = try Self.mergePolicy(request.mergePolicy)
-        let author = request.author.isEmpty ? clientName : request.author
+        let author = Self.author(given: request.author, clientName: clientName, identity: identity)
         try checkWritable(request)
         if let response = try await insertDirectly(request, author: author, policy: policy) { return response }
         let context = makeContext(clientName: author, mergePolicy: policy, author: author)
@@ -92,6 +95,15 @@ extension ServerCore {
 
     /// A save of new objects only, with attribute values only, through
     /// the coordinator's direct insert (no context: see
+    /// Who a save is recorded as made by. On a server that authenticates,
+    /// the subject, so that authorship cannot be claimed by another client;
+    /// an author the client gave is kept beside it: `alice (importer)`.
+    /// Otherwise the author the client gave, or its name.
+    static func author(given: String, clientName: String, identity: Identity?) -> String {
+        guard let identity else { return given.isEmpty ? clientName : given }
+        return given.isEmpty || given == identity.subject ? identity.subject : "\(identity.subject) (\(given))"
+    }
+
     /// ``Coordinator/insertDirectly(_:author:contextName:checksVersions:)``).
     /// Nil, having written nothing, when the save needs a context: then
     /// the context's save answers, errors included, as for any other save.

@@ -1,5 +1,6 @@
 import Foundation
 import Logging
+import StrataAuth
 import StrataContext
 import StrataModel
 import StrataQuery
@@ -21,11 +22,15 @@ final class ServerCore: Sendable {
     let authFailures = AuthFailureThrottle()
     /// Removes the stores' paths from answers.
     let redactor: PathRedactor
+    /// Who hellos speak for; nil when the server asks no one.
+    let authenticator: Authenticator?
 
     init(coordinator: Coordinator, configuration: ServerConfiguration, logger: Logger) {
         self.coordinator = coordinator
         self.configuration = configuration
         self.logger = logger
+        authenticator = configuration.authenticator
+            ?? configuration.authToken.map { Authenticator(Authenticator.Sources(adminToken: $0)) }
         let model = coordinator.model
         let serverID = self.serverID
         helloResponse = Strata_V1_HelloResponse.with {
@@ -52,20 +57,36 @@ final class ServerCore: Sendable {
 
     var model: ObjectModel { coordinator.model }
 
-    /// Answers a hello, or throws the status that refuses it.
-    func hello(_ request: Strata_V1_HelloRequest) throws -> Strata_V1_HelloResponse {
+    /// Answers a hello and says who it speaks for, or throws the status
+    /// that refuses it. `certificateSubject` is the subject of the client's
+    /// verified TLS certificate, if it presented one.
+    func hello(_ request: Strata_V1_HelloRequest, certificateSubject: String? = nil) async throws -> (Strata_V1_HelloResponse, Identity) {
         guard request.hasVersion else {
             throw WireError(.invalidArgument, "hello without a protocol version")
         }
         guard request.version.major == WireProtocol.version.major else {
             throw WireError(.failedPrecondition, "protocol version \(request.version.major).\(request.version.minor) is not supported: this server speaks \(WireProtocol.version.major).x")
         }
-        if let token = configuration.authToken, !ConstantTime.equal(request.authToken, token) {
-            throw WireError(.unauthenticated, request.authToken.isEmpty ? "this server requires an auth token" : "the auth token is not valid")
-        }
+        let identity = try await authenticate(request.authToken, certificateSubject: certificateSubject)
         var response = helloResponse
         response.compression = request.acceptCompression
-        return response
+        return (response, identity)
+    }
+
+    /// The identity a hello's token proves (a token, when sent, decides
+    /// even with a client certificate), else the certificate's subject.
+    private func authenticate(_ token: String, certificateSubject: String?) async throws -> Identity {
+        guard let authenticator else {
+            return certificateSubject.map { Identity(subject: $0, roles: [Identity.adminRole]) } ?? .anonymous
+        }
+        if token.isEmpty {
+            if let certificateSubject { return authenticator.identity(forCertificateSubject: certificateSubject) }
+            throw WireError(.unauthenticated, "this server requires an auth token")
+        }
+        guard let identity = await authenticator.identity(forToken: token) else {
+            throw WireError(.unauthenticated, "the auth token is not valid")
+        }
+        return identity
     }
 
     /// The figures, with the stores' sizes on disk.

@@ -1,5 +1,6 @@
 import Foundation
 import Logging
+import StrataAuth
 import StrataContext
 import StrataModel
 import StrataQuery
@@ -25,6 +26,8 @@ actor Session {
     let writer: ResponseWriter
     let logger: Logger
     private(set) var clientName = ""
+    /// Who the hello proved the client to be.
+    private(set) var identity = Identity.anonymous
     private var subscriptions: [UInt64: Subscription] = [:]
     private var nextSubscriptionID: UInt64 = 0
     private var notifier: Task<Void, Never>?
@@ -41,11 +44,12 @@ actor Session {
     var hasSubscriptions: Bool { !subscriptions.isEmpty }
 
     /// Handles the hello: answers it, or sends the refusal and throws.
-    func hello(_ frame: Strata_V1_ClientFrame) async throws {
+    func hello(_ frame: Strata_V1_ClientFrame, certificateSubject: String? = nil) async throws {
         guard case .hello(let hello)? = frame.request else {
             throw WireError(.failedPrecondition, "the first request on a connection must be hello")
         }
-        let response = try core.hello(hello)
+        let (response, identity) = try await core.hello(hello, certificateSubject: certificateSubject)
+        self.identity = identity
         clientName = hello.clientName.isEmpty ? "client" : hello.clientName
         // Frames read from now on may be as large as the hello's answer says.
         writer.state.helloAccepted()
@@ -53,7 +57,10 @@ actor Session {
         if response.compression { writer.enableCompression() }
         // Only now may the event loop answer requests itself: no answer
         // can precede the hello's.
-        writer.state.greeted(clientName: clientName)
+        // An identity someone proved (a token or a certificate), not the
+        // anonymous one of a server that asks no one.
+        let proved = core.authenticator != nil || certificateSubject != nil
+        writer.state.greeted(clientName: clientName, identity: proved ? identity : nil)
     }
 
     /// Runs one request after the hello and sends its answer.
@@ -88,7 +95,7 @@ actor Session {
                     try await writer.send(requestID: requestID, more: more, .fetch(batch))
                 }
             case .save(let save)?:
-                let response = try await core.save(save, clientName: clientName)
+                let response = try await core.save(save, clientName: clientName, identity: writer.state.identity)
                 try await writer.send(requestID: requestID, .save(response))
             case .refresh(let refresh)?:
                 let response = try await core.refresh(refresh, clientName: clientName)

@@ -2,6 +2,7 @@ import Logging
 import NIOConcurrencyHelpers
 import NIOCore
 import NIOPosix
+import NIOSSL
 import ServiceLifecycle
 import StrataContext
 import StrataWire
@@ -58,8 +59,13 @@ public actor StrataServer: Service {
         case .idle:
             break
         }
+        // Checked before binding: an unprotected port is never open, even briefly.
+        if let refusal = Self.networkRefusal(configuration) {
+            throw StrataServerError.insecureNetwork(refusal)
+        }
         let maxFrameBytes = configuration.maxFrameBytes
         let core = self.core
+        let tls = configuration.tls
         let channel = try await ServerBootstrap(group: group)
             .serverChannelOption(.backlog, value: 256)
             .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
@@ -72,6 +78,12 @@ public actor StrataServer: Service {
             .childChannelOption(.allowRemoteHalfClosure, value: true)
             .bind(host: configuration.host, port: configuration.port) { child in
                 child.eventLoop.makeCompletedFuture {
+                    if let tls {
+                        try child.pipeline.syncOperations.addHandler(NIOSSLServerHandler(context: tls.context))
+                        if let frameTimeout = core.configuration.frameTimeout {
+                            try child.pipeline.syncOperations.addHandler(TLSHandshakeDeadlineHandler(timeout: frameTimeout))
+                        }
+                    }
                     if let frameTimeout = core.configuration.frameTimeout {
                         try child.pipeline.syncOperations.addHandler(FrameDeadlineHandler(timeout: frameTimeout))
                     }
@@ -94,6 +106,45 @@ public actor StrataServer: Service {
         let port = channel.channel.localAddress?.port ?? configuration.port
         state = .listening(channel, port: port)
         return port
+    }
+
+    /// Why a server configured so must not serve on its host: an address
+    /// other than loopback without TLS and authentication, unless allowed
+    /// explicitly (``ServerConfiguration/allowsInsecureNetwork``); nil when
+    /// it may. ``listen()`` checks it; a program can check it before it
+    /// opens anything.
+    public static func networkRefusal(_ configuration: ServerConfiguration) -> String? {
+        networkRefusal(configuration, address: try? SocketAddress.makeAddressResolvingHost(configuration.host, port: 0))
+    }
+
+    /// Why a server configured so must not serve on `address` (its host
+    /// resolved; nil when it does not resolve): an address other than
+    /// loopback without TLS and authentication, unless the configuration
+    /// allows it explicitly (``ServerConfiguration/allowsInsecureNetwork``).
+    static func networkRefusal(_ configuration: ServerConfiguration, address: SocketAddress?) -> String? {
+        guard !configuration.allowsInsecureNetwork, !Self.isLoopback(address) else { return nil }
+        var missing: [String] = []
+        if configuration.tls == nil { missing.append("TLS (a certificate and key)") }
+        if configuration.authenticator == nil, configuration.authToken == nil { missing.append("authentication (a token, an auth file or JWT keys)") }
+        guard !missing.isEmpty else { return nil }
+        return "refusing to listen on \(configuration.host), which is not a loopback address, without \(missing.joined(separator: " and ")); configure them, or allow it explicitly (--insecure)"
+    }
+
+    /// Whether `address` is on the loopback interface (127/8 or ::1).
+    static func isLoopback(_ address: SocketAddress?) -> Bool {
+        switch address {
+        case .v4(let v4)?:
+            return UInt32(bigEndian: v4.address.sin_addr.s_addr) >> 24 == 127
+        case .v6(let v6)?:
+            let bytes = withUnsafeBytes(of: v6.address.sin6_addr) { Array($0) }
+            let isOne = bytes.prefix(15).allSatisfy { $0 == 0 } && bytes[15] == 1
+            let mappedLoopback = bytes.prefix(10).allSatisfy { $0 == 0 } && bytes[10] == 0xFF && bytes[11] == 0xFF && bytes[12] == 127
+            return isOne || mappedLoopback
+        case .unixDomainSocket?:
+            return true
+        default:
+            return false
+        }
     }
 
     /// Serves until ``shutdown()`` or a graceful shutdown of the service
@@ -187,9 +238,20 @@ public actor StrataServer: Service {
 }
 
 /// Misuse of a ``StrataServer``'s lifecycle.
-public enum StrataServerError: Error, Sendable {
+public enum StrataServerError: Error, Sendable, CustomStringConvertible {
     /// The server has stopped and cannot be started again.
     case stopped
+    /// The configuration would serve a network without TLS and
+    /// authentication; the message says what is missing.
+    case insecureNetwork(String)
+
+    /// What went wrong.
+    public var description: String {
+        switch self {
+        case .stopped: "the server has stopped and cannot be started again"
+        case .insecureNetwork(let message): message
+        }
+    }
 }
 
 /// The open connections of a server, so shutdown can reach them.

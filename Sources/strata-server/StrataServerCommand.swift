@@ -3,11 +3,13 @@ import Foundation
 import Logging
 import NIOPosix
 import ServiceLifecycle
+import StrataAuth
 import StrataContext
 import StrataModel
 import StrataSamples
 import StrataServer
 import StrataStore
+import UnixSignals
 
 /// `strata-server`: serves a model and its stores over the Strata wire protocol.
 @main
@@ -54,8 +56,8 @@ struct StrataServerCommand: AsyncParsableCommand {
     @Option(help: "Snapshots kept in the coordinator's row cache for reads by object ID (0 turns it off).")
     var rowCache: Int = 100_000
 
-    @Option(help: "Token every client's hello must carry (also STRATA_AUTH_TOKEN).")
-    var authToken: String?
+    @OptionGroup(title: "Security")
+    var security: SecurityOptions
 
     @Flag(help: "Do not record persistent history in new SQLite store files (only for a store no other process opens; a file that already records history keeps recording). Implies --history-poll 0.")
     var noHistory = false
@@ -119,11 +121,15 @@ struct StrataServerCommand: AsyncParsableCommand {
             return handler
         }
         let logger = Logger(label: "strata.server")
-        let container: PersistentContainer
+        // Security first: a server that would start unprotected by mistake
+        // must not have opened (and perhaps migrated) anything yet.
+        let tls: ServerTLS?
+        let authentication: Authenticator.Sources?
         do {
-            container = try await openContainer()
-        } catch let error as StrataError {
-            logger.critical("cannot open the stores: error \(error.code.rawValue): \(error.message)\(error.details.map { "\n  " + $0 }.joined())")
+            tls = try security.loadTLS()
+            authentication = try await security.loadAuthentication()
+        } catch {
+            logger.critical("cannot start: \(error)")
             throw ExitCode.failure
         }
         // The singleton has one loop per core; a chosen count gets its own group.
@@ -139,28 +145,54 @@ struct StrataServerCommand: AsyncParsableCommand {
                 logger.info("file descriptors: \(descriptors); connections: at most \(maxConnections)")
             }
         }
-        let eventLoops = eventLoopThreads == 0 ? nil : MultiThreadedEventLoopGroup(numberOfThreads: eventLoopThreads)
-        let token = authToken ?? ProcessInfo.processInfo.environment["STRATA_AUTH_TOKEN"]
-        let server = StrataServer(
-            coordinator: container.coordinator,
-            configuration: ServerConfiguration(
+        let authenticator = authentication.map { Authenticator($0) }
+        let configuration = ServerConfiguration(
                 host: host,
                 port: port,
                 maxConnections: connectionLimit,
                 maxFrameBytes: maxFrameBytes,
                 idleTimeout: idleTimeout == 0 ? nil : .seconds(idleTimeout),
                 frameTimeout: frameTimeout == 0 ? nil : .seconds(frameTimeout),
-                authToken: token?.isEmpty == false ? token : nil,
+                authenticator: authenticator,
+                tls: tls,
+                allowsInsecureNetwork: security.insecure,
                 otherProcesses: historyPoll == 0 || noHistory ? nil : ExternalChangeMonitor.Options(
                     pollInterval: .milliseconds(historyPoll),
                     consumerName: historyConsumer,
                     purgeInterval: historyPurgeInterval == 0 ? nil : .seconds(historyPurgeInterval),
                     retention: .seconds(historyRetention * 3600)
                 )
-            ),
+            )
+        if let refusal = StrataServer.networkRefusal(configuration) {
+            logger.critical("cannot start: \(refusal)")
+            throw ExitCode.failure
+        }
+        let container: PersistentContainer
+        do {
+            container = try await openContainer()
+        } catch let error as StrataError {
+            logger.critical("cannot open the stores: error \(error.code.rawValue): \(error.message)\(error.details.map { "\n  " + $0 }.joined())")
+            throw ExitCode.failure
+        }
+        let eventLoops = eventLoopThreads == 0 ? nil : MultiThreadedEventLoopGroup(numberOfThreads: eventLoopThreads)
+        let server = StrataServer(
+            coordinator: container.coordinator,
+            configuration: configuration,
             logger: logger,
             eventLoopGroup: eventLoops ?? MultiThreadedEventLoopGroup.singleton
         )
+        do {
+            try await server.listen()
+        } catch let error as StrataServerError {
+            logger.critical("cannot start: \(error)")
+            try? await container.close()
+            throw ExitCode.failure
+        }
+        logger.info("transport: \(tls.map { "TLS 1.2+\($0.requiresClientCertificates ? ", client certificates required" : "")" } ?? "plain TCP"); authentication: \(security.describeAuthentication(authentication, tls: tls)); access rules: none, authenticated clients may do everything")
+        if let expiry = tls?.certificateExpiry { logger.info("TLS certificate valid until \(expiry)") }
+        if security.insecure { logger.warning("--insecure: serving \(host) without the protection of TLS and authentication") }
+        let reloader = Task { await reloadOnHangUp(tls: tls, authenticator: authenticator, logger: logger) }
+        defer { reloader.cancel() }
         let group = ServiceGroup(
             configuration: ServiceGroupConfiguration(
                 services: [.init(service: server, successTerminationBehavior: .gracefullyShutdownGroup)],
@@ -179,6 +211,28 @@ struct StrataServerCommand: AsyncParsableCommand {
         try? await eventLoops?.shutdownGracefully()
         try await container.close()
         logger.info("stores closed")
+    }
+
+    /// Reads the TLS files, auth file and JWT keys again on each SIGHUP; a
+    /// file that fails to load keeps the old configuration and is logged.
+    private func reloadOnHangUp(tls: ServerTLS?, authenticator: Authenticator?, logger: Logger) async {
+        for await _ in await UnixSignalsSequence(trapping: .sighup) {
+            do {
+                try tls?.reload()
+                if let expiry = tls?.certificateExpiry { logger.info("reloaded TLS files; certificate valid until \(expiry)") }
+            } catch {
+                logger.error("SIGHUP: keeping the TLS files loaded before: \(error)")
+            }
+            guard let authenticator else { continue }
+            do {
+                if let sources = try await security.loadAuthentication() {
+                    authenticator.replace(sources)
+                    logger.info("reloaded authentication: \(security.describeAuthentication(sources, tls: tls))")
+                }
+            } catch {
+                logger.error("SIGHUP: keeping the authentication loaded before: \(error)")
+            }
+        }
     }
 
     /// `description` recording history unless `--no-history`, with the

@@ -20,6 +20,7 @@ final class TestServer: Sendable {
     /// Starts a server; `directory` reuses existing stores (restart tests).
     static func start(
         directory: URL? = nil,
+        logger: Logger? = nil,
         configure: (inout ServerConfiguration) -> Void = { _ in }
     ) async throws -> TestServer {
         let directory = directory ?? FileManager.default.temporaryDirectory.appendingPathComponent("strata-server-tests-\(UUID().uuidString)", isDirectory: true)
@@ -33,8 +34,11 @@ final class TestServer: Sendable {
         )
         var configuration = ServerConfiguration(host: "127.0.0.1", port: 0, shutdownGracePeriod: .seconds(5))
         configure(&configuration)
-        var logger = Logger(label: "strata.test-server")
-        logger.logLevel = .critical
+        let logger = logger ?? {
+            var logger = Logger(label: "strata.test-server")
+            logger.logLevel = .critical
+            return logger
+        }()
         let server = StrataServer(coordinator: container.coordinator, configuration: configuration, logger: logger)
         let port = try await server.listen()
         let runTask = Task { try await server.run() }

@@ -38,6 +38,7 @@ struct CLI {
     /// No inherited server settings, no colours, a private HOME.
     static let environment: [String: String] = [
         "STRATA_HOST": "", "STRATA_PORT": "", "STRATA_AUTH_TOKEN": "", "NO_COLOR": "1",
+        "STRATA_TLS": "", "STRATA_TLS_CA": "", "STRATA_TLS_CERT": "", "STRATA_TLS_KEY": "",
         "HOME": FileManager.default.temporaryDirectory.path,
     ]
 

@@ -24,6 +24,14 @@ struct BenchCommand: AsyncParsableCommand {
     var port: Int?
     @Option(help: "Auth token (also STRATA_AUTH_TOKEN).")
     var authToken: String?
+    @Flag(help: "Connect with TLS, trusting the system's CAs (also STRATA_TLS=1).")
+    var tls = false
+    @Option(name: .customLong("tls-ca"), help: ArgumentHelp("Connect with TLS, trusting the CAs of this PEM file (also STRATA_TLS_CA).", valueName: "file"))
+    var tlsCA: String?
+    @Option(name: .customLong("tls-cert"), help: ArgumentHelp("Client certificate (PEM) for a server that requires one (also STRATA_TLS_CERT).", valueName: "file"))
+    var tlsCertificate: String?
+    @Option(name: .customLong("tls-key"), help: ArgumentHelp("The key of --tls-cert (PEM) (also STRATA_TLS_KEY).", valueName: "file"))
+    var tlsKey: String?
     @Option(name: [.customShort("c"), .customLong("connections")], help: "Connections.")
     var connections: Int = 10
     @Option(help: "Requests in flight across all connections (default: one per connection).")
@@ -87,6 +95,12 @@ struct BenchCommand: AsyncParsableCommand {
         let host = self.host ?? environment["STRATA_HOST"] ?? "127.0.0.1"
         let port = self.port ?? environment["STRATA_PORT"].flatMap(Int.init) ?? WireProtocol.defaultPort
         let token = authToken ?? environment["STRATA_AUTH_TOKEN"]
+        let tls: ClientTLS?
+        do {
+            tls = try ClientTLS.resolve(flag: self.tls ? true : nil, trustedCA: tlsCA, certificateChain: tlsCertificate, privateKey: tlsKey, environment: environment)
+        } catch {
+            throw ValidationError(error.message)
+        }
         let mix = try OperationMix(parsing: mix)
         let interactive = isatty(STDOUT_FILENO) == 1 && !json
 
@@ -95,7 +109,7 @@ struct BenchCommand: AsyncParsableCommand {
         let clients = (0..<(driver == .client ? connections : 1)).map { index in
             StrataClient(configuration: ClientConfiguration(
                 host: host, port: port, clientName: "strata-bench-\(index)", authToken: token,
-                acceptCompression: compression, compressRequests: compression
+                acceptCompression: compression, compressRequests: compression, tls: tls
             ))
         }
         do {
@@ -104,7 +118,7 @@ struct BenchCommand: AsyncParsableCommand {
                 try await group.waitForAll()
             }
         } catch {
-            Self.stderr("strata-bench: cannot connect to \(host):\(port): \(error)")
+            Self.stderr("strata-bench: cannot connect to \(host):\(port): \(ClientTLS.describe(error, endpoint: "\(host):\(port)") ?? "\(error)")")
             throw ExitCode(2)
         }
         defer { Task { for client in clients { await client.close() } } }
@@ -128,7 +142,7 @@ struct BenchCommand: AsyncParsableCommand {
         }
         var probe: NotificationProbe?
         if let watchPort {
-            let watcher = StrataClient(configuration: ClientConfiguration(host: watchHost ?? host, port: watchPort, clientName: "strata-bench-watch", authToken: token))
+            let watcher = StrataClient(configuration: ClientConfiguration(host: watchHost ?? host, port: watchPort, clientName: "strata-bench-watch", authToken: token, tls: tls))
             do {
                 let started = NotificationProbe(client: watcher)
                 try await started.start(entity: "Book")
@@ -143,10 +157,10 @@ struct BenchCommand: AsyncParsableCommand {
         let wire: WireDriver?
         do {
             wire = driver == .wire
-                ? try await WireDriver.connect(host: host, port: port, count: connections, threads: threads, clientName: "strata-bench", authToken: token, compression: compression)
+                ? try await WireDriver.connect(host: host, port: port, count: connections, threads: threads, clientName: "strata-bench", authToken: token, compression: compression, tls: tls)
                 : nil
         } catch {
-            Self.stderr("strata-bench: cannot connect to \(host):\(port): \(error)")
+            Self.stderr("strata-bench: cannot connect to \(host):\(port): \(ClientTLS.describe(error, endpoint: "\(host):\(port)") ?? "\(error)")")
             throw ExitCode(2)
         }
         defer { if let wire { Task { await wire.close() } } }

@@ -1,5 +1,6 @@
 import NIOCore
 import NIOPosix
+import StrataClient
 import StrataWire
 
 /// Drives the load over its own connections, from their event loops
@@ -13,7 +14,8 @@ struct WireDriver: Sendable {
     private let group: MultiThreadedEventLoopGroup
 
     /// Opens `count` connections on `threads` event loops and says hello on each.
-    static func connect(host: String, port: Int, count: Int, threads: Int, clientName: String, authToken: String?, compression: Bool, maxFrameBytes: Int = WireProtocol.defaultMaxFrameBytes) async throws -> WireDriver {
+    static func connect(host: String, port: Int, count: Int, threads: Int, clientName: String, authToken: String?, compression: Bool, tls: ClientTLS? = nil, maxFrameBytes: Int = WireProtocol.defaultMaxFrameBytes) async throws -> WireDriver {
+        let tlsContext = try tls.map { tls throws(StrataClientError) in (tls, try tls.makeContext()) }
         let group = MultiThreadedEventLoopGroup(numberOfThreads: threads)
         var channels: [any Channel] = []
         do {
@@ -32,6 +34,9 @@ struct WireDriver: Sendable {
                         .channelOption(.socketOption(.tcp_nodelay), value: 1)
                         .channelInitializer { channel in
                             channel.eventLoop.makeCompletedFuture {
+                                if let (settings, context) = tlsContext {
+                                    try channel.pipeline.syncOperations.addHandler(settings.makeHandler(context: context, host: host))
+                                }
                                 try channel.pipeline.syncOperations.addHandler(ByteToMessageHandler(FrameDecoder(maxFrameBytes: maxFrameBytes)))
                                 try channel.pipeline.syncOperations.addHandler(WireLoadHandler(hello: hello, compressRequests: compression, answered: answered))
                             }

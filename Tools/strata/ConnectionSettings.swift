@@ -2,26 +2,40 @@ import Foundation
 import StrataClient
 import StrataWire
 
-/// Where to connect, as given on the command line (each part optional).
+/// Where to connect and how, as given on the command line (each part
+/// optional).
 ///
 /// Precedence: options after the command, then options before it, then
-/// `STRATA_HOST`, `STRATA_PORT` and `STRATA_AUTH_TOKEN`, then 127.0.0.1:7420.
+/// `STRATA_HOST`, `STRATA_PORT`, `STRATA_AUTH_TOKEN`, `STRATA_TLS`,
+/// `STRATA_TLS_CA`, `STRATA_TLS_CERT` and `STRATA_TLS_KEY`, then
+/// 127.0.0.1:7420 over plain TCP.
 struct ConnectionSettings: Sendable {
     var host: String?
     var port: Int?
     var authToken: String?
+    var tls: Bool?
+    var tlsCA: String?
+    var tlsCertificate: String?
+    var tlsKey: String?
 
     /// The option names, each taking one value.
-    static let optionNames: Set<String> = ["--host", "--port", "--auth-token"]
+    static let optionNames: Set<String> = ["--host", "--port", "--auth-token", "--tls-ca", "--tls-cert", "--tls-key"]
+    /// The option names taking no value.
+    static let flagNames: Set<String> = ["--tls"]
 
     /// Splits the connection options placed before the command name off
-    /// `arguments` (`--host H`, `--host=H`, …), returning them and the rest
-    /// of the arguments to parse as usual.
+    /// `arguments` (`--host H`, `--host=H`, `--tls`, …), returning them and
+    /// the rest of the arguments to parse as usual.
     static func extractLeading(_ arguments: [String]) throws(CLIError) -> (ConnectionSettings, [String]) {
         var settings = ConnectionSettings()
         var index = 0
         while index < arguments.count {
             let argument = arguments[index]
+            if flagNames.contains(argument) {
+                settings.tls = true
+                index += 1
+                continue
+            }
             let name: String, value: String
             if let equals = argument.firstIndex(of: "="), optionNames.contains(String(argument[..<equals])) {
                 name = String(argument[..<equals])
@@ -40,6 +54,9 @@ struct ConnectionSettings: Sendable {
             case "--port":
                 guard let port = Int(value) else { throw .usage("--port: '\(value)' is not a port number") }
                 settings.port = port
+            case "--tls-ca": settings.tlsCA = value
+            case "--tls-cert": settings.tlsCertificate = value
+            case "--tls-key": settings.tlsKey = value
             default: settings.authToken = value
             }
         }
@@ -62,6 +79,14 @@ struct ConnectionSettings: Sendable {
         let resolvedPort = port ?? WireProtocol.defaultPort
         guard (1...65_535).contains(resolvedPort) else { throw .usage("port \(resolvedPort) is not within 1…65535") }
         let token = authToken ?? fallback.authToken ?? variable("STRATA_AUTH_TOKEN")
-        return ClientConfiguration(host: host, port: resolvedPort, clientName: "strata", authToken: token)
+        let tls: ClientTLS?
+        do {
+            tls = try ClientTLS.resolve(flag: self.tls ?? fallback.tls, trustedCA: tlsCA ?? fallback.tlsCA,
+                                        certificateChain: tlsCertificate ?? fallback.tlsCertificate, privateKey: tlsKey ?? fallback.tlsKey,
+                                        environment: environment)
+        } catch {
+            throw .usage(error.message)
+        }
+        return ClientConfiguration(host: host, port: resolvedPort, clientName: "strata", authToken: token, tls: tls)
     }
 }

@@ -7,8 +7,9 @@ struct StrataCommand: AsyncParsableCommand {
         commandName: "strata",
         abstract: "Inspect Strata models and talk to a Strata server.",
         discussion: """
-            Connection options (--host, --port, --auth-token) go before or after the command; \
-            STRATA_HOST, STRATA_PORT and STRATA_AUTH_TOKEN are read too (default 127.0.0.1:7420).
+            Connection options (--host, --port, --auth-token, --tls, --tls-ca, --tls-cert, --tls-key) \
+            go before or after the command; STRATA_HOST, STRATA_PORT, STRATA_AUTH_TOKEN, STRATA_TLS, \
+            STRATA_TLS_CA, STRATA_TLS_CERT and STRATA_TLS_KEY are read too (default 127.0.0.1:7420, plain TCP).
 
             Values are typed by the served model: integers, exact decimals, true/false/yes/no, \
             ISO-8601 dates, UUIDs, URIs, base64 binary, object IDs for to-one relationships, \
@@ -21,6 +22,7 @@ struct StrataCommand: AsyncParsableCommand {
             PingCommand.self, ModelCommand.self, FetchCommand.self, CountCommand.self,
             InsertCommand.self, UpdateCommand.self, DeleteCommand.self, RefreshCommand.self,
             WatchCommand.self, StatsCommand.self, HistoryCommand.self, ShellCommand.self,
+            AuthCommand.self,
         ]
     )
 }
