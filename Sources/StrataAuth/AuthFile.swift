@@ -47,19 +47,7 @@ public struct AuthFile: Sendable {
     /// Reads and checks the file at `path`; every problem found is in the
     /// error, each naming its entry.
     public init(contentsOf path: String) throws(ConfigurationFileError) {
-        let data: Data
-        do {
-            let attributes = try FileManager.default.attributesOfItem(atPath: path)
-            if let size = attributes[.size] as? NSNumber, size.intValue > Self.maximumBytes {
-                throw ConfigurationFileError(file: path, "larger than \(Self.maximumBytes) bytes")
-            }
-            data = try Data(contentsOf: URL(fileURLWithPath: path))
-        } catch let error as ConfigurationFileError {
-            throw error
-        } catch {
-            throw ConfigurationFileError(file: path, "cannot be read: \(error.localizedDescription)")
-        }
-        try self.init(json: data, file: path)
+        try self.init(json: ConfigurationFile.read(path, maximumBytes: Self.maximumBytes), file: path)
     }
 
     /// Parses a file's bytes; `file` names it in errors.

@@ -41,16 +41,7 @@ public struct JWTVerifier: Sendable {
     /// Loads the keys of the file at `path`: a JWKS (JSON), a PEM public
     /// key (RSA, EC or Ed25519), or an HMAC secret.
     public init(keyFile path: String, rolesClaim: String = "roles", audience: String? = nil, issuer: String? = nil) async throws(ConfigurationFileError) {
-        let text: String
-        do {
-            let data = try Data(contentsOf: URL(fileURLWithPath: path))
-            guard data.count <= 1024 * 1024 else { throw ConfigurationFileError(file: path, "larger than 1 MiB: not a key file") }
-            text = String(decoding: data, as: UTF8.self)
-        } catch let error as ConfigurationFileError {
-            throw error
-        } catch {
-            throw ConfigurationFileError(file: path, "cannot be read: \(error.localizedDescription)")
-        }
+        let text = String(decoding: try ConfigurationFile.read(path, maximumBytes: 1024 * 1024), as: UTF8.self)
         try await self.init(keyText: text, file: path, rolesClaim: rolesClaim, audience: audience, issuer: issuer)
     }
 

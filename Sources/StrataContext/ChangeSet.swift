@@ -19,6 +19,10 @@ public struct ChangeSet: Sendable, Hashable {
     public var contextName: String?
     /// Identifies the saving context, so it can skip its own change sets.
     public var origin: String
+    /// The stored values of updated and deleted objects before the save,
+    /// where the saving context had them (a save made in this process),
+    /// so that a subscriber's access rules can tell who could see them.
+    public var previousValues: [ObjectID: PropertyValues] = [:]
 
     /// Creates a change set.
     public init(

@@ -7,7 +7,17 @@ extension Context {
     /// entity, including unsaved changes: inserted objects that match, updated
     /// objects judged by their current values, deleted objects left out.
     public func fetch(_ request: FetchRequest, variables: [String: VariableValue] = [:]) async throws -> [ManagedObject] {
-        try await fetch(resolved: coordinator.resolver.resolve(request, variables: variables))
+        try await fetch(resolved: restricted(coordinator.resolver.resolve(request, variables: variables)))
+    }
+
+    /// `fetch` limited to what ``readRestriction`` lets this context read.
+    func restricted(_ fetch: ResolvedFetch) throws -> ResolvedFetch {
+        guard let readRestriction else { return fetch }
+        let restriction = try readRestriction(fetch.entityName)
+        if restriction == .constant(true) { return fetch }
+        var fetch = fetch
+        fetch.predicate = fetch.predicate == .constant(true) ? restriction : .and([fetch.predicate, restriction])
+        return fetch
     }
 
     /// The IDs of the objects a request selects (with unsaved changes, as ``fetch(_:variables:)``).
@@ -17,7 +27,7 @@ extension Context {
 
     /// How many objects a request selects (with unsaved changes).
     public func count(_ request: FetchRequest, variables: [String: VariableValue] = [:]) async throws -> Int {
-        let resolved = try coordinator.resolver.resolve(request, variables: variables)
+        let resolved = try restricted(coordinator.resolver.resolve(request, variables: variables))
         let stores = self.stores(for: resolved)
         if pendingObjects(for: resolved).isEmpty, stores.count == 1 {
             return try await stores[0].count(resolved)

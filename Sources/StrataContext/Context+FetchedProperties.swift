@@ -36,7 +36,7 @@ extension Context {
             values[relationship.name] = try object.value(forKey: relationship.name)
         }
         let request = FetchRequest(entityName: property.entityName, predicate: predicate)
-        let resolved = try coordinator.resolver.resolve(request, variables: ["FETCH_SOURCE": .object(object.objectID, values: values)], source: property.predicate)
+        let resolved = try restricted(coordinator.resolver.resolve(request, variables: ["FETCH_SOURCE": .object(object.objectID, values: values)], source: property.predicate))
         let results = try await fetch(resolved: resolved)
         object.fetchedCache[name] = results.map(\.objectID)
         return results

@@ -36,7 +36,7 @@ extension Context {
         variables: [String: VariableValue] = [:]
     ) async throws -> [ManagedObject] {
         guard !objects.isEmpty else { return [] }
-        let resolved = try coordinator.resolver.resolve(FetchRequest(entityName: entityName, predicate: predicate), variables: variables)
+        let resolved = try restricted(coordinator.resolver.resolve(FetchRequest(entityName: entityName, predicate: predicate), variables: variables))
         try await load(objects, tolerateMissing: true)
         let live = objects.filter { !$0.isFault }
         let model = self.model

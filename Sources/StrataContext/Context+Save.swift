@@ -316,7 +316,8 @@ extension Context {
         var units: [StoreSaveUnit] = []
         for unit in storeIDs.indices.sorted(by: { storeIDs[$0] < storeIDs[$1] }) where !byStore[unit].isEmpty {
             let identifier = storeIDs[unit]
-            let changes = byStore[unit]
+            var changes = byStore[unit]
+            if let saveGuards { changes.guards = try saveGuards(changes) }
             guard let store = coordinator.store(identifier: identifier) else {
                 throw StrataError(.storeSave, "no loaded store has identifier \(identifier)")
             }
@@ -536,6 +537,7 @@ extension Context {
             }
             for update in unit.changes.updates {
                 guard let object = graph.registeredObject(for: update.objectID) else { continue }
+                if let before = object.committed { changeSet.previousValues[update.objectID] = before }
                 var values = object.committed ?? [:]
                 values.merge(update.values) { _, new in new }
                 object.committed = values
@@ -551,6 +553,7 @@ extension Context {
                 graph.unenrollSaved(object)
             }
             for delete in unit.changes.deletes {
+                if let before = graph.registeredObject(for: delete.objectID)?.committed { changeSet.previousValues[delete.objectID] = before }
                 graph.unregister(delete.objectID)
                 changeSet.deleted.append(delete.objectID)
             }

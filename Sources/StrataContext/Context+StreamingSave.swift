@@ -26,7 +26,8 @@ extension Context {
     /// problem stopped the stream but the whole save then validates.
     func saveStreamingIfEligible() async throws -> ChangeSet? {
         let objects = graph.changedObjects
-        guard objects.count >= Self.streamingSaveThreshold, let storeID = objects.first?.storeIdentifier else { return nil }
+        // Guarded saves (access rules) take the checked route.
+        guard saveGuards == nil, objects.count >= Self.streamingSaveThreshold, let storeID = objects.first?.storeIdentifier else { return nil }
         var lastEntity = ""
         for object in objects {
             guard object.isInserted, !object.isDeleted, object.storeIdentifier == storeID, object.toManyChanges.isEmpty else { return nil }

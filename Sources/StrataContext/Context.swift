@@ -23,6 +23,16 @@ public actor Context {
     public var transactionAuthor: String?
     /// A unique token naming this context as the origin of its change sets.
     public nonisolated let token: String
+    /// The conditions each store's change set must meet, checked by the
+    /// store inside the save's transaction (a server's access rules for
+    /// the caller); nil: none. A context with guards saves every change
+    /// set through the store's checked route (never streamed).
+    public nonisolated let saveGuards: SaveGuardProvider?
+    /// What the context may read of each entity (a server's read rules
+    /// for the caller): AND-ed into every fetch, count, fetched property
+    /// and predicate test it runs, so limits, counts and sorting stay
+    /// right; nil: everything.
+    public nonisolated let readRestriction: ReadRestriction?
 
     let graph: ObjectGraph
     var model: ObjectModel { coordinator.model }
@@ -42,8 +52,10 @@ public actor Context {
 
     /// Creates a context over a coordinator; its saves are recorded in
     /// persistent history with `transactionAuthor`.
-    public init(coordinator: Coordinator, name: String? = nil, mergePolicy: MergePolicy = .error, transactionAuthor: String? = nil) {
+    public init(coordinator: Coordinator, name: String? = nil, mergePolicy: MergePolicy = .error, transactionAuthor: String? = nil, saveGuards: SaveGuardProvider? = nil, readRestriction: ReadRestriction? = nil) {
         self.coordinator = coordinator
+        self.saveGuards = saveGuards
+        self.readRestriction = readRestriction
         self.name = name
         self.mergePolicy = mergePolicy
         self.transactionAuthor = transactionAuthor

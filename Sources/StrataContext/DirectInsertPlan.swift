@@ -65,31 +65,38 @@ final class DirectInsertPlan: Sendable {
 /// The values of one object being inserted directly, as derivations read
 /// them: its own persisted attributes, nothing else (compiling a
 /// derivation that reads more fails, and the entity does not qualify).
-struct InsertValuesAccessor: ObjectGraphAccessor {
-    struct Row {
-        var id: ObjectID
-        var values: PropertyValues
-    }
-    typealias Object = Row
+package struct InsertValuesAccessor: ObjectGraphAccessor {
+    package struct Row {
+        package var id: ObjectID
+        package var values: PropertyValues
 
-    func attributeKey(_ attribute: AttributeDescription, entity: String) throws(StrataError) -> AttributeDescription {
+        package init(id: ObjectID, values: PropertyValues) {
+            self.id = id
+            self.values = values
+        }
+    }
+    package typealias Object = Row
+
+    package init() {}
+
+    package func attributeKey(_ attribute: AttributeDescription, entity: String) throws(StrataError) -> AttributeDescription {
         guard !attribute.isTransient else {
             throw StrataError(.predicateType, "a direct insert does not compute transient '\(entity).\(attribute.name)'")
         }
         return attribute
     }
 
-    func relationshipKey(_ relationship: RelationshipDescription, entity: String) throws(StrataError) -> RelationshipDescription {
+    package func relationshipKey(_ relationship: RelationshipDescription, entity: String) throws(StrataError) -> RelationshipDescription {
         throw StrataError(.predicateType, "a direct insert does not follow '\(entity).\(relationship.name)'")
     }
 
-    func value(_ attribute: AttributeDescription, of object: Row) -> PropertyValue {
+    package func value(_ attribute: AttributeDescription, of object: Row) -> PropertyValue {
         object.values[attribute.name] ?? .null
     }
 
-    func destination(_ relationship: RelationshipDescription, of object: Row) -> Row? { nil }
+    package func destination(_ relationship: RelationshipDescription, of object: Row) -> Row? { nil }
 
-    func destinations(_ relationship: RelationshipDescription, of object: Row) -> [Row] { [] }
+    package func destinations(_ relationship: RelationshipDescription, of object: Row) -> [Row] { [] }
 
-    func objectID(of object: Row) -> ObjectID { object.id }
+    package func objectID(of object: Row) -> ObjectID { object.id }
 }

@@ -80,6 +80,9 @@ public struct StrataError: Error, Sendable, Hashable, CustomStringConvertible {
         public static let unboundVariable = Code(rawValue: 140103)
         /// A value does not fit the attribute it is given to.
         public static let invalidValue = Code(rawValue: 140104)
+        /// An access rule does not allow the caller what it asked (Strata's
+        /// own; answered PERMISSION_DENIED).
+        public static let accessDenied = Code(rawValue: 140201)
     }
 
     /// The stable code.

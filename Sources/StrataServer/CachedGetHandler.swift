@@ -68,6 +68,9 @@ final class CachedGetHandler: ChannelInboundHandler, RemovableChannelHandler {
 
     /// The answer to `frame` when it is a get this handler can answer whole.
     private func answer(_ frame: Frame, allocator: ByteBufferAllocator) -> ByteBuffer? {
+        // A caller bound by access rules is answered by the async path,
+        // which checks them.
+        guard state.policy == nil else { return nil }
         let started = ContinuousClock.now
         // The common case is read by its fields; anything else is decoded
         // in full, which also finds frames that are not protobuf.

@@ -34,7 +34,7 @@ final class ConnectionState: Sendable {
     /// Cancels the connection's work (set by the async side once it runs).
     private let canceller = NIOLockedValueBox<(@Sendable () -> Void)?>(nil)
     private let compressing = Atomic<Bool>(false)
-    private let client = NIOLockedValueBox<(name: String, identity: Identity?)>(("", nil))
+    private let client = NIOLockedValueBox<(name: String, identity: Identity?, policy: AccessPolicy?)>(("", nil, nil))
     /// The connection's event loop (nil for a connection that is only
     /// refused, whose requests are never answered on the loop).
     private let eventLoop: (any EventLoop)?
@@ -53,6 +53,10 @@ final class ConnectionState: Sendable {
     /// Who the hello proved the client to be; nil before the hello and on
     /// a server that authenticates no one.
     var identity: Identity? { client.withLockedValue { $0.identity } }
+
+    /// The access rules as they bind the client; nil when none do (no
+    /// rules, or an `admin`).
+    var policy: AccessPolicy? { client.withLockedValue { $0.policy } }
 
     /// The state machine's state now.
     var connectionState: ConnectionStateMachine.State { machine.withLockedValue { $0.state } }
@@ -79,8 +83,8 @@ final class ConnectionState: Sendable {
     /// event loop, queued behind the writer's own task for the hello's
     /// answer (NIO runs a loop's tasks in order), so no answer written on
     /// the loop can precede the hello's.
-    func greeted(clientName: String, identity: Identity? = nil) {
-        client.withLockedValue { $0 = (clientName, identity) }
+    func greeted(clientName: String, identity: Identity? = nil, policy: AccessPolicy? = nil) {
+        client.withLockedValue { $0 = (clientName, identity, policy) }
         guard let eventLoop else {
             perform { $0.helloAnswerQueued() }
             return

@@ -81,6 +81,7 @@ final class SaveHandler: ChannelInboundHandler, RemovableChannelHandler {
                               reply: NIOLoopBound<ChannelHandlerContext>, on eventLoop: any EventLoop) {
         let clientName = state.clientName
         let identity = state.identity
+        let policy = state.policy
         Task {
             let started = ContinuousClock.now
             var failed = false
@@ -88,7 +89,7 @@ final class SaveHandler: ChannelInboundHandler, RemovableChannelHandler {
             do {
                 var answer = Strata_V1_ServerFrame()
                 answer.requestID = requestID
-                answer.response = .save(try await core.save(save, clientName: clientName, identity: identity))
+                answer.response = .save(try await core.save(save, clientName: clientName, identity: identity, policy: policy))
                 buffer = try framed(answer, compresses: state.compresses, maxFrameBytes: maxFrameBytes)
             } catch {
                 failed = true

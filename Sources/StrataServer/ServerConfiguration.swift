@@ -29,6 +29,9 @@ public struct ServerConfiguration: Sendable {
     public var authenticator: Authenticator?
     /// TLS on every connection; nil serves plain TCP.
     public var tls: ServerTLS?
+    /// Per-entity access rules; nil lets every authenticated client do
+    /// everything. Rules need an authentication method.
+    public var accessControl: AccessControl?
     /// Listen on an address other than loopback without TLS and
     /// authentication (``StrataServer/listen()`` refuses otherwise).
     public var allowsInsecureNetwork: Bool
@@ -56,6 +59,7 @@ public struct ServerConfiguration: Sendable {
         authToken: String? = nil,
         authenticator: Authenticator? = nil,
         tls: ServerTLS? = nil,
+        accessControl: AccessControl? = nil,
         allowsInsecureNetwork: Bool = false,
         maxRequestsInFlight: Int = 128,
         shutdownGracePeriod: Duration = .seconds(10),
@@ -71,6 +75,7 @@ public struct ServerConfiguration: Sendable {
         self.authToken = authToken
         self.authenticator = authenticator
         self.tls = tls
+        self.accessControl = accessControl
         self.allowsInsecureNetwork = allowsInsecureNetwork
         self.maxRequestsInFlight = maxRequestsInFlight
         self.shutdownGracePeriod = shutdownGracePeriod

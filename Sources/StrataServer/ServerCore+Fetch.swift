@@ -11,6 +11,7 @@ extension ServerCore {
     func fetch(
         _ request: Strata_V1_FetchRequest,
         clientName: String,
+        policy: AccessPolicy? = nil,
         send: @escaping @Sendable (Strata_V1_FetchBatch, _ more: Bool) async throws -> Void
     ) async throws {
         if case .UNRECOGNIZED(let raw) = request.resultType {
@@ -19,10 +20,11 @@ extension ServerCore {
         }
         let fetchRequest = try makeFetchRequest(request)
         let variables = try Self.variables(request.variables)
-        let context = makeContext(clientName: clientName)
+        try policy?.requireReadable(fetchRequest.entityName)
+        let context = makeContext(clientName: clientName, policy: policy)
         let batchSize = request.batchSize == 0 ? WireProtocol.defaultFetchBatchSize : Int(request.batchSize)
         if !request.storeID.isEmpty {
-            try await fetchFromStore(request, fetchRequest, variables: variables, batchSize: batchSize, send: send)
+            try await fetchFromStore(request, fetchRequest, variables: variables, batchSize: batchSize, policy: policy, send: send)
             return
         }
         switch request.resultType {
@@ -64,6 +66,7 @@ extension ServerCore {
         _ fetchRequest: FetchRequest,
         variables: [String: VariableValue],
         batchSize: Int,
+        policy: AccessPolicy?,
         send: @escaping @Sendable (Strata_V1_FetchBatch, _ more: Bool) async throws -> Void
     ) async throws {
         guard let store = coordinator.store(identifier: request.storeID) else {
@@ -72,7 +75,11 @@ extension ServerCore {
         guard request.includeFetched.isEmpty, request.includeRelationships.isEmpty else {
             throw WireError(.invalidArgument, "a fetch from one store (store_id) answers rows as stored: it cannot include fetched properties or to-many relationships", strataCode: StrataError.Code.invalidValue.rawValue)
         }
-        let resolved = try coordinator.resolver.resolve(fetchRequest, variables: variables)
+        var resolved = try coordinator.resolver.resolve(fetchRequest, variables: variables)
+        if let policy {
+            let restriction = try policy.predicate(.read, for: resolved.entityName)
+            if restriction != .constant(true) { resolved.predicate = .and([resolved.predicate, restriction]) }
+        }
         switch request.resultType {
         case .count:
             let count = try await store.count(resolved)

@@ -6,12 +6,17 @@ import StrataWire
 extension ServerCore {
     /// Current values, versions and fetched properties of the objects asked
     /// for, read afresh from their stores.
-    func refresh(_ request: Strata_V1_RefreshRequest, clientName: String) async throws -> Strata_V1_RefreshResponse {
-        let ids = try request.ids.map(PropertyValue.parseObjectID)
+    func refresh(_ request: Strata_V1_RefreshRequest, clientName: String, policy: AccessPolicy? = nil) async throws -> Strata_V1_RefreshResponse {
+        let asked = try request.ids.map(PropertyValue.parseObjectID)
         let model = self.model
-        for id in ids where model.entity(named: id.entityName) == nil {
+        for id in asked where model.entity(named: id.entityName) == nil {
             throw WireError(.invalidArgument, "refresh \(id): unknown entity '\(id.entityName)'", strataCode: StrataError.Code.invalidValue.rawValue)
         }
+        // An object the caller may not read is answered as one that does
+        // not exist: existence does not leak.
+        let readable = try await readableIDs(asked, policy: policy)
+        let hidden = Set(asked.filter { !readable.contains($0) })
+        let ids = asked
         let builder = ObjectStateBuilder(
             model: model,
             fetched: request.skipFetched ? [] : (request.includeFetched.isEmpty ? nil : request.includeFetched),
@@ -22,13 +27,13 @@ extension ServerCore {
         }
         if request.includeRelationships.isEmpty,
            request.skipFetched || ids.allSatisfy({ model.fetchedProperties(of: $0.entityName).isEmpty }) {
-            return try await rows(ids)
+            return try await rows(ids, hidden: hidden)
         }
-        let context = makeContext(clientName: clientName)
+        let context = makeContext(clientName: clientName, policy: policy)
         return try await context.perform { context in
             var response = Strata_V1_RefreshResponse()
             for id in ids {
-                guard !id.isTemporary, (try? context.coordinator.store(for: id)) != nil else {
+                guard !id.isTemporary, !hidden.contains(id), (try? context.coordinator.store(for: id)) != nil else {
                     response.missing.append(id.uriRepresentation)
                     continue
                 }
@@ -47,11 +52,11 @@ extension ServerCore {
 
     /// A get: the objects' rows as stored, through the coordinator's row
     /// cache, with no context (nothing to evaluate).
-    private func rows(_ ids: [ObjectID]) async throws -> Strata_V1_RefreshResponse {
+    private func rows(_ ids: [ObjectID], hidden: Set<ObjectID>) async throws -> Strata_V1_RefreshResponse {
         var byStore: [String: [ObjectID]] = [:]
         var response = Strata_V1_RefreshResponse()
         for id in ids {
-            if id.isTemporary || coordinator.store(identifier: id.storeIdentifier) == nil {
+            if id.isTemporary || hidden.contains(id) || coordinator.store(identifier: id.storeIdentifier) == nil {
                 continue
             }
             byStore[id.storeIdentifier, default: []].append(id)

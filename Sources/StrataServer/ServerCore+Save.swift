@@ -10,12 +10,14 @@ extension ServerCore {
     /// nothing, conflicts resolved by the requested merge policy. The
     /// save's author in history and notifications is the authenticated
     /// subject (see ``author(given:clientName:identity:)``).
-    func save(_ request: Strata_V1_SaveRequest, clientName: String, identity: Identity? = nil) async throws -> Strata_V1_SaveResponse {
-        let policy = try Self.mergePolicy(request.mergePolicy)
+    func save(_ request: Strata_V1_SaveRequest, clientName: String, identity: Identity? = nil, policy: AccessPolicy? = nil) async throws -> Strata_V1_SaveResponse {
+        let mergePolicy = try Self.mergePolicy(request.mergePolicy)
         let author = Self.author(given: request.author, clientName: clientName, identity: identity)
         try checkWritable(request)
-        if let response = try await insertDirectly(request, author: author, policy: policy) { return response }
-        let context = makeContext(clientName: author, mergePolicy: policy, author: author)
+        // The direct route writes without a context and without guards:
+        // only for callers no access rule binds.
+        if policy == nil, let response = try await insertDirectly(request, author: author, policy: mergePolicy) { return response }
+        let context = makeContext(clientName: author, mergePolicy: mergePolicy, author: author, policy: policy)
         let model = self.model
         return try await context.perform { context in
             // Inserts first, so values anywhere in the save can name them.

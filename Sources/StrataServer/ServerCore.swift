@@ -24,6 +24,8 @@ final class ServerCore: Sendable {
     let redactor: PathRedactor
     /// Who hellos speak for; nil when the server asks no one.
     let authenticator: Authenticator?
+    /// The access rules; nil when every authenticated client may do everything.
+    var accessControl: AccessControl? { configuration.accessControl }
 
     init(coordinator: Coordinator, configuration: ServerConfiguration, logger: Logger) {
         self.coordinator = coordinator
@@ -112,8 +114,35 @@ final class ServerCore: Sendable {
         return response
     }
 
-    /// A new context for one request.
-    func makeContext(clientName: String, mergePolicy: MergePolicy = .error, author: String? = nil) -> Context {
-        Context(coordinator: coordinator, name: clientName, mergePolicy: mergePolicy, transactionAuthor: author ?? clientName)
+    /// A new context for one request, reading and writing only what
+    /// `policy` (the caller's access rules) allows.
+    func makeContext(clientName: String, mergePolicy: MergePolicy = .error, author: String? = nil, policy: AccessPolicy? = nil) -> Context {
+        Context(coordinator: coordinator, name: clientName, mergePolicy: mergePolicy, transactionAuthor: author ?? clientName,
+                saveGuards: policy?.saveGuards, readRestriction: policy?.readRestriction)
+    }
+
+    /// The access rules as they bind `identity`; nil when no rules are in
+    /// force or the identity is `admin`.
+    func policy(for identity: Identity?) -> AccessPolicy? {
+        guard let accessControl, let identity else { return nil }
+        return accessControl.policy(for: identity, resolver: coordinator.resolver)
+    }
+
+    /// The objects among `ids` that `policy` lets its caller read (all of
+    /// them without a policy), asked of their stores.
+    func readableIDs(_ ids: [ObjectID], policy: AccessPolicy?) async throws -> Set<ObjectID> {
+        guard let policy else { return Set(ids) }
+        var groups: [String: [ObjectID]] = [:]
+        for id in ids where !id.isTemporary { groups["\(id.storeIdentifier) \(id.entityName)", default: []].append(id) }
+        var readable: Set<ObjectID> = []
+        for group in groups.values {
+            guard let first = group.first, let store = coordinator.store(identifier: first.storeIdentifier) else { continue }
+            let restriction = try policy.predicate(.read, for: first.entityName)
+            if restriction == .constant(false) { continue }
+            let selected = QueryPredicate.compare(QueryComparison(lhs: .object([]), op: .in, rhs: .list(group.map { .object($0) }), domain: .object))
+            let fetch = ResolvedFetch(entityName: first.entityName, predicate: restriction == .constant(true) ? selected : .and([selected, restriction]))
+            readable.formUnion(try await store.fetchObjectIDs(fetch))
+        }
+        return readable
     }
 }

@@ -60,7 +60,7 @@ actor Session {
         // An identity someone proved (a token or a certificate), not the
         // anonymous one of a server that asks no one.
         let proved = core.authenticator != nil || certificateSubject != nil
-        writer.state.greeted(clientName: clientName, identity: proved ? identity : nil)
+        writer.state.greeted(clientName: clientName, identity: proved ? identity : nil, policy: core.policy(for: proved ? identity : nil))
     }
 
     /// Runs one request after the hello and sends its answer.
@@ -89,16 +89,16 @@ actor Session {
                 await slots?.acquire()
                 defer { slots?.release() }
                 try Task.checkCancellation()
-                try await core.fetch(fetch, clientName: clientName) { batch, more in
+                try await core.fetch(fetch, clientName: clientName, policy: writer.state.policy) { batch, more in
                     // The connection closed: no batch more.
                     try Task.checkCancellation()
                     try await writer.send(requestID: requestID, more: more, .fetch(batch))
                 }
             case .save(let save)?:
-                let response = try await core.save(save, clientName: clientName, identity: writer.state.identity)
+                let response = try await core.save(save, clientName: clientName, identity: writer.state.identity, policy: writer.state.policy)
                 try await writer.send(requestID: requestID, .save(response))
             case .refresh(let refresh)?:
-                let response = try await core.refresh(refresh, clientName: clientName)
+                let response = try await core.refresh(refresh, clientName: clientName, policy: writer.state.policy)
                 try await writer.send(requestID: requestID, .refresh(response))
             case .subscribe(let subscribe)?:
                 let id = try await self.subscribe(subscribe)
@@ -110,6 +110,9 @@ actor Session {
             case .stats?:
                 try await writer.send(requestID: requestID, .stats(core.statsResponse()))
             case .history(let history)?:
+                if let policy = writer.state.policy {
+                    throw StrataError(.accessDenied, "history is for the admin role while access rules are in force (it lists every object's changes); \(policy.identity.subject) is not admin")
+                }
                 let response = try await core.history(history)
                 try await writer.send(requestID: requestID, .history(response))
             case nil:
@@ -158,6 +161,7 @@ actor Session {
 
     private func subscribe(_ request: Strata_V1_SubscribeRequest) throws -> UInt64 {
         let subscription = try Self.subscription(for: request, core: core)
+        if let entity = subscription.entity { try writer.state.policy?.requireReadable(entity) }
         nextSubscriptionID += 1
         subscriptions[nextSubscriptionID] = subscription
         core.stats.subscriptions(changedBy: 1)
@@ -227,6 +231,9 @@ actor Session {
     /// Pushes one committed save to every matching subscription.
     private func deliver(_ changes: ChangeSet) async {
         let model = core.model
+        // Access rules: what this subscriber may be told (nil: everything).
+        let policy = writer.state.policy
+        let visibility = policy.map { SubscriptionVisibility(policy: $0, model: model) }
         for (id, subscription) in subscriptions.sorted(by: { $0.key < $1.key }) {
             func wanted(_ objectID: ObjectID) -> Bool {
                 guard let entity = subscription.entity else { return true }
@@ -234,7 +241,31 @@ actor Session {
             }
             var inserted = changes.inserted.filter(wanted)
             var updated = changes.updated.keys.filter(wanted)
-            let deleted = changes.deleted.filter(wanted)
+            var deleted = changes.deleted.filter(wanted)
+            if let visibility {
+                // Deletions of objects it could read; changed objects it
+                // could read that it may no longer read leave its sight.
+                deleted = deleted.filter { visibility.couldReadBefore($0, in: changes) }
+                if !updated.isEmpty {
+                    do {
+                        let readable = try await core.readableIDs(updated, policy: policy)
+                        deleted += updated.filter { !readable.contains($0) && visibility.couldReadBefore($0, in: changes) }
+                        updated = updated.filter(readable.contains)
+                    } catch {
+                        logger.warning("subscription access check failed", metadata: ["subscription": "\(id)", "error": "\(error)"])
+                        continue
+                    }
+                }
+                if !inserted.isEmpty {
+                    do {
+                        let readable = try await core.readableIDs(inserted, policy: policy)
+                        inserted = inserted.filter(readable.contains)
+                    } catch {
+                        logger.warning("subscription access check failed", metadata: ["subscription": "\(id)", "error": "\(error)"])
+                        continue
+                    }
+                }
+            }
             if let predicate = subscription.predicate, let entity = subscription.entity, !(inserted.isEmpty && updated.isEmpty) {
                 do {
                     let matching = try await matchingIDs(inserted + updated, entity: entity, predicate: predicate, variables: subscription.variables)
@@ -297,7 +328,7 @@ actor Session {
 
     /// The IDs among `ids` whose current state matches the predicate.
     private func matchingIDs(_ ids: [ObjectID], entity: String, predicate: StrataQuery.Predicate, variables: [String: VariableValue]) async throws -> Set<ObjectID> {
-        let context = core.makeContext(clientName: "subscriptions")
+        let context = core.makeContext(clientName: "subscriptions", policy: writer.state.policy)
         return try await context.perform { context in
             let objects = ids.map { context.object(with: $0) }
             let matching = try await context.objects(objects, of: entity, matching: predicate, variables: variables)

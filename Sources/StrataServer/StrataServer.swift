@@ -63,6 +63,10 @@ public actor StrataServer: Service {
         if let refusal = Self.networkRefusal(configuration) {
             throw StrataServerError.insecureNetwork(refusal)
         }
+        if configuration.accessControl != nil, configuration.authenticator == nil, configuration.authToken == nil,
+           configuration.tls?.requiresClientCertificates != true {
+            throw StrataServerError.misconfigured("access rules need a way to authenticate clients (a token, an auth file, JWT keys or client certificates)")
+        }
         let maxFrameBytes = configuration.maxFrameBytes
         let core = self.core
         let tls = configuration.tls
@@ -244,12 +248,14 @@ public enum StrataServerError: Error, Sendable, CustomStringConvertible {
     /// The configuration would serve a network without TLS and
     /// authentication; the message says what is missing.
     case insecureNetwork(String)
+    /// The configuration contradicts itself; the message says how.
+    case misconfigured(String)
 
     /// What went wrong.
     public var description: String {
         switch self {
         case .stopped: "the server has stopped and cannot be started again"
-        case .insecureNetwork(let message): message
+        case .insecureNetwork(let message), .misconfigured(let message): message
         }
     }
 }

@@ -80,6 +80,9 @@ public struct StoreChanges: Sendable, Hashable {
     public var author: String?
     /// The saving context's name, recorded in persistent history.
     public var contextName: String?
+    /// Conditions the store checks inside the save's transaction (access
+    /// rules); a violated one fails the save, nothing written.
+    public var guards: [StoreGuard] = []
 
     /// Creates a change set.
     public init(inserts: [Insert] = [], updates: [Update] = [], deletes: [Delete] = [], checksVersions: Bool = true, author: String? = nil, contextName: String? = nil) {

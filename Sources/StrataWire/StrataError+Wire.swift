@@ -12,6 +12,7 @@ extension StrataError.Code {
         case .storeSave: .internal
         case .storeOpen, .storeTimeout: .unavailable
         case .historyTokenExpired: .outOfRange
+        case .accessDenied: .permissionDenied
         default:
             // Validation (1550–1680), cross-store relationships (133010),
             // predicates and values (1401xx): the request is at fault.

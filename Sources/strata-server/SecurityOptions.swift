@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import StrataAuth
+import StrataModel
 import StrataServer
 
 /// The options that decide who may connect and how: TLS, tokens, auth
@@ -36,6 +37,9 @@ struct SecurityOptions: ParsableArguments {
     @Option(name: .customLong("jwt-issuer"), help: ArgumentHelp("When given, a JWT's 'iss' must be it.", valueName: "issuer"))
     var jwtIssuer: String?
 
+    @Option(help: ArgumentHelp("Access rules per entity (JSON; see docs/securing.md): who may read, create, update and delete which objects. Without it, every authenticated client may do everything.", valueName: "file"))
+    var rules: String?
+
     @Flag(help: "Listen on an address other than loopback without TLS or authentication (anyone who reaches the port may read and change everything).")
     var insecure = false
 
@@ -56,6 +60,12 @@ struct SecurityOptions: ParsableArguments {
     func loadTLS() throws -> ServerTLS? {
         guard let tlsCertificate, let tlsKey else { return nil }
         return try ServerTLS(files: ServerTLS.Files(certificateChain: tlsCertificate, privateKey: tlsKey, clientCA: tlsClientCA))
+    }
+
+    /// The access rules, read and checked against `model`; nil without --rules.
+    func loadRules(model: ObjectModel) throws -> AccessRules? {
+        guard let rules else { return nil }
+        return try AccessRules(contentsOf: rules, model: model)
     }
 
     /// Everything tokens are checked against, read from the files; nil

@@ -125,13 +125,25 @@ struct StrataServerCommand: AsyncParsableCommand {
         // must not have opened (and perhaps migrated) anything yet.
         let tls: ServerTLS?
         let authentication: Authenticator.Sources?
+        let objectModel: ObjectModel
+        let rules: AccessRules?
         do {
             tls = try security.loadTLS()
             authentication = try await security.loadAuthentication()
+            objectModel = try loadModel()
+            rules = try security.loadRules(model: objectModel)
+        } catch let error as StrataError {
+            logger.critical("cannot load the model: error \(error.code.rawValue): \(error.message)\(error.details.map { "\n  " + $0 }.joined())")
+            throw ExitCode.failure
         } catch {
             logger.critical("cannot start: \(error)")
             throw ExitCode.failure
         }
+        if rules != nil, authentication == nil, tls?.requiresClientCertificates != true {
+            logger.critical("cannot start: --rules needs a way to authenticate clients (--auth-token, --auth-token-file, --auth-file, --jwt-key or --tls-client-ca)")
+            throw ExitCode.failure
+        }
+        let accessControl = rules.map { AccessControl($0) }
         // The singleton has one loop per core; a chosen count gets its own group.
         // Connections are descriptors: never promise more than the process
         // can open, or new clients hang in the backlog instead of being refused.
@@ -155,6 +167,7 @@ struct StrataServerCommand: AsyncParsableCommand {
                 frameTimeout: frameTimeout == 0 ? nil : .seconds(frameTimeout),
                 authenticator: authenticator,
                 tls: tls,
+                accessControl: accessControl,
                 allowsInsecureNetwork: security.insecure,
                 otherProcesses: historyPoll == 0 || noHistory ? nil : ExternalChangeMonitor.Options(
                     pollInterval: .milliseconds(historyPoll),
@@ -169,7 +182,7 @@ struct StrataServerCommand: AsyncParsableCommand {
         }
         let container: PersistentContainer
         do {
-            container = try await openContainer()
+            container = try await openContainer(objectModel)
         } catch let error as StrataError {
             logger.critical("cannot open the stores: error \(error.code.rawValue): \(error.message)\(error.details.map { "\n  " + $0 }.joined())")
             throw ExitCode.failure
@@ -188,10 +201,10 @@ struct StrataServerCommand: AsyncParsableCommand {
             try? await container.close()
             throw ExitCode.failure
         }
-        logger.info("transport: \(tls.map { "TLS 1.2+\($0.requiresClientCertificates ? ", client certificates required" : "")" } ?? "plain TCP"); authentication: \(security.describeAuthentication(authentication, tls: tls)); access rules: none, authenticated clients may do everything")
+        logger.info("transport: \(tls.map { "TLS 1.2+\($0.requiresClientCertificates ? ", client certificates required" : "")" } ?? "plain TCP"); authentication: \(security.describeAuthentication(authentication, tls: tls)); access rules: \(rules.map { _ in "from \(security.rules ?? "")" } ?? "none, authenticated clients may do everything")")
         if let expiry = tls?.certificateExpiry { logger.info("TLS certificate valid until \(expiry)") }
         if security.insecure { logger.warning("--insecure: serving \(host) without the protection of TLS and authentication") }
-        let reloader = Task { await reloadOnHangUp(tls: tls, authenticator: authenticator, logger: logger) }
+        let reloader = Task { await reloadOnHangUp(tls: tls, authenticator: authenticator, accessControl: accessControl, model: objectModel, logger: logger) }
         defer { reloader.cancel() }
         let group = ServiceGroup(
             configuration: ServiceGroupConfiguration(
@@ -215,13 +228,23 @@ struct StrataServerCommand: AsyncParsableCommand {
 
     /// Reads the TLS files, auth file and JWT keys again on each SIGHUP; a
     /// file that fails to load keeps the old configuration and is logged.
-    private func reloadOnHangUp(tls: ServerTLS?, authenticator: Authenticator?, logger: Logger) async {
+    private func reloadOnHangUp(tls: ServerTLS?, authenticator: Authenticator?, accessControl: AccessControl?, model: ObjectModel, logger: Logger) async {
         for await _ in await UnixSignalsSequence(trapping: .sighup) {
             do {
                 try tls?.reload()
                 if let expiry = tls?.certificateExpiry { logger.info("reloaded TLS files; certificate valid until \(expiry)") }
             } catch {
                 logger.error("SIGHUP: keeping the TLS files loaded before: \(error)")
+            }
+            if let accessControl {
+                do {
+                    if let rules = try security.loadRules(model: model) {
+                        accessControl.replace(rules)
+                        logger.info("reloaded access rules from \(security.rules ?? "")")
+                    }
+                } catch {
+                    logger.error("SIGHUP: keeping the access rules loaded before: \(error)")
+                }
             }
             guard let authenticator else { continue }
             do {
@@ -245,11 +268,17 @@ struct StrataServerCommand: AsyncParsableCommand {
         return description
     }
 
-    /// Loads the model and opens its stores.
-    private func openContainer() async throws -> PersistentContainer {
+    /// The model served: `--model`'s, or the bundled sample's.
+    private func loadModel() throws -> ObjectModel {
+        guard let model else { return BooksSample.model }
+        return try XcodeModelLoader.load(contentsOf: URL(fileURLWithPath: model))
+    }
+
+    /// Opens the stores of `objectModel`.
+    private func openContainer(_ objectModel: ObjectModel) async throws -> PersistentContainer {
         let dataDirectory = URL(fileURLWithPath: dataDir, isDirectory: true)
         try FileManager.default.createDirectory(at: dataDirectory, withIntermediateDirectories: true)
-        guard let modelPath = model else {
+        guard model != nil else {
             let descriptions = (stores.isEmpty
                 ? BooksSample.sqliteStores(in: dataDirectory)
                 : stores.map { $0.description(in: dataDirectory) }).map(withStoreOptions)
@@ -261,7 +290,6 @@ struct StrataServerCommand: AsyncParsableCommand {
                 rowCacheCapacity: rowCache
             )
         }
-        let objectModel = try XcodeModelLoader.load(contentsOf: URL(fileURLWithPath: modelPath))
         var descriptions = stores.map { $0.description(in: dataDirectory) }
         if descriptions.isEmpty {
             let configurations = objectModel.configurations.map(\.name)

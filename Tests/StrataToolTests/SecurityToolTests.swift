@@ -122,6 +122,43 @@ struct SecurityToolTests {
         #expect(missing.stderr.contains("/nonexistent/cert.pem: cannot be read as PEM certificates"))
     }
 
+    @Test("--rules: checked against the model at start (every problem at once), enforced, reloaded on SIGHUP")
+    func rules() throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("strata-rules-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let rulesFile = folder.appendingPathComponent("rules.json")
+        try #"{"Book": {"read": "pages == 'x'", "create": "TRUEPREDICATE"}, "Nope": {}}"#.write(to: rulesFile, atomically: true, encoding: .utf8)
+        let authFile = folder.appendingPathComponent("auth.json")
+        try Self.writeAuthFile([("bob-token", "bob", [])], to: authFile)
+        let refused = try Executables.run("strata-server", ["--port", "0", "--data-dir", folder.appendingPathComponent("data").path,
+                                                            "--auth-file", authFile.path, "--rules", rulesFile.path], timeout: 20)
+        #expect(refused.status != 0)
+        #expect(refused.stderr.contains("Book.read: error 140101"), "\(refused.stderr)")
+        #expect(refused.stderr.contains("Nope: the model has no such entity"))
+        #expect(!FileManager.default.fileExists(atPath: folder.appendingPathComponent("data").path))
+        let unauthenticated = try Executables.run("strata-server", ["--port", "0", "--rules", rulesFile.path], timeout: 20)
+        #expect(unauthenticated.status != 0)
+
+        try #"{"Book": {"read": "author == $AUTH.subject", "create": "author == $AUTH.subject"}}"#.write(to: rulesFile, atomically: true, encoding: .utf8)
+        let server = try LiveServer.start(["--auth-file", authFile.path, "--rules", rulesFile.path])
+        defer { server.stop() }
+        #expect(server.log.contains("access rules: from \(rulesFile.path)"))
+        let cli = CLI(server: server)
+        #expect(try cli.run(["--auth-token", "bob-token", "insert", "Book", "uuid=\(UUID().uuidString)", "title=Mine", "author=bob"]).status == 0)
+        let forged = try cli.run(["--auth-token", "bob-token", "insert", "Book", "uuid=\(UUID().uuidString)", "title=Theirs", "author=alice"])
+        #expect(forged.status != 0)
+        #expect(forged.stderr.contains("PERMISSION_DENIED"), "\(forged.stderr)")
+        #expect(try cli.run(["--auth-token", "bob-token", "count", "Book"]).stdout.trimmingCharacters(in: .whitespacesAndNewlines) == "1")
+        // Reloaded: Bob may now read nothing of Book.
+        try #"{"Book": {"read": null}}"#.write(to: rulesFile, atomically: true, encoding: .utf8)
+        kill(server.process.processIdentifier, SIGHUP)
+        #expect(Self.wait { server.log.contains("reloaded access rules") })
+        let count = try cli.run(["--auth-token", "bob-token", "count", "Book"])
+        #expect(count.status != 0)
+        #expect(count.stderr.contains("Book.read is null (admin only)"))
+    }
+
     /// Polls `condition` for up to 10 s.
     static func wait(_ condition: () -> Bool) -> Bool {
         let deadline = Date().addingTimeInterval(10)

@@ -15,8 +15,28 @@ extension MemoryStorage {
         case .refused(let result):
             return result
         case .ready(let plan):
-            apply(plan)
+            guard !changes.guards.isEmpty else {
+                apply(plan)
+                return .committed(plan.commit)
+            }
+            // Guards see the rows before the save, then the rows as the
+            // save leaves them, on a copy kept only when every guard holds.
+            try check(changes.guards, phase: .before) { $0 }
+            var next = self
+            next.apply(plan)
+            try next.check(changes.guards, phase: .after) { plan.permanentIDs[$0] ?? $0 }
+            self = next
             return .committed(plan.commit)
+        }
+    }
+
+    /// Fails with the first guard of `phase` that some of its objects
+    /// violate; `permanent` maps the change set's IDs to the stored ones.
+    func check(_ guards: [StoreGuard], phase: StoreGuard.Phase, permanent: (ObjectID) -> ObjectID) throws(StrataError) {
+        for guarded in guards where guarded.phase == phase && !guarded.objectIDs.isEmpty {
+            if try count(guarded.violations(among: guarded.objectIDs.map(permanent))) > 0 {
+                throw guarded.denial
+            }
         }
     }
 

@@ -125,6 +125,8 @@ struct SQLiteSaveTransaction {
     let storeIdentifier: String
     let path: String
     let checksVersions: Bool
+    /// Access-rule conditions checked inside the transaction.
+    let guards: [StoreGuard]
     let decoder: SQLiteRowDecoder
     /// The change set, to name the references to missing objects.
     let changes: StoreChanges
@@ -178,6 +180,7 @@ struct SQLiteSaveTransaction {
         self.storeIdentifier = storeIdentifier
         self.path = path
         self.checksVersions = changes.checksVersions
+        self.guards = changes.guards
         self.decoder = SQLiteRowDecoder(mapping: mapping, storeIdentifier: storeIdentifier, path: path)
         self.changes = changes
 
@@ -474,6 +477,7 @@ struct SQLiteSaveTransaction {
             return .conflicts(conflicts)
         }
         try allocateKeys(db, keys: &keys)
+        try checkGuards(db, phase: .before)
 
         var commit = StoreCommit()
 
@@ -595,7 +599,36 @@ struct SQLiteSaveTransaction {
         }
 
         if !constraintConflicts.isEmpty { return .constraintConflicts(constraintConflicts) }
+        try checkGuards(db, phase: .after)
         return .committed(commit)
+    }
+
+    /// Fails with the first guard of `phase` (access rules) that some of
+    /// its objects violate, as the transaction sees them now: before the
+    /// writes for `.before`, after them for `.after`.
+    func checkGuards(_ db: Database, phase: StoreGuard.Phase) throws {
+        var insertedKeys: [ObjectID: Int64]?
+        for guarded in guards where guarded.phase == phase && !guarded.objectIDs.isEmpty {
+            var ids: [ObjectID] = []
+            ids.reserveCapacity(guarded.objectIDs.count)
+            for id in guarded.objectIDs {
+                guard id.isTemporary else {
+                    ids.append(id)
+                    continue
+                }
+                if insertedKeys == nil {
+                    insertedKeys = Dictionary(inserts.map { ($0.objectID, $0.key) }, uniquingKeysWith: { first, _ in first })
+                }
+                guard let key = insertedKeys?[id] else {
+                    throw StrataError(.invalidValue, "store \(path): \(id) is not inserted by this save")
+                }
+                ids.append(ObjectID(storeIdentifier: storeIdentifier, entityName: id.entityName, key: .permanent(key)))
+            }
+            let query = try mapping.compiler.countQuery(guarded.violations(among: ids))
+            if try Int.fetchOne(db.cachedStatement(sql: query.sql), arguments: query.statementArguments) ?? 0 > 0 {
+                throw guarded.denial
+            }
+        }
     }
 
     /// `count` NULLs. (Not `unsafeUninitializedCapacity`: for a count of 0

@@ -1,0 +1,214 @@
+import Foundation
+import StrataAuth
+import StrataClient
+import StrataContext
+import StrataModel
+import StrataSamples
+@testable import StrataServer
+import StrataTestCertificates
+import StrataWire
+import Testing
+
+/// Access rules through real sockets: three identities against every
+/// operation, entities with and without rules, plain and over TLS.
+@Suite("Access rules")
+struct AccessRulesTests {
+    static let rulesJSON = """
+    {
+      "Book": {
+        "read": "author == $AUTH.subject OR 'editor' IN $AUTH.roles",
+        "create": "author == $AUTH.subject",
+        "update": "author == $AUTH.subject",
+        "delete": "'editor' IN $AUTH.roles"
+      },
+      "Feedback": {"read": "TRUEPREDICATE", "create": "TRUEPREDICATE"}
+    }
+    """
+
+    static func rules() throws -> AccessRules {
+        try AccessRules(json: Data(rulesJSON.utf8), file: "rules.json", model: BooksSample.model)
+    }
+
+    /// admin (the admin token), alice (editor), bob (no role).
+    static func authenticator() -> Authenticator {
+        Authenticator(.init(adminToken: "root", authFile: AuthFile(tokens: [
+            .init(digest: TokenDigest.bytes(of: "alice-token"), identity: Identity(subject: "alice", roles: ["editor"])),
+            .init(digest: TokenDigest.bytes(of: "bob-token"), identity: Identity(subject: "bob")),
+        ])))
+    }
+
+    @Test("Rules load, inherit and type-check; every problem is reported at once")
+    func loading() throws {
+        let rules = try Self.rules()
+        #expect(rules.rule(.read, for: "Book").text == "author == $AUTH.subject OR 'editor' IN $AUTH.roles")
+        #expect(rules.rule(.delete, for: "Feedback").isAdminOnly)
+        #expect(rules.rule(.update, for: "Feedback").isAdminOnly)
+        let bad = """
+        {"Book": {"read": "pages == 'many'", "write": "TRUEPREDICATE", "create": "title ==", "update": "$AUTH.password == 'x'", "delete": 3},
+         "Shelf": {"read": "TRUEPREDICATE"}}
+        """
+        #expect {
+            try AccessRules(json: Data(bad.utf8), file: "rules.json", model: BooksSample.model)
+        } throws: { error in
+            let text = "\(error)"
+            return text.hasPrefix("rules.json: ")
+                && text.contains("Book.read: error 140101: line 1, column 1: cannot compare") && text.contains("Book.write: not an operation")
+                && text.contains("Book.create: line 1, column 9") && text.contains("Book.update: error 140101: $AUTH.password")
+                && text.contains("Book.delete: a rule is null or a predicate string")
+                && text.contains("Shelf: the model has no such entity")
+        }
+    }
+
+    @Test("Three identities against every operation, plain and over TLS", arguments: [false, true])
+    func matrix(overTLS: Bool) async throws {
+        let certificates = overTLS ? try TestCertificates() : nil
+        defer { certificates?.remove() }
+        let server = try await TestServer.start {
+            $0.authenticator = Self.authenticator()
+            $0.accessControl = AccessControl(try! Self.rules())
+            if let certificates {
+                $0.tls = try? ServerTLS(files: .init(certificateChain: certificates.serverCertificateFile, privateKey: certificates.serverKeyFile))
+            }
+        }
+        func client(_ token: String) -> StrataClient {
+            server.client(token) {
+                $0.authToken = token
+                if let certificates { $0.tls = ClientTLS(trustedCA: certificates.caFile) }
+            }
+        }
+        let admin = client("root"), alice = client("alice-token"), bob = client("bob-token")
+        defer { Task { for c in [admin, alice, bob] { await c.close() } } }
+
+        // Bob subscribes before anything happens.
+        let bobBooks = try await bob.subscribe(entity: "Book")
+        let bobAll = try await bob.subscribe()
+
+        // The admin writes anything.
+        let seeded = try await admin.save(Wire.save(inserts: [
+            Wire.insertBook("a", title: "Alice's", author: "alice"),
+            Wire.insertBook("b", title: "Bob's", author: "bob"),
+            Wire.insertBook("n", title: "Nobody's", author: "x"),
+        ]))
+        let ids = Dictionary(uniqueKeysWithValues: seeded.inserted.map { ($0.temporaryID, $0.id) })
+        let (aliceBook, bobBook, nobodysBook) = (ids["a"]!, ids["b"]!, ids["n"]!)
+        // Nobody's book has no author at all (nil never equals a subject).
+        _ = try await admin.save(Wire.save(updates: [Wire.update(nobodysBook, baseVersion: 1, ["author": .null])]))
+
+        // Bob's subscription announced only his own book.
+        let first = try #require(await next(bobBooks))
+        #expect(first.inserted.map(\.id) == [bobBook])
+
+        // Reads: fetch, count, IDs, the one-store route, sorting and limits.
+        #expect(try await bob.fetch(Wire.fetch("Book")).objects.map(\.id) == [bobBook])
+        #expect(try await bob.count("Book") == 1)
+        #expect(try await bob.count("Book", predicate: "title BEGINSWITH 'A'") == 0)
+        #expect(try await alice.count("Book") == 3)
+        #expect(try await admin.count("Book") == 3)
+        var limited = Wire.fetch("Book", sort: ["title"])
+        limited.limit = 1
+        #expect(try await alice.fetch(limited).objects.map(\.id) == [aliceBook])
+        #expect(try await bob.fetch(limited).objects.map(\.id) == [bobBook])
+        var oneStore = Wire.fetch("Book", resultType: .objectIds)
+        oneStore.storeID = String(bobBook.split(separator: "/")[1])
+        #expect(try await bob.fetch(oneStore).objectIDs == [bobBook])
+        #expect(try await bob.count("Feedback") == 0)
+
+        // Refresh and get: another's object is answered as missing, in both routes, cache warm or not.
+        for skipFetched in [false, true, true] {
+            let refreshed = try await bob.refresh([aliceBook, bobBook, nobodysBook], skipFetched: skipFetched)
+            #expect(refreshed.objects.map(\.id) == [bobBook])
+            #expect(refreshed.missing == [aliceBook, nobodysBook])
+        }
+        #expect(try await alice.refresh([aliceBook, bobBook], skipFetched: true).objects.count == 2)
+
+        // Creates: only as himself; nothing of a refused save is written.
+        _ = try await bob.save(Wire.save(inserts: [Wire.insertBook("b2", title: "Bob's second", author: "bob")]))
+        for author in ["alice", ""] {
+            var insert = Wire.insertBook("x", title: "Forged", author: author)
+            if author.isEmpty { insert.values["author"] = nil }
+            let denied = await #expect(throws: StrataClientError.self) {
+                _ = try await bob.save(Wire.save(inserts: [Wire.insertBook("ok", title: "Fine", author: "bob"), insert]))
+            }
+            #expect(denied?.code == .permissionDenied)
+            #expect(denied?.strataCode == 140201)
+            #expect(denied?.message.contains("Book.create") == true)
+        }
+        #expect(try await admin.count("Book") == 4)
+
+        // Updates: his own, not so that it leaves his sight, not another's.
+        let bobVersion = try #require(try await bob.refresh([bobBook], skipFetched: true).objects.first?.version)
+        let renamed = try await bob.save(Wire.save(updates: [Wire.update(bobBook, baseVersion: bobVersion, ["title": .string("Bob's, renamed")])]))
+        let version = renamed.versions[bobBook] ?? 0
+        let away = await #expect(throws: StrataClientError.self) {
+            _ = try await bob.save(Wire.save(updates: [Wire.update(bobBook, baseVersion: version, ["author": .string("alice")])]))
+        }
+        #expect(away?.code == .permissionDenied)
+        #expect(away?.message.contains("Book.read") == true)
+        let other = await #expect(throws: StrataClientError.self) {
+            _ = try await bob.save(Wire.save(updates: [Wire.update(aliceBook, baseVersion: 0, ["title": .string("Mine now")])]))
+        }
+        #expect(other?.code == .permissionDenied)
+        #expect(try await admin.refresh([aliceBook], skipFetched: true).objects.first?.values["title"]?.string == "Alice's")
+
+        // Deletes: editors only.
+        let delete = Strata_V1_DeletedObject.with { $0.id = nobodysBook }
+        let bobDelete = await #expect(throws: StrataClientError.self) { _ = try await bob.save(Wire.save(deletes: [Strata_V1_DeletedObject.with { $0.id = bobBook }])) }
+        #expect(bobDelete?.code == .permissionDenied)
+        _ = try await alice.save(Wire.save(deletes: [delete]))
+
+        // Feedback: anyone creates; only the admin changes or deletes.
+        let feedback = try await bob.save(Wire.save(inserts: [Wire.insertFeedback("f", bookUUID: UUID(), rating: 5)]))
+        let feedbackID = try #require(feedback.inserted.first?.id)
+        let feedbackUpdate = await #expect(throws: StrataClientError.self) {
+            _ = try await bob.save(Wire.save(updates: [Wire.update(feedbackID, baseVersion: 1, ["rating": .integer(1)])]))
+        }
+        #expect(feedbackUpdate?.message.contains("Feedback.update is null (admin only)") == true)
+
+        // History: the admin's only while rules are in force.
+        let history = await #expect(throws: StrataClientError.self) { _ = try await bob.history(store: "Book") }
+        #expect(history?.code == .permissionDenied)
+        #expect(try await admin.history(store: "Book").transactions.isEmpty == false)
+
+        // Subscriptions: another's book never reaches Bob; his book leaving
+        // his sight is a deletion; a deletion he could not see is not told.
+        let hidden = try await admin.save(Wire.save(inserts: [Wire.insertBook("h", title: "Hidden", author: "alice")]))
+        _ = hidden
+        let given = try await admin.save(Wire.save(updates: [Wire.update(bobBook, baseVersion: version, ["author": .string("alice")])]))
+        _ = given
+        _ = try await admin.save(Wire.save(deletes: [Strata_V1_DeletedObject.with { $0.id = aliceBook }]))
+        var seen: [Strata_V1_ChangeNotification] = []
+        while let note = await next(bobBooks, within: .seconds(1)) { seen.append(note) }
+        let insertedSeen = seen.flatMap(\.inserted).map(\.id)
+        let updatedSeen = seen.flatMap(\.updated).map(\.id)
+        let deletedSeen = seen.flatMap(\.deleted).map(\.id)
+        #expect(!insertedSeen.contains { $0 == aliceBook || $0 == ids["h"] ?? "" })
+        #expect(!updatedSeen.contains(aliceBook))
+        #expect(deletedSeen.contains(bobBook), "the book that left Bob's sight is announced as deleted")
+        #expect(!deletedSeen.contains(aliceBook), "Alice's book was never Bob's to see")
+        #expect(!deletedSeen.contains(nobodysBook))
+        // The subscription to every entity filters per entity the same way.
+        var everything: [Strata_V1_ChangeNotification] = []
+        while let note = await next(bobAll, within: .milliseconds(300)) { everything.append(note) }
+        let allIDs = everything.flatMap { $0.inserted.map(\.id) + $0.updated.map(\.id) }
+        #expect(!allIDs.contains(aliceBook))
+        #expect(everything.flatMap(\.inserted).contains { $0.id == feedbackID })
+
+        // A subscription to an entity nobody but the admin may read is refused.
+        try await server.stop()
+    }
+
+    @Test("Rules without a way to authenticate are refused")
+    func needsAuthentication() async throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("strata-rules-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let container = try await PersistentContainer(
+            model: BooksSample.model,
+            storeDescriptions: BooksSample.sqliteStores(in: directory),
+            transformers: BooksSample.transformers,
+            transientRules: BooksSample.transientRules
+        )
+        let server = StrataServer(coordinator: container.coordinator, configuration: ServerConfiguration(port: 0, accessControl: AccessControl(try Self.rules())))
+        await #expect(throws: StrataServerError.self) { _ = try await server.listen() }
+        try await container.close()
+    }
+}
