@@ -6,10 +6,13 @@
 #      inserts vs SET on a Redis that fsyncs every write (appendfsync always)
 #   3. scale: get and query latency with 10k, 100k and 1M objects; server
 #      memory with 1,000 idle connections
+#   4. security: get and insert with TLS, query and get under a read rule,
+#      each beside the same run without, as throughput and as server CPU
+#      time per request (from /proc, user + system)
 # Prints a table with both sides and the ratio.
 #
 # Environment: DURATION (default 10s), SCALES (default "10000 100000 1000000"),
-# SKIP_EMBEDDED=1, SKIP_REDIS=1, SKIP_SCALE=1, ROWS (embedded rows, 100000),
+# SKIP_EMBEDDED=1, SKIP_REDIS=1, SKIP_SCALE=1, SKIP_SECURITY=1, ROWS (embedded rows, 100000),
 # SERVER_LOOPS (strata-server's event-loop threads against Redis, default 1).
 #
 # Against Redis, each server serves connections on one thread (Redis runs
@@ -159,6 +162,65 @@ if [ -z "${SKIP_SCALE:-}" ]; then
         fi
         stop_strata
     done
+fi
+
+# 4. Security: what TLS and access rules cost, each beside the same run
+# without, on one event-loop thread (CPU per request does not move with
+# the machine's load; throughput does).
+cpu_ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; }
+measure() { # $1 label, $2 json out, then strata-bench options; prints "rps cpu_us_per_request"
+    local label=$1 out=$2; shift 2
+    local before after
+    before=$(cpu_ticks "$STRATA_PID")
+    "$BIN/strata-bench" --port "$STRATA_PORT" --driver wire --threads 1 -d "$DURATION" --json --out "$out" "$@" > /dev/null
+    after=$(cpu_ticks "$STRATA_PID")
+    python3 - "$out" "$before" "$after" "$(getconf CLK_TCK)" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1])); ticks = int(sys.argv[3]) - int(sys.argv[2]); hz = int(sys.argv[4])
+n = d["requests"]
+print(d["throughput_rps"], round(ticks / hz * 1e6 / n, 1) if n else "n/a")
+PY
+}
+if [ -z "${SKIP_SECURITY:-}" ]; then
+    SEC="$WORK/security"; mkdir -p "$SEC"
+    openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -days 2 -subj "/CN=bench CA" \
+        -keyout "$SEC/ca-key.pem" -out "$SEC/ca.pem" 2>/dev/null
+    openssl req -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -subj "/CN=localhost" \
+        -keyout "$SEC/server-key.pem" -out "$SEC/server.csr" 2>/dev/null
+    openssl x509 -req -in "$SEC/server.csr" -CA "$SEC/ca.pem" -CAkey "$SEC/ca-key.pem" -CAcreateserial -days 2 \
+        -extfile <(printf "subjectAltName=IP:127.0.0.1,DNS:localhost") -out "$SEC/server.pem" 2>/dev/null
+    digest() { printf '%s' "$1" | sha256sum | cut -d' ' -f1; }
+    printf '{"tokens": [{"sha256": "%s", "subject": "root", "roles": ["admin"]}, {"sha256": "%s", "subject": "reader", "roles": []}]}' \
+        "$(digest root-token)" "$(digest reader-token)" > "$SEC/auth.json"
+    printf '{"Book": {"read": "pages >= 0"}, "Feedback": {"read": "TRUEPREDICATE"}}' > "$SEC/rules.json"
+    for variant in plain tls; do
+        extra=(); client=()
+        if [ "$variant" = tls ]; then extra=(--tls-cert "$SEC/server.pem" --tls-key "$SEC/server-key.pem"); client=(--tls-ca "$SEC/ca.pem"); fi
+        start_strata "$WORK/data-sec-$variant" --event-loop-threads 1 --auth-file "$SEC/auth.json" "${extra[@]}"
+        "$BIN/strata-bench" --port "$STRATA_PORT" --auth-token root-token "${client[@]}" --dataset 10000 --feedback-per-book 1 -n 1 --mix count=1 > /dev/null
+        read -r get_rps get_cpu <<< "$(measure get "$SEC/get-$variant.json" --auth-token root-token "${client[@]}" -c 50 --mix get=100 --warmup 3s)"
+        read -r ins_rps ins_cpu <<< "$(measure insert "$SEC/insert-$variant.json" --auth-token root-token "${client[@]}" -c 50 --mix insert=100)"
+        eval "get_rps_$variant=$get_rps get_cpu_$variant=$get_cpu ins_rps_$variant=$ins_rps ins_cpu_$variant=$ins_cpu"
+        stop_strata
+    done
+    row "get, TLS vs plain (req/s)" "$get_rps_tls" "$get_rps_plain (plain)" "$(ratio "$get_rps_tls" "$get_rps_plain")"
+    row "get, TLS vs plain (server CPU us/req)" "$get_cpu_tls" "$get_cpu_plain (plain)" "$(ratio "$get_cpu_tls" "$get_cpu_plain")"
+    row "insert, TLS vs plain (req/s)" "$ins_rps_tls" "$ins_rps_plain (plain)" "$(ratio "$ins_rps_tls" "$ins_rps_plain")"
+    row "insert, TLS vs plain (server CPU us/req)" "$ins_cpu_tls" "$ins_cpu_plain (plain)" "$(ratio "$ins_cpu_tls" "$ins_cpu_plain")"
+    start_strata "$WORK/data-sec-rules" --event-loop-threads 1 --auth-file "$SEC/auth.json" --rules "$SEC/rules.json"
+    "$BIN/strata-bench" --port "$STRATA_PORT" --auth-token root-token --dataset 10000 --feedback-per-book 1 -n 1 --mix count=1 > /dev/null
+    read -r q_rule q_rule_cpu <<< "$(measure query "$SEC/query-rule.json" --auth-token reader-token -c 10 --mix query=100 --warmup 2s)"
+    read -r q_admin q_admin_cpu <<< "$(measure query "$SEC/query-admin.json" --auth-token root-token -c 10 --mix query=100 --warmup 2s)"
+    read -r g_admin g_admin_cpu <<< "$(measure get "$SEC/get-admin.json" --auth-token root-token -c 50 --mix get=100 --warmup 3s)"
+    stop_strata
+    start_strata "$WORK/data-sec-norules" --event-loop-threads 1 --auth-file "$SEC/auth.json"
+    "$BIN/strata-bench" --port "$STRATA_PORT" --auth-token root-token --dataset 10000 --feedback-per-book 1 -n 1 --mix count=1 > /dev/null
+    read -r g_none g_none_cpu <<< "$(measure get "$SEC/get-none.json" --auth-token reader-token -c 50 --mix get=100 --warmup 3s)"
+    stop_strata
+    row "query under a read rule vs admin (req/s)" "$q_rule" "$q_admin (admin, no rule)" "$(ratio "$q_rule" "$q_admin")"
+    row "query under a read rule vs admin (CPU us/req)" "$q_rule_cpu" "$q_admin_cpu (admin, no rule)" "$(ratio "$q_rule_cpu" "$q_admin_cpu")"
+    row "get unrestricted, rules on vs off (req/s)" "$g_admin" "$g_none (no rules)" "$(ratio "$g_admin" "$g_none")"
+    row "get unrestricted, rules on vs off (CPU us/req)" "$g_admin_cpu" "$g_none_cpu (no rules)" "$(ratio "$g_admin_cpu" "$g_none_cpu")"
 fi
 
 printf '\n%-52s %-22s %-30s %s\n' "benchmark" "strata" "baseline" "ratio"

@@ -38,6 +38,9 @@ public struct ServerConfiguration: Sendable {
     /// Requests one connection runs at once; the server stops reading a
     /// connection's frames while it has this many in flight.
     public var maxRequestsInFlight: Int
+    /// Subscriptions one connection may hold at once; a subscribe beyond
+    /// is answered RESOURCE_EXHAUSTED.
+    public var maxSubscriptionsPerConnection: Int
     /// How long a graceful shutdown waits for running requests.
     public var shutdownGracePeriod: Duration
     /// The name the hello reports.
@@ -62,6 +65,7 @@ public struct ServerConfiguration: Sendable {
         accessControl: AccessControl? = nil,
         allowsInsecureNetwork: Bool = false,
         maxRequestsInFlight: Int = 128,
+        maxSubscriptionsPerConnection: Int = 1000,
         shutdownGracePeriod: Duration = .seconds(10),
         serverName: String = "strata-server",
         otherProcesses: ExternalChangeMonitor.Options? = ExternalChangeMonitor.Options()
@@ -78,6 +82,7 @@ public struct ServerConfiguration: Sendable {
         self.accessControl = accessControl
         self.allowsInsecureNetwork = allowsInsecureNetwork
         self.maxRequestsInFlight = maxRequestsInFlight
+        self.maxSubscriptionsPerConnection = maxSubscriptionsPerConnection
         self.shutdownGracePeriod = shutdownGracePeriod
         self.serverName = serverName
         self.otherProcesses = otherProcesses

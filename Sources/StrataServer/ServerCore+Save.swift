@@ -19,79 +19,90 @@ extension ServerCore {
         if policy == nil, let response = try await insertDirectly(request, author: author, policy: mergePolicy) { return response }
         let context = makeContext(clientName: author, mergePolicy: mergePolicy, author: author, policy: policy)
         let model = self.model
-        return try await context.perform { context in
-            // Inserts first, so values anywhere in the save can name them.
-            var inserted: [(temporaryID: String, object: ManagedObject)] = []
-            var temporaryIDs: [String: ObjectID] = [:]
-            for insert in request.inserts {
-                guard !insert.temporaryID.isEmpty else {
-                    throw WireError(.invalidArgument, "insert of '\(insert.entity)' without a temporary_id", strataCode: StrataError.Code.invalidValue.rawValue)
-                }
-                guard temporaryIDs[insert.temporaryID] == nil else {
-                    throw WireError(.invalidArgument, "temporary_id '\(insert.temporaryID)' is used by two inserts", strataCode: StrataError.Code.invalidValue.rawValue)
-                }
-                guard model.entity(named: insert.entity) != nil else {
-                    throw WireError(.invalidArgument, "insert '\(insert.temporaryID)': unknown entity '\(insert.entity)'", strataCode: StrataError.Code.invalidValue.rawValue)
-                }
-                let object = try context.insert(insert.entity, into: try self.storeIdentifier(configuration: insert.configuration, entity: insert.entity))
-                temporaryIDs[insert.temporaryID] = object.objectID
-                inserted.append((insert.temporaryID, object))
-            }
-            let resolveID: (String) throws -> ObjectID = { text in
-                if let id = temporaryIDs[text] { return id }
-                return try PropertyValue.parseObjectID(text)
-            }
-            for (insert, (_, object)) in zip(request.inserts, inserted) {
-                try Self.apply(insert.values, to: object, label: "insert '\(insert.temporaryID)'", model: model, resolveID: resolveID)
-            }
-            for update in request.updates {
-                let object = try await Self.existing(update.id, in: context, label: "update")
-                if update.baseVersion != 0 {
-                    var base: [String: PropertyValue] = [:]
-                    for (key, value) in update.baseValues {
-                        base[key] = try PropertyValue(wire: value, field: "update \(update.id): base value of '\(key)'", objectID: resolveID)
+        do {
+            return try await context.perform { context in
+                // Inserts first, so values anywhere in the save can name them.
+                var inserted: [(temporaryID: String, object: ManagedObject)] = []
+                var temporaryIDs: [String: ObjectID] = [:]
+                for insert in request.inserts {
+                    guard !insert.temporaryID.isEmpty else {
+                        throw WireError(.invalidArgument, "insert of '\(insert.entity)' without a temporary_id", strataCode: StrataError.Code.invalidValue.rawValue)
                     }
-                    try context.rebase(object, onVersion: update.baseVersion, values: base)
-                }
-                try Self.apply(update.values, to: object, label: "update \(update.id)", model: model, resolveID: resolveID)
-            }
-            for delete in request.deletes {
-                let object = try await Self.existing(delete.id, in: context, label: "delete")
-                if delete.baseVersion != 0 {
-                    try context.rebase(object, onVersion: delete.baseVersion)
-                }
-                try await context.delete(object)
-            }
-            let changes: ChangeSet
-            do {
-                changes = try await context.save()
-            } catch let error as StrataError where !error.failures.isEmpty {
-                // Name inserted objects by the client's temporary IDs.
-                let names = Dictionary(inserted.map { ($0.object.objectID, $0.temporaryID) }, uniquingKeysWith: { first, _ in first })
-                var status = error.status
-                for index in status.propertyErrors.indices {
-                    if let failure = error.failures[safe: index], let name = names[failure.objectID] {
-                        status.propertyErrors[index].objectID = name
+                    guard temporaryIDs[insert.temporaryID] == nil else {
+                        throw WireError(.invalidArgument, "temporary_id '\(insert.temporaryID)' is used by two inserts", strataCode: StrataError.Code.invalidValue.rawValue)
                     }
-                }
-                throw StatusError(status: status)
-            }
-            return Strata_V1_SaveResponse.with { response in
-                response.inserted = inserted.map { temporaryID, object in
-                    Strata_V1_InsertedID.with {
-                        $0.temporaryID = temporaryID
-                        $0.id = object.objectID.uriRepresentation
+                    guard model.entity(named: insert.entity) != nil else {
+                        throw WireError(.invalidArgument, "insert '\(insert.temporaryID)': unknown entity '\(insert.entity)'", strataCode: StrataError.Code.invalidValue.rawValue)
                     }
+                    let object = try context.insert(insert.entity, into: try self.storeIdentifier(configuration: insert.configuration, entity: insert.entity))
+                    temporaryIDs[insert.temporaryID] = object.objectID
+                    inserted.append((insert.temporaryID, object))
                 }
-                for id in changes.inserted where changes.versions[id] == nil {
-                    response.versions[id.uriRepresentation] = 1
+                let resolveID: (String) throws -> ObjectID = { text in
+                    if let id = temporaryIDs[text] { return id }
+                    return try PropertyValue.parseObjectID(text)
                 }
-                for (id, version) in changes.versions {
-                    response.versions[id.uriRepresentation] = version
+                for (insert, (_, object)) in zip(request.inserts, inserted) {
+                    try Self.apply(insert.values, to: object, label: "insert '\(insert.temporaryID)'", model: model, resolveID: resolveID)
                 }
-                response.deleted = changes.deleted.map(\.uriRepresentation)
-                response.updated = changes.updated.keys.map(\.uriRepresentation).sorted()
+                for update in request.updates {
+                    let object = try await Self.existing(update.id, in: context, label: "update")
+                    if update.baseVersion != 0 {
+                        var base: [String: PropertyValue] = [:]
+                        for (key, value) in update.baseValues {
+                            base[key] = try PropertyValue(wire: value, field: "update \(update.id): base value of '\(key)'", objectID: resolveID)
+                        }
+                        try context.rebase(object, onVersion: update.baseVersion, values: base)
+                    }
+                    try Self.apply(update.values, to: object, label: "update \(update.id)", model: model, resolveID: resolveID)
+                }
+                for delete in request.deletes {
+                    let object = try await Self.existing(delete.id, in: context, label: "delete")
+                    if delete.baseVersion != 0 {
+                        try context.rebase(object, onVersion: delete.baseVersion)
+                    }
+                    try await context.delete(object)
+                }
+                let changes: ChangeSet
+                do {
+                    changes = try await context.save()
+                } catch let error as StrataError where !error.failures.isEmpty {
+                    // Name inserted objects by the client's temporary IDs.
+                    let names = Dictionary(inserted.map { ($0.object.objectID, $0.temporaryID) }, uniquingKeysWith: { first, _ in first })
+                    var status = error.status
+                    for index in status.propertyErrors.indices {
+                        if let failure = error.failures[safe: index], let name = names[failure.objectID] {
+                            status.propertyErrors[index].objectID = name
+                        }
+                    }
+                    throw StatusError(status: status)
+                }
+                return Strata_V1_SaveResponse.with { response in
+                    response.inserted = inserted.map { temporaryID, object in
+                        Strata_V1_InsertedID.with {
+                            $0.temporaryID = temporaryID
+                            $0.id = object.objectID.uriRepresentation
+                        }
+                    }
+                    for id in changes.inserted where changes.versions[id] == nil {
+                        response.versions[id.uriRepresentation] = 1
+                    }
+                    for (id, version) in changes.versions {
+                        response.versions[id.uriRepresentation] = version
+                    }
+                    response.deleted = changes.deleted.map(\.uriRepresentation)
+                    response.updated = changes.updated.keys.map(\.uriRepresentation).sorted()
+                }
             }
+        } catch let error as StrataError where policy != nil && error.code == .mergeConflict {
+            // A conflict shows the stored values: only of objects the
+            // caller may read. Otherwise it is refused as the guards would.
+            let ids = error.conflicts.map(\.objectID)
+            let readable = try await readableIDs(ids, policy: policy)
+            if let hidden = ids.first(where: { !readable.contains($0) }) {
+                throw StrataError(.accessDenied, "the save conflicts with \(hidden.entityName) objects the caller may not read (rule \(hidden.entityName).read)")
+            }
+            throw error
         }
     }
 

@@ -160,6 +160,10 @@ actor Session {
     // MARK: Subscriptions
 
     private func subscribe(_ request: Strata_V1_SubscribeRequest) throws -> UInt64 {
+        let limit = core.configuration.maxSubscriptionsPerConnection
+        guard subscriptions.count < limit else {
+            throw WireError(.resourceExhausted, "this connection holds \(limit) subscriptions, the most the server allows one connection; unsubscribe first")
+        }
         let subscription = try Self.subscription(for: request, core: core)
         if let entity = subscription.entity { try writer.state.policy?.requireReadable(entity) }
         nextSubscriptionID += 1

@@ -44,6 +44,9 @@ struct StrataServerCommand: AsyncParsableCommand {
     @Option(help: "Connections served at once.")
     var maxConnections: Int = 10_000
 
+    @Option(help: "Subscriptions one connection may hold at once.")
+    var maxSubscriptions: Int = 1000
+
     @Option(help: "Largest frame payload accepted, compressed and inflated (bytes).")
     var maxFrameBytes: Int = 16 * 1024 * 1024
 
@@ -94,6 +97,7 @@ struct StrataServerCommand: AsyncParsableCommand {
         }
         guard (0...65535).contains(port) else { throw ValidationError("--port must be between 0 and 65535") }
         guard maxConnections > 0 else { throw ValidationError("--max-connections must be positive") }
+        guard (1...1_000_000).contains(maxSubscriptions) else { throw ValidationError("--max-subscriptions must be between 1 and 1000000") }
         guard (1024...(1 << 30)).contains(maxFrameBytes) else { throw ValidationError("--max-frame-bytes must be between 1024 and 1073741824 (1 GiB)") }
         guard idleTimeout >= 0 else { throw ValidationError("--idle-timeout must not be negative") }
         guard (0...Self.maximumSeconds).contains(frameTimeout) else { throw ValidationError("--frame-timeout must be between 0 and \(Self.maximumSeconds) seconds") }
@@ -169,6 +173,7 @@ struct StrataServerCommand: AsyncParsableCommand {
                 tls: tls,
                 accessControl: accessControl,
                 allowsInsecureNetwork: security.insecure,
+                maxSubscriptionsPerConnection: maxSubscriptions,
                 otherProcesses: historyPoll == 0 || noHistory ? nil : ExternalChangeMonitor.Options(
                     pollInterval: .milliseconds(historyPoll),
                     consumerName: historyConsumer,

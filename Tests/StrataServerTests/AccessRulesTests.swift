@@ -77,7 +77,6 @@ struct AccessRulesTests {
             }
         }
         let admin = client("root"), alice = client("alice-token"), bob = client("bob-token")
-        defer { Task { for c in [admin, alice, bob] { await c.close() } } }
 
         // Bob subscribes before anything happens.
         let bobBooks = try await bob.subscribe(entity: "Book")
@@ -148,6 +147,13 @@ struct AccessRulesTests {
             _ = try await bob.save(Wire.save(updates: [Wire.update(aliceBook, baseVersion: 0, ["title": .string("Mine now")])]))
         }
         #expect(other?.code == .permissionDenied)
+        // A stale version on another's object: refused, not a conflict showing its values.
+        let stale = await #expect(throws: StrataClientError.self) {
+            _ = try await bob.save(Wire.save(updates: [Wire.update(aliceBook, baseVersion: 7, ["title": .string("Mine now")])]))
+        }
+        #expect(stale?.code == .permissionDenied)
+        #expect(stale?.conflicts.isEmpty == true)
+        #expect(stale.map { "\($0)" }?.contains("Alice's") == false)
         #expect(try await admin.refresh([aliceBook], skipFetched: true).objects.first?.values["title"]?.string == "Alice's")
 
         // Deletes: editors only.
@@ -193,7 +199,7 @@ struct AccessRulesTests {
         #expect(!allIDs.contains(aliceBook))
         #expect(everything.flatMap(\.inserted).contains { $0.id == feedbackID })
 
-        // A subscription to an entity nobody but the admin may read is refused.
+        for c in [admin, alice, bob] { await c.close() }
         try await server.stop()
     }
 
@@ -210,5 +216,22 @@ struct AccessRulesTests {
         let server = StrataServer(coordinator: container.coordinator, configuration: ServerConfiguration(port: 0, accessControl: AccessControl(try Self.rules())))
         await #expect(throws: StrataServerError.self) { _ = try await server.listen() }
         try await container.close()
+    }
+}
+
+@Suite("Subscription limit")
+struct SubscriptionLimitTests {
+    @Test("A connection holds at most the configured number of subscriptions")
+    func limit() async throws {
+        let server = try await TestServer.start { $0.maxSubscriptionsPerConnection = 3 }
+        let client = server.client()
+        var streams: [AsyncStream<Strata_V1_ChangeNotification>] = []
+        for _ in 0..<3 { streams.append(try await client.subscribe(entity: "Book")) }
+        let refused = await #expect(throws: StrataClientError.self) { _ = try await client.subscribe(entity: "Book") }
+        #expect(refused?.code == .resourceExhausted)
+        _ = try await client.ping()
+        #expect(streams.count == 3)
+        await client.close()
+        try await server.stop()
     }
 }
