@@ -22,6 +22,9 @@ final class ServerCore: Sendable {
     let authFailures = AuthFailureThrottle()
     /// Removes the stores' paths from answers.
     let redactor: PathRedactor
+    /// What every Stats answer warns of (a network served without TLS or
+    /// authentication, as `--insecure` allows).
+    let warnings: [String]
     /// Who hellos speak for; nil when the server asks no one.
     let authenticator: Authenticator?
     /// The access rules; nil when every authenticated client may do everything.
@@ -33,6 +36,11 @@ final class ServerCore: Sendable {
         self.logger = logger
         authenticator = configuration.authenticator
             ?? configuration.authToken.map { Authenticator(Authenticator.Sources(adminToken: $0)) }
+        var exposed = configuration
+        exposed.allowsInsecureNetwork = false
+        warnings = configuration.allowsInsecureNetwork ? StrataServer.networkRefusal(exposed).map { _ in
+            ["serving \(configuration.host) without TLS and authentication (--insecure): anyone who reaches the port can read and change every object"]
+        } ?? [] : []
         let model = coordinator.model
         let serverID = self.serverID
         helloResponse = Strata_V1_HelloResponse.with {
@@ -95,6 +103,7 @@ final class ServerCore: Sendable {
     func statsResponse() -> Strata_V1_StatsResponse {
         var response = stats.snapshot()
         response.serverID = serverID
+        response.warnings = warnings
         response.stores = coordinator.stores.map { store in
             let description = store.storeDescription
             return Strata_V1_StoreStats.with {

@@ -208,7 +208,9 @@ struct StrataServerCommand: AsyncParsableCommand {
         }
         logger.info("transport: \(tls.map { "TLS 1.2+\($0.requiresClientCertificates ? ", client certificates required" : "")" } ?? "plain TCP"); authentication: \(security.describeAuthentication(authentication, tls: tls)); access rules: \(rules.map { _ in "from \(security.rules ?? "")" } ?? "none, authenticated clients may do everything")")
         if let expiry = tls?.certificateExpiry { logger.info("TLS certificate valid until \(expiry)") }
-        if security.insecure { logger.warning("--insecure: serving \(host) without the protection of TLS and authentication") }
+        if security.insecure, StrataServer.networkRefusal({ var c = configuration; c.allowsInsecureNetwork = false; return c }()) != nil {
+            logger.warning("--insecure: serving \(host) without TLS and authentication: anyone who reaches the port can read and change every object")
+        }
         let reloader = Task { await reloadOnHangUp(tls: tls, authenticator: authenticator, accessControl: accessControl, model: objectModel, logger: logger) }
         defer { reloader.cancel() }
         let group = ServiceGroup(

@@ -207,6 +207,19 @@ struct TLSTests {
         try await container.close()
     }
 
+    @Test("A server told to serve a network insecurely says so in every Stats answer")
+    func insecureWarning() async throws {
+        let container = try await PersistentContainer(model: BooksSample.model, storeDescriptions: [StoreDescription(url: nil, type: .inMemory, configuration: "Book"), StoreDescription(url: nil, type: .inMemory, configuration: "Feedback")], transformers: BooksSample.transformers, transientRules: BooksSample.transientRules)
+        let logger = Logger(label: "test")
+        let exposed = ServerCore(coordinator: container.coordinator, configuration: ServerConfiguration(host: "0.0.0.0", allowsInsecureNetwork: true), logger: logger)
+        #expect(exposed.statsResponse().warnings.first?.contains("without TLS and authentication (--insecure)") == true)
+        let loopback = ServerCore(coordinator: container.coordinator, configuration: ServerConfiguration(host: "127.0.0.1", allowsInsecureNetwork: true), logger: logger)
+        #expect(loopback.statsResponse().warnings.isEmpty)
+        let protected = ServerCore(coordinator: container.coordinator, configuration: ServerConfiguration(host: "0.0.0.0", authToken: "t", allowsInsecureNetwork: true), logger: logger)
+        #expect(protected.statsResponse().warnings.count == 1, "a token without TLS still crosses the network in clear")
+        try await container.close()
+    }
+
     @Test("A TLS handshake that does not complete within the frame timeout closes the connection")
     func stalledHandshake() async throws {
         let certificates = try TestCertificates()

@@ -52,12 +52,14 @@ struct StatsCommand: ClientCommand {
                     ("readOnly", .bool(store.readOnly)),
                 ])
             })),
+            ("warnings", .array(stats.warnings.map { .string($0) })),
         ])
     }
 
     /// The figures for people: a summary and two tables.
     static func text(_ stats: Strata_V1_StatsResponse, style: Style) -> String {
         var text = "\(style.bold("server")) \(stats.serverID), up \(duration(stats.uptimeSeconds))\n"
+        for warning in stats.warnings { text += "\(style.bold("warning")): \(warning)\n" }
         text += "\(style.bold("connections")) \(stats.connectionsOpen) open, \(stats.connectionsTotal) since start; "
             + "\(style.bold("subscriptions")) \(stats.subscriptions)\n\n"
         var operations = TableRenderer(columns: [

@@ -1686,6 +1686,10 @@ public nonisolated struct Strata_V1_StatsResponse: Sendable {
 
   public var stores: [Strata_V1_StoreStats] = []
 
+  /// What the operator should know about how the server is exposed (e.g.
+  /// serving a network without TLS or authentication). Since 1.3.
+  public var warnings: [String] = []
+
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
   public init() {}
@@ -4484,7 +4488,7 @@ nonisolated extension Strata_V1_StoreStats: SwiftProtobuf.Message, SwiftProtobuf
 
 nonisolated extension Strata_V1_StatsResponse: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".StatsResponse"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}server_id\0\u{3}uptime_seconds\0\u{3}connections_open\0\u{3}connections_total\0\u{1}subscriptions\0\u{1}operations\0\u{1}stores\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}server_id\0\u{3}uptime_seconds\0\u{3}connections_open\0\u{3}connections_total\0\u{1}subscriptions\0\u{1}operations\0\u{1}stores\0\u{1}warnings\0")
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -4499,6 +4503,7 @@ nonisolated extension Strata_V1_StatsResponse: SwiftProtobuf.Message, SwiftProto
       case 5: try { try decoder.decodeSingularUInt32Field(value: &self.subscriptions) }()
       case 6: try { try decoder.decodeRepeatedMessageField(value: &self.operations) }()
       case 7: try { try decoder.decodeRepeatedMessageField(value: &self.stores) }()
+      case 8: try { try decoder.decodeRepeatedStringField(value: &self.warnings) }()
       default: break
       }
     }
@@ -4526,6 +4531,9 @@ nonisolated extension Strata_V1_StatsResponse: SwiftProtobuf.Message, SwiftProto
     if !self.stores.isEmpty {
       try visitor.visitRepeatedMessageField(value: self.stores, fieldNumber: 7)
     }
+    if !self.warnings.isEmpty {
+      try visitor.visitRepeatedStringField(value: self.warnings, fieldNumber: 8)
+    }
     try unknownFields.traverse(visitor: &visitor)
   }
 
@@ -4537,6 +4545,7 @@ nonisolated extension Strata_V1_StatsResponse: SwiftProtobuf.Message, SwiftProto
     if lhs.subscriptions != rhs.subscriptions {return false}
     if lhs.operations != rhs.operations {return false}
     if lhs.stores != rhs.stores {return false}
+    if lhs.warnings != rhs.warnings {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }
