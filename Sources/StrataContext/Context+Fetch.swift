@@ -13,6 +13,10 @@ extension Context {
     /// `fetch` limited to what ``readRestriction`` lets this context read.
     func restricted(_ fetch: ResolvedFetch) throws -> ResolvedFetch {
         guard let readRestriction else { return fetch }
+        // A predicate or sort key that reads related objects would judge
+        // them whether or not they may be read: refused unless their
+        // entity's objects may all be read.
+        try fetch.checkTraversals(allowedBy: readRestriction)
         let restriction = try readRestriction(fetch.entityName)
         if restriction == .constant(true) { return fetch }
         var fetch = fetch

@@ -52,6 +52,7 @@ extension ServerCore {
                     for object in objects[start..<end] {
                         batch.objects.append(try await builder.state(of: object, in: context))
                     }
+                    batch.objects = try await self.withoutHiddenReferences(batch.objects, policy: policy)
                     if last { batch.count = UInt64(objects.count) }
                     try await send(batch, !last)
                     start = end
@@ -77,6 +78,7 @@ extension ServerCore {
         }
         var resolved = try coordinator.resolver.resolve(fetchRequest, variables: variables)
         if let policy {
+            try resolved.checkTraversals(allowedBy: policy.readRestriction)
             let restriction = try policy.predicate(.read, for: resolved.entityName)
             if restriction != .constant(true) { resolved.predicate = .and([resolved.predicate, restriction]) }
         }
@@ -88,7 +90,7 @@ extension ServerCore {
             let ids = try await store.fetchObjectIDs(resolved).map(\.uriRepresentation)
             try await Self.sendInBatches(ids, batchSize: batchSize, send: send) { batch, slice in batch.objectIds = Array(slice) }
         case .objects, .UNRECOGNIZED:
-            let states = try await store.fetchSnapshots(resolved).map(Self.state(of:))
+            let states = try await withoutHiddenReferences(store.fetchSnapshots(resolved).map(Self.state(of:)), policy: policy)
             try await Self.sendInBatches(states, batchSize: batchSize, send: send) { batch, slice in batch.objects = Array(slice) }
         }
     }

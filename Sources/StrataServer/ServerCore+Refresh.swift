@@ -27,10 +27,12 @@ extension ServerCore {
         }
         if request.includeRelationships.isEmpty,
            request.skipFetched || ids.allSatisfy({ model.fetchedProperties(of: $0.entityName).isEmpty }) {
-            return try await rows(ids, hidden: hidden)
+            var response = try await rows(ids, hidden: hidden)
+            response.objects = try await withoutHiddenReferences(response.objects, policy: policy)
+            return response
         }
         let context = makeContext(clientName: clientName, policy: policy)
-        return try await context.perform { context in
+        var response = try await context.perform { context in
             var response = Strata_V1_RefreshResponse()
             for id in ids {
                 guard !id.isTemporary, !hidden.contains(id), (try? context.coordinator.store(for: id)) != nil else {
@@ -48,6 +50,8 @@ extension ServerCore {
             }
             return response
         }
+        response.objects = try await withoutHiddenReferences(response.objects, policy: policy)
+        return response
     }
 
     /// A get: the objects' rows as stored, through the coordinator's row

@@ -103,6 +103,17 @@ extension ServerCore {
                 throw StrataError(.accessDenied, "the save conflicts with \(hidden.entityName) objects the caller may not read (rule \(hidden.entityName).read)")
             }
             throw error
+        } catch let error as StrataError where policy != nil && error.code == .constraintConflict {
+            // Uniqueness errors name the saved object holding the values:
+            // not one the caller may not read.
+            var redacted = error
+            let named = error.details.flatMap { $0.split(separator: " ").filter { $0.hasPrefix("strata://") }.map(String.init) }
+            let ids = named.compactMap { try? PropertyValue.parseObjectID($0) }
+            let readable = Set(try await readableIDs(ids, policy: policy).map(\.uriRepresentation))
+            redacted.details = error.details.map { line in
+                named.filter { !readable.contains($0) }.reduce(line) { $0.replacingOccurrences(of: $1, with: "an object the caller may not read") }
+            }
+            throw redacted
         }
     }
 

@@ -156,6 +156,16 @@ struct AccessRulesTests {
         #expect(stale.map { "\($0)" }?.contains("Alice's") == false)
         #expect(try await admin.refresh([aliceBook], skipFetched: true).objects.first?.values["title"]?.string == "Alice's")
 
+        // A uniqueness clash with a hidden object does not name it.
+        let uuid = UUID()
+        _ = try await admin.save(Wire.save(inserts: [Wire.insertBook("u", title: "Holder", uuid: uuid, author: "alice")]))
+        let clash = await #expect(throws: StrataClientError.self) {
+            _ = try await bob.save(Wire.save(inserts: [Wire.insertBook("c", title: "Clash", uuid: uuid, author: "bob")]))
+        }
+        #expect(clash?.strataCode == 133021)
+        #expect(clash?.details.first?.contains("already used by an object the caller may not read") == true, "\(String(describing: clash?.details))")
+        #expect(clash?.details.joined().contains("strata://") == false)
+
         // Deletes: editors only.
         let delete = Strata_V1_DeletedObject.with { $0.id = nobodysBook }
         let bobDelete = await #expect(throws: StrataClientError.self) { _ = try await bob.save(Wire.save(deletes: [Strata_V1_DeletedObject.with { $0.id = bobBook }])) }
@@ -232,6 +242,74 @@ struct SubscriptionLimitTests {
         _ = try await client.ping()
         #expect(streams.count == 3)
         await client.close()
+        try await server.stop()
+    }
+}
+
+@Suite("Access rules across relationships")
+struct AccessRulesRelationshipTests {
+    /// Authors (guarded by owner) and their books (open to all).
+    static let model = ObjectModel(name: "Shelf", entities: [
+        EntityDescription(name: "Writer", attributes: [
+            AttributeDescription(name: "name", type: .string, isOptional: true),
+            AttributeDescription(name: "owner", type: .string, isOptional: true),
+        ], relationships: [
+            RelationshipDescription(name: "works", destination: "Work", inverse: "writer", toMany: true),
+        ]),
+        EntityDescription(name: "Work", attributes: [
+            AttributeDescription(name: "title", type: .string, isOptional: true),
+        ], relationships: [
+            RelationshipDescription(name: "writer", destination: "Writer", inverse: "works"),
+        ]),
+    ])
+
+    static let rules = """
+    {"Writer": {"read": "owner == $AUTH.subject", "create": "TRUEPREDICATE", "update": "owner == $AUTH.subject"},
+     "Work": {"read": "TRUEPREDICATE", "create": "TRUEPREDICATE", "update": "TRUEPREDICATE"}}
+    """
+
+    @Test("Predicates and sort keys may not read guarded related objects; references to them are left out of answers")
+    func relationships() async throws {
+        let server = try await TestServer.start(model: Self.model) {
+            $0.authenticator = Authenticator(.init(adminToken: "root", authFile: AuthFile(tokens: [
+                .init(digest: TokenDigest.bytes(of: "bob-token"), identity: Identity(subject: "bob")),
+            ])))
+            $0.accessControl = AccessControl(try! AccessRules(json: Data(Self.rules.utf8), file: "rules.json", model: Self.model))
+        }
+        let admin = server.client("admin") { $0.authToken = "root" }
+        let bob = server.client("bob") { $0.authToken = "bob-token" }
+        func insert(_ id: String, _ entity: String, _ values: [String: Strata_V1_Value]) -> Strata_V1_InsertedObject {
+            Strata_V1_InsertedObject.with { $0.temporaryID = id; $0.entity = entity; $0.values = values }
+        }
+        let saved = try await admin.save(Wire.save(inserts: [
+            insert("alice", "Writer", ["name": PropertyValue.string("Alice").wire, "owner": PropertyValue.string("alice").wire]),
+            insert("bob", "Writer", ["name": PropertyValue.string("Bob").wire, "owner": PropertyValue.string("bob").wire]),
+            insert("w1", "Work", ["title": PropertyValue.string("Alice's work").wire, "writer": Strata_V1_Value.with { $0.object = "alice" }]),
+            insert("w2", "Work", ["title": PropertyValue.string("Bob's work").wire, "writer": Strata_V1_Value.with { $0.object = "bob" }]),
+        ]))
+        let ids = Dictionary(uniqueKeysWithValues: saved.inserted.map { ($0.temporaryID, $0.id) })
+
+        for predicate in ["writer.name == 'Alice'", "ANY writer.works.title == 'x'", "SUBQUERY(writer.works, $w, $w.title != nil).@count > 0"] {
+            let refused = await #expect(throws: StrataClientError.self, "\(predicate)") { _ = try await bob.fetch(Wire.fetch("Work", predicate)) }
+            #expect(refused?.code == .permissionDenied)
+            #expect(refused?.message.contains("related Writer objects") == true)
+        }
+        let sorted = await #expect(throws: StrataClientError.self) { _ = try await bob.fetch(Wire.fetch("Work", sort: ["writer.name"])) }
+        #expect(sorted?.code == .permissionDenied)
+        // A to-one compared as a reference reads the work's own value: allowed.
+        #expect(try await bob.count("Work", predicate: "writer != nil") == 2)
+
+        // Works are all readable; the reference to Alice (hidden) is left out.
+        let works = try await bob.fetch(Wire.fetch("Work", sort: ["title"])).objects
+        #expect(works.map(\.id) == [ids["w1"], ids["w2"]])
+        #expect(works[0].values["writer"] == nil)
+        #expect(works[1].values["writer"]?.object == ids["bob"])
+        let refreshed = try await bob.refresh([ids["w1"]!], skipFetched: true)
+        #expect(refreshed.objects.first?.values["writer"] == nil)
+        // The admin sees both references.
+        #expect(try await admin.fetch(Wire.fetch("Work", sort: ["title"])).objects[0].values["writer"]?.object == ids["alice"])
+        #expect(try await bob.fetch(Wire.fetch("Writer")).objects.map(\.id) == [ids["bob"]])
+        for c in [admin, bob] { await c.close() }
         try await server.stop()
     }
 }

@@ -20,16 +20,18 @@ final class TestServer: Sendable {
     /// Starts a server; `directory` reuses existing stores (restart tests).
     static func start(
         directory: URL? = nil,
+        model: ObjectModel? = nil,
         logger: Logger? = nil,
         configure: (inout ServerConfiguration) -> Void = { _ in }
     ) async throws -> TestServer {
         let directory = directory ?? FileManager.default.temporaryDirectory.appendingPathComponent("strata-server-tests-\(UUID().uuidString)", isDirectory: true)
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        // The sample by default; another model in one SQLite store.
         let container = try await PersistentContainer(
-            model: BooksSample.model,
-            storeDescriptions: BooksSample.sqliteStores(in: directory),
-            transformers: BooksSample.transformers,
-            transientRules: BooksSample.transientRules,
+            model: model ?? BooksSample.model,
+            storeDescriptions: model == nil ? BooksSample.sqliteStores(in: directory) : [StoreDescription(url: directory.appendingPathComponent("Model.sqlite"), type: .sqlite)],
+            transformers: model == nil ? BooksSample.transformers : ValueTransformerRegistry(),
+            transientRules: model == nil ? BooksSample.transientRules : [:],
             rowCacheCapacity: 10_000
         )
         var configuration = ServerConfiguration(host: "127.0.0.1", port: 0, shutdownGracePeriod: .seconds(5))

@@ -1,0 +1,54 @@
+import StrataModel
+import StrataWire
+
+extension ServerCore {
+    /// Removes from answered objects the references (to-one values,
+    /// included to-many lists) to objects the caller may not read: a
+    /// to-one to such an object reads as nil, a to-many leaves it out.
+    /// Nothing to do without a policy, or when every entity a relationship
+    /// leads to may be read whole.
+    func withoutHiddenReferences(_ states: [Strata_V1_ObjectState], policy: AccessPolicy?) async throws -> [Strata_V1_ObjectState] {
+        guard let policy, try mayHideReferences(policy) else { return states }
+        var referenced: [ObjectID] = []
+        for state in states {
+            for value in state.values.values {
+                switch value.kind {
+                case .object(let text)?: if let id = try? PropertyValue.parseObjectID(text) { referenced.append(id) }
+                case .objects(let list)?: referenced += list.ids.compactMap { try? PropertyValue.parseObjectID($0) }
+                default: break
+                }
+            }
+        }
+        guard !referenced.isEmpty else { return states }
+        let readable = Set(try await readableIDs(referenced, policy: policy).map(\.uriRepresentation))
+        return states.map { state in
+            var state = state
+            for (key, value) in state.values {
+                switch value.kind {
+                case .object(let text)? where !readable.contains(text):
+                    state.values[key] = nil
+                case .objects(var list)?:
+                    let kept = list.ids.filter(readable.contains)
+                    if kept.count != list.ids.count {
+                        list.ids = kept
+                        state.values[key]?.objects = list
+                    }
+                default:
+                    break
+                }
+            }
+            return state
+        }
+    }
+
+    /// Whether some relationship leads to an entity not every object of
+    /// which the caller may read.
+    private func mayHideReferences(_ policy: AccessPolicy) throws -> Bool {
+        for entity in model.entities {
+            for relationship in entity.relationships where try policy.predicate(.read, for: relationship.destinationEntityName) != .constant(true) {
+                return true
+            }
+        }
+        return false
+    }
+}
