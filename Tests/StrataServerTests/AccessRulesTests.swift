@@ -313,3 +313,52 @@ struct AccessRulesRelationshipTests {
         try await server.stop()
     }
 }
+
+extension AccessRulesRelationshipTests {
+    /// The model with `Writer.works` deleting by `rule`.
+    static func model(worksDeleteRule rule: DeleteRule) -> ObjectModel {
+        ObjectModel(name: "Shelf", entities: model.entities.map { entity in
+            guard entity.name == "Writer" else { return entity }
+            var writer = entity
+            writer.relationships = [RelationshipDescription(name: "works", destination: "Work", inverse: "writer", toMany: true, deleteRule: rule)]
+            return writer
+        })
+    }
+
+    @Test("A delete's cascades and nullified relationships are checked against their own rules", arguments: [DeleteRule.nullify, .cascade])
+    func deleteRules(_ deleteRule: DeleteRule) async throws {
+        let model = Self.model(worksDeleteRule: deleteRule)
+        let rules = """
+        {"Writer": {"read": "TRUEPREDICATE", "create": "TRUEPREDICATE", "delete": "owner == $AUTH.subject"},
+         "Work": {"read": "TRUEPREDICATE", "create": "TRUEPREDICATE", "update": "title != 'Locked'", "delete": "title != 'Locked'"}}
+        """
+        let server = try await TestServer.start(model: model) {
+            $0.authenticator = Authenticator(.init(adminToken: "root", authFile: AuthFile(tokens: [
+                .init(digest: TokenDigest.bytes(of: "bob-token"), identity: Identity(subject: "bob")),
+            ])))
+            $0.accessControl = AccessControl(try! AccessRules(json: Data(rules.utf8), file: "rules.json", model: model))
+        }
+        let bob = server.client("bob") { $0.authToken = "bob-token" }
+        func insert(_ id: String, _ entity: String, _ values: [String: Strata_V1_Value]) -> Strata_V1_InsertedObject {
+            Strata_V1_InsertedObject.with { $0.temporaryID = id; $0.entity = entity; $0.values = values }
+        }
+        let saved = try await bob.save(Wire.save(inserts: [
+            insert("me", "Writer", ["name": PropertyValue.string("Bob").wire, "owner": PropertyValue.string("bob").wire]),
+            insert("free", "Work", ["title": PropertyValue.string("Free").wire, "writer": Strata_V1_Value.with { $0.object = "me" }]),
+            insert("locked", "Work", ["title": PropertyValue.string("Locked").wire, "writer": Strata_V1_Value.with { $0.object = "me" }]),
+        ]))
+        let ids = Dictionary(uniqueKeysWithValues: saved.inserted.map { ($0.temporaryID, $0.id) })
+        let refused = await #expect(throws: StrataClientError.self) {
+            _ = try await bob.save(Wire.save(deletes: [Strata_V1_DeletedObject.with { $0.id = ids["me"]! }]))
+        }
+        #expect(refused?.code == .permissionDenied)
+        #expect(refused?.message.contains(deleteRule == .cascade ? "Work.delete" : "Work.update") == true, "\(String(describing: refused))")
+        // Nothing of it was written: the writer and both works are there, linked.
+        let works = try await bob.fetch(Wire.fetch("Work", sort: ["title"])).objects
+        #expect(works.count == 2)
+        #expect(works.allSatisfy { $0.values["writer"]?.object == ids["me"] })
+        #expect(try await bob.count("Writer") == 1)
+        await bob.close()
+        try await server.stop()
+    }
+}
