@@ -10,13 +10,20 @@ import StrataStore
 /// succeed or refuse with a ``StrataError`` naming where (134080 for
 /// corruption, 134100 for a model the file does not fit).
 enum BinaryStoreTarget {
+    /// Prepared once: the model's layout, schema and version hashes are
+    /// the same for every input.
+    static let booksSetup = try? BinaryStore.DecodingSetup(model: BooksSample.model)
+    static let fuzzModelSetup = try? BinaryStore.DecodingSetup(model: FuzzModel.model)
+
     static func run(_ input: [UInt8]) throws(FuzzFinding) {
         guard let mode = input.first else { return }
         let rest = Array(input.dropFirst())
         let bytes = mode & 1 == 0 ? rest : BinaryStore.file(payload: rest)
-        let model = mode & 2 == 0 ? BooksSample.model : FuzzModel.model
+        guard let setup = mode & 2 == 0 ? Self.booksSetup : Self.fuzzModelSetup else {
+            throw FuzzFinding(.binaryStore, "the models' decoding setup could not be prepared")
+        }
         do {
-            _ = try BinaryStore.decodeFile(bytes, model: model)
+            _ = try BinaryStore.decodeFile(bytes, setup: setup)
         } catch let error as StrataError {
             guard error.code == .storeOpen || error.code == .incompatibleVersionHash else {
                 throw FuzzFinding(.binaryStore, "refused with \(error.code.rawValue), not 134080 or 134100: \(error.message)")

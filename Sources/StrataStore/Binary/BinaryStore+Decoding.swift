@@ -9,15 +9,39 @@ extension BinaryStore {
     /// returns how many there are. For the fuzz target and its corpus
     /// replay (`StrataFuzzing`).
     package static func decodeFile(_ bytes: [UInt8], model: ObjectModel, configuration: String? = nil) throws -> Int {
-        let entityNames = StoreOpening.entityNames(configuration: configuration, model: model)
-        let layout = try MemoryLayout(model: model, entityNames: entityNames)
-        let schema = StoredSchema(model: model, entityNames: entityNames)
-        let description = StoreDescription(url: URL(fileURLWithPath: "/fuzz.binary"), type: .binary, configuration: configuration)
-        let storage = try decode(bytes, path: "fuzz.binary", description: description, model: model, schema: schema, layout: layout)
-        let resolver = PredicateResolver(model: model)
+        try decodeFile(bytes, setup: DecodingSetup(model: model, configuration: configuration))
+    }
+
+    /// What decoding a file needs of its model, prepared once (the
+    /// layout, the schema with its version hashes, the fetches that read
+    /// every object back) for decoding many files.
+    package struct DecodingSetup: Sendable {
+        let model: ObjectModel
+        let description: StoreDescription
+        let layout: MemoryLayout
+        let schema: StoredSchema
+        let readBack: [ResolvedFetch]
+
+        /// Prepares decoding for `model` (and `configuration`).
+        package init(model: ObjectModel, configuration: String? = nil) throws {
+            let entityNames = StoreOpening.entityNames(configuration: configuration, model: model)
+            self.model = model
+            description = StoreDescription(url: URL(fileURLWithPath: "/fuzz.binary"), type: .binary, configuration: configuration)
+            layout = try MemoryLayout(model: model, entityNames: entityNames)
+            schema = StoredSchema(model: model, entityNames: entityNames)
+            let resolver = PredicateResolver(model: model)
+            readBack = try entityNames.sorted()
+                .filter { name in model.entity(named: name)?.parentName.map { !entityNames.contains($0) } ?? true }
+                .map { try resolver.resolve(FetchRequest(entityName: $0)) }
+        }
+    }
+
+    /// ``decodeFile(_:model:configuration:)`` with its setup prepared.
+    package static func decodeFile(_ bytes: [UInt8], setup: DecodingSetup) throws -> Int {
+        let storage = try decode(bytes, path: "fuzz.binary", description: setup.description, model: setup.model, schema: setup.schema, layout: setup.layout)
         var objects = 0
-        for name in entityNames.sorted() where model.entity(named: name)?.parentName.map({ !entityNames.contains($0) }) ?? true {
-            objects += try storage.fetchSnapshots(resolver.resolve(FetchRequest(entityName: name))).count
+        for fetch in setup.readBack {
+            objects += try storage.fetchSnapshots(fetch).count
         }
         return objects
     }
