@@ -10,18 +10,11 @@ extension Context {
         try await fetch(resolved: restricted(coordinator.resolver.resolve(request, variables: variables)))
     }
 
-    /// `fetch` limited to what ``readRestriction`` lets this context read.
+    /// `fetch` limited to what ``readRestriction`` lets this context
+    /// read (see ``ResolvedFetch/restricted(by:)``).
     func restricted(_ fetch: ResolvedFetch) throws -> ResolvedFetch {
         guard let readRestriction else { return fetch }
-        // A predicate or sort key that reads related objects would judge
-        // them whether or not they may be read: refused unless their
-        // entity's objects may all be read.
-        try fetch.checkTraversals(allowedBy: readRestriction)
-        let restriction = try readRestriction(fetch.entityName)
-        if restriction == .constant(true) { return fetch }
-        var fetch = fetch
-        fetch.predicate = fetch.predicate == .constant(true) ? restriction : .and([fetch.predicate, restriction])
-        return fetch
+        return try fetch.restricted(by: readRestriction)
     }
 
     /// The IDs of the objects a request selects (with unsaved changes, as ``fetch(_:variables:)``).

@@ -78,9 +78,7 @@ extension ServerCore {
         }
         var resolved = try coordinator.resolver.resolve(fetchRequest, variables: variables)
         if let policy {
-            try resolved.checkTraversals(allowedBy: policy.readRestriction)
-            let restriction = try policy.predicate(.read, for: resolved.entityName)
-            if restriction != .constant(true) { resolved.predicate = .and([resolved.predicate, restriction]) }
+            resolved = try resolved.restricted(by: policy.readRestriction)
         }
         switch request.resultType {
         case .count:

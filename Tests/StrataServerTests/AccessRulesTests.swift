@@ -258,6 +258,7 @@ struct AccessRulesRelationshipTests {
         ]),
         EntityDescription(name: "Work", attributes: [
             AttributeDescription(name: "title", type: .string, isOptional: true),
+            AttributeDescription(name: "pages", type: .integer32, isOptional: true),
         ], relationships: [
             RelationshipDescription(name: "writer", destination: "Writer", inverse: "works"),
         ]),
@@ -265,10 +266,10 @@ struct AccessRulesRelationshipTests {
 
     static let rules = """
     {"Writer": {"read": "owner == $AUTH.subject", "create": "TRUEPREDICATE", "update": "owner == $AUTH.subject"},
-     "Work": {"read": "TRUEPREDICATE", "create": "TRUEPREDICATE", "update": "TRUEPREDICATE"}}
+     "Work": {"read": "title != 'Secret'", "create": "TRUEPREDICATE", "update": "TRUEPREDICATE"}}
     """
 
-    @Test("Predicates and sort keys may not read guarded related objects; references to them are left out of answers")
+    @Test("Key paths, ANY, ALL, SUBQUERY and @count see only related objects the caller may read; references to others are left out")
     func relationships() async throws {
         let server = try await TestServer.start(model: Self.model) {
             $0.authenticator = Authenticator(.init(adminToken: "root", authFile: AuthFile(tokens: [
@@ -285,21 +286,35 @@ struct AccessRulesRelationshipTests {
             insert("alice", "Writer", ["name": PropertyValue.string("Alice").wire, "owner": PropertyValue.string("alice").wire]),
             insert("bob", "Writer", ["name": PropertyValue.string("Bob").wire, "owner": PropertyValue.string("bob").wire]),
             insert("w1", "Work", ["title": PropertyValue.string("Alice's work").wire, "writer": Strata_V1_Value.with { $0.object = "alice" }]),
-            insert("w2", "Work", ["title": PropertyValue.string("Bob's work").wire, "writer": Strata_V1_Value.with { $0.object = "bob" }]),
+            insert("w2", "Work", ["title": PropertyValue.string("Bob's work").wire, "pages": PropertyValue.integer(10).wire, "writer": Strata_V1_Value.with { $0.object = "bob" }]),
+            insert("w3", "Work", ["title": PropertyValue.string("Secret").wire, "pages": PropertyValue.integer(5).wire, "writer": Strata_V1_Value.with { $0.object = "bob" }]),
         ]))
         let ids = Dictionary(uniqueKeysWithValues: saved.inserted.map { ($0.temporaryID, $0.id) })
-
-        for predicate in ["writer.name == 'Alice'", "ANY writer.works.title == 'x'", "SUBQUERY(writer.works, $w, $w.title != nil).@count > 0"] {
-            let refused = await #expect(throws: StrataClientError.self, "\(predicate)") { _ = try await bob.fetch(Wire.fetch("Work", predicate)) }
-            #expect(refused?.code == .permissionDenied)
-            #expect(refused?.message.contains("related Writer objects") == true)
+        func selected(_ entity: String, _ predicate: String, _ client: StrataClient) async throws -> [String] {
+            try await client.fetch(Wire.fetch(entity, predicate, resultType: .objectIds)).objectIDs
         }
+
+        // Through a to-one: only when the writer may be read.
+        #expect(try await selected("Work", "writer.name == 'Alice'", bob) == [])
+        #expect(try await selected("Work", "writer.name == 'Alice'", admin) == [ids["w1"]])
+        #expect(try await selected("Work", "writer.name == 'Bob'", bob) == [ids["w2"]])
+        // Through a to-many: only readable works count.
+        #expect(try await selected("Writer", "ANY works.title == 'Secret'", bob) == [])
+        #expect(try await selected("Writer", "ANY works.title == 'Secret'", admin) == [ids["bob"]])
+        #expect(try await selected("Writer", "works.@count == 1", bob) == [ids["bob"]])
+        #expect(try await selected("Writer", "SUBQUERY(works, $w, $w.pages > 0).@count == 1", bob) == [ids["bob"]])
+        #expect(try await selected("Writer", "ALL works.title BEGINSWITH 'Bob'", bob) == [ids["bob"]])
+        #expect(try await selected("Writer", "ALL works.title BEGINSWITH 'Bob'", admin).contains(ids["bob"]!) == false)
+        #expect(try await selected("Work", "ANY writer.works.title == 'Secret'", bob) == [])
+        // What cannot leave hidden objects out is refused.
+        let sum = await #expect(throws: StrataClientError.self) { _ = try await bob.fetch(Wire.fetch("Writer", "works.@sum.pages > 0")) }
+        #expect(sum?.code == .permissionDenied)
         let sorted = await #expect(throws: StrataClientError.self) { _ = try await bob.fetch(Wire.fetch("Work", sort: ["writer.name"])) }
         #expect(sorted?.code == .permissionDenied)
-        // A to-one compared as a reference reads the work's own value: allowed.
+        // A to-one compared as a reference reads the work's own value.
         #expect(try await bob.count("Work", predicate: "writer != nil") == 2)
 
-        // Works are all readable; the reference to Alice (hidden) is left out.
+        // The reference to Alice (hidden) is left out of answers.
         let works = try await bob.fetch(Wire.fetch("Work", sort: ["title"])).objects
         #expect(works.map(\.id) == [ids["w1"], ids["w2"]])
         #expect(works[0].values["writer"] == nil)
