@@ -18,7 +18,8 @@ public struct JWTVerifier: Sendable {
         case ecdsa
         /// An Ed25519 public key in PEM: EdDSA.
         case eddsa
-        /// Any other text: an HMAC secret (HS256), at least 32 bytes.
+        /// An HMAC secret (HS256), at least 32 bytes, from a file given as
+        /// one (``init(hmacSecretFile:rolesClaim:audience:issuer:requiresExpiry:)``).
         case hmac
     }
 
@@ -37,18 +38,50 @@ public struct JWTVerifier: Sendable {
     public let audience: String?
     /// When set, the token's `iss` must be it.
     public let issuer: String?
+    /// Whether a token without `exp` is refused (a token that never
+    /// expires cannot be taken back).
+    public let requiresExpiry: Bool
 
-    /// Loads the keys of the file at `path`: a JWKS (JSON), a PEM public
-    /// key (RSA, EC or Ed25519), or an HMAC secret.
-    public init(keyFile path: String, rolesClaim: String = "roles", audience: String? = nil, issuer: String? = nil) async throws(ConfigurationFileError) {
+    /// Loads the keys of the file at `path`: a JWKS (JSON) or a PEM
+    /// public key (RSA, EC or Ed25519). Nothing else is taken for a key:
+    /// text read as an HMAC secret by mistake would be a public one.
+    public init(keyFile path: String, rolesClaim: String = "roles", audience: String? = nil, issuer: String? = nil, requiresExpiry: Bool = true) async throws(ConfigurationFileError) {
         let text = String(decoding: try ConfigurationFile.read(path, maximumBytes: 1024 * 1024), as: UTF8.self)
-        try await self.init(keyText: text, file: path, rolesClaim: rolesClaim, audience: audience, issuer: issuer)
+        try await self.init(keyText: text, file: path, rolesClaim: rolesClaim, audience: audience, issuer: issuer, requiresExpiry: requiresExpiry)
     }
 
-    /// Loads keys from a key file's text; `file` names it in errors.
-    public init(keyText text: String, file: String, rolesClaim: String = "roles", audience: String? = nil, issuer: String? = nil) async throws(ConfigurationFileError) {
+    /// Loads the HMAC secret (HS256) of the file at `path`: its text,
+    /// trimmed, at least ``minimumSecretBytes``.
+    public init(hmacSecretFile path: String, rolesClaim: String = "roles", audience: String? = nil, issuer: String? = nil, requiresExpiry: Bool = true) async throws(ConfigurationFileError) {
+        let text = String(decoding: try ConfigurationFile.read(path, maximumBytes: 64 * 1024), as: UTF8.self)
+        try await self.init(hmacSecret: text, file: path, rolesClaim: rolesClaim, audience: audience, issuer: issuer, requiresExpiry: requiresExpiry)
+    }
+
+    /// Takes `text` (trimmed) as an HMAC secret; `file` names it in errors.
+    public init(hmacSecret text: String, file: String, rolesClaim: String = "roles", audience: String? = nil, issuer: String? = nil, requiresExpiry: Bool = true) async throws(ConfigurationFileError) {
+        let secret = text.trimmingCharacters(in: .whitespacesAndNewlines)
+        guard secret.utf8.count >= Self.minimumSecretBytes else {
+            throw ConfigurationFileError(file: file, "an HMAC secret must be at least \(Self.minimumSecretBytes) bytes")
+        }
+        guard !secret.hasPrefix("{"), !secret.contains("-----BEGIN"), !secret.contains("://"), !secret.hasPrefix("ssh-") else {
+            throw ConfigurationFileError(file: file, "looks like a key, a key set or an address, not a secret: give public keys and JWKS with --jwt-key")
+        }
         let keys = JWTKeyCollection()
-        let trimmed = text.trimmingCharacters(in: .whitespacesAndNewlines)
+        await keys.add(hmac: HMACKey(from: Array(secret.utf8)), digestAlgorithm: .sha256)
+        self.keys = keys
+        self.kind = .hmac
+        self.rolesClaim = rolesClaim
+        self.audience = audience
+        self.issuer = issuer
+        self.requiresExpiry = requiresExpiry
+    }
+
+    /// Loads keys from a key file's text (a JWKS or a PEM public key);
+    /// `file` names it in errors.
+    public init(keyText text: String, file: String, rolesClaim: String = "roles", audience: String? = nil, issuer: String? = nil, requiresExpiry: Bool = true) async throws(ConfigurationFileError) {
+        let keys = JWTKeyCollection()
+        // A byte-order mark is not part of the document.
+        let trimmed = (text.hasPrefix("\u{FEFF}") ? String(text.dropFirst()) : text).trimmingCharacters(in: .whitespacesAndNewlines)
         let kind: KeyKind
         do {
             if trimmed.hasPrefix("{") {
@@ -64,11 +97,7 @@ public struct JWTVerifier: Sendable {
                 }
                 kind = try await Self.addPublicKey(trimmed, to: keys, file: file)
             } else {
-                guard trimmed.utf8.count >= Self.minimumSecretBytes else {
-                    throw ConfigurationFileError(file: file, "an HMAC secret must be at least \(Self.minimumSecretBytes) bytes")
-                }
-                kind = .hmac
-                await keys.add(hmac: HMACKey(from: Array(trimmed.utf8)), digestAlgorithm: .sha256)
+                throw ConfigurationFileError(file: file, "is neither a JWKS (JSON) nor a PEM public key; an HMAC secret goes in --jwt-hmac-secret-file")
             }
         } catch let error as ConfigurationFileError {
             throw error
@@ -80,6 +109,7 @@ public struct JWTVerifier: Sendable {
         self.rolesClaim = rolesClaim
         self.audience = audience
         self.issuer = issuer
+        self.requiresExpiry = requiresExpiry
     }
 
     private static func addPublicKey(_ pem: String, to keys: JWTKeyCollection, file: String) async throws(ConfigurationFileError) -> KeyKind {
@@ -118,6 +148,7 @@ public struct JWTVerifier: Sendable {
     public func identity(for token: String, now: Date = Date()) async -> Identity? {
         guard let payload = try? await keys.verify(token, as: Claims.self) else { return nil }
         let claims = payload.values
+        if requiresExpiry, claims["exp"] == nil { return nil }
         if let exp = claims["exp"]?.number, now.timeIntervalSince1970 > exp + Self.skew { return nil }
         if let nbf = claims["nbf"]?.number, now.timeIntervalSince1970 < nbf - Self.skew { return nil }
         if claims["exp"] != nil, claims["exp"]?.number == nil { return nil }
@@ -129,9 +160,16 @@ public struct JWTVerifier: Sendable {
         if let issuer, claims["iss"]?.text != issuer { return nil }
         guard let subject = claims["sub"]?.text, !subject.isEmpty else { return nil }
         var roles: Set<String> = []
-        if let value = claims[rolesClaim] {
+        switch claims[rolesClaim] {
+        case nil:
+            break
+        case .string(let list)?:
+            // OAuth's `scope` style: one string, space-separated.
+            roles = Set(list.split(separator: " ").map(String.init))
+        case let value?:
+            // An array names whole roles: "team admin" is not "admin".
             guard let listed = value.strings else { return nil }
-            roles = Set(listed.flatMap { $0.split(separator: " ").map(String.init) })
+            roles = Set(listed)
         }
         var texts: [String: String] = [:]
         for (name, value) in claims where name != rolesClaim {

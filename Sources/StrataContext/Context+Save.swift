@@ -446,7 +446,10 @@ extension Context {
     /// (upsert); under store trump and rollback the existing object wins and
     /// the insert is dropped in its favour; under `.error` the save fails.
     func resolve(_ conflicts: [ConstraintConflict]) async throws {
-        guard mergePolicy != .error, conflicts.allSatisfy({ $0.existingObjectID != nil }) else {
+        // A context with guards (access rules) does not merge an insert
+        // into the object holding its values: that object may be one the
+        // caller may not read or create.
+        guard mergePolicy != .error, saveGuards == nil, conflicts.allSatisfy({ $0.existingObjectID != nil }) else {
             throw constraintError(conflicts)
         }
         for conflict in conflicts {

@@ -62,9 +62,10 @@ struct ReadRestrictionRewriter {
             return .or(try terms.map { try rewrite($0) })
         case .compare(var comparison):
             var chains: [[RelationshipStep]] = []
-            comparison.lhs = try rewrite(comparison.lhs, chains: &chains)
-            comparison.rhs = try rewrite(comparison.rhs, chains: &chains)
-            return QueryPredicate.conjunction(try readable(chains) + [.compare(comparison)])
+            var references: [[RelationshipStep]] = []
+            comparison.lhs = try rewrite(comparison.lhs, chains: &chains, references: &references)
+            comparison.rhs = try rewrite(comparison.rhs, chains: &chains, references: &references)
+            return QueryPredicate.conjunction(try readable(chains) + (try visible(references)) + [.compare(comparison)])
         case .quantified(let quantifier, let path, let inner):
             let limitedInner = try rewrite(inner)
             let destination = try restriction(path.toMany.destinationEntity)
@@ -78,7 +79,7 @@ struct ReadRestrictionRewriter {
     }
 
     /// The operand rewritten; the to-one chains it reads are added to `chains`.
-    private mutating func rewrite(_ operand: QueryOperand, chains: inout [[RelationshipStep]]) throws -> QueryOperand {
+    private mutating func rewrite(_ operand: QueryOperand, chains: inout [[RelationshipStep]], references: inout [[RelationshipStep]]) throws -> QueryOperand {
         switch operand {
         case .constant, .list:
             return operand
@@ -86,8 +87,11 @@ struct ReadRestrictionRewriter {
             chains += prefixes(steps)
             return operand
         case .object(let steps):
-            // The last step is the reference itself, a value of the object before it.
+            // The last step is the reference itself, a value of the object
+            // before it; a reference to an object the caller may not read
+            // compares as nil.
             chains += prefixes(Array(steps.dropLast()))
+            if !steps.isEmpty { references.append(steps) }
             return operand
         case .aggregate(let function, let path, let attribute):
             chains += prefixes(path.toOneSteps)
@@ -104,7 +108,7 @@ struct ReadRestrictionRewriter {
             return .subqueryCount(path, QueryPredicate.conjunction([admitted, try rewrite(inner)]))
         case .function(let function, let arguments):
             var rewritten: [QueryOperand] = []
-            for argument in arguments { rewritten.append(try rewrite(argument, chains: &chains)) }
+            for argument in arguments { rewritten.append(try rewrite(argument, chains: &chains, references: &references)) }
             return .function(function, rewritten)
         }
     }
@@ -112,6 +116,21 @@ struct ReadRestrictionRewriter {
     /// Every non-empty prefix of `steps`: each object on the way.
     private func prefixes(_ steps: [RelationshipStep]) -> [[RelationshipStep]] {
         steps.indices.map { Array(steps[...$0]) }
+    }
+
+    /// For each reference, that it is nil or names an object the caller
+    /// may read.
+    private func visible(_ references: [[RelationshipStep]]) throws -> [QueryPredicate] {
+        var seen: Set<[RelationshipStep]> = []
+        var conditions: [QueryPredicate] = []
+        for steps in references where seen.insert(steps).inserted {
+            guard let last = steps.last else { continue }
+            let rule = try restriction(last.destinationEntity)
+            if rule == .constant(true) { continue }
+            let isNil = QueryPredicate.compare(QueryComparison(lhs: .object(steps), op: .equal, rhs: .constant(.null), domain: .object))
+            conditions.append(.or([isNil, rule.rebased(onto: steps)]))
+        }
+        return conditions
     }
 
     /// The conditions that each chain's last object may be read.

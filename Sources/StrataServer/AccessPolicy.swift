@@ -36,7 +36,11 @@ final class AccessPolicy: Sendable {
         if let cached = cache.withLockedValue({ $0.generation == generation ? $0.predicates[key] : nil }) { return cached }
         let rule = rules.rule(operation, for: entity)
         let resolved: QueryPredicate
-        if let predicate = rule.predicate {
+        if !rule.claims.isSubset(of: identity.claims.keys) {
+            // A rule that reads a claim the caller lacks admits nothing
+            // (a missing claim is not nil: nil would match rows without one).
+            resolved = .constant(false)
+        } else if let predicate = rule.predicate {
             resolved = rule.admitsEveryone ? .constant(true) : try resolver.resolve(predicate, entity: entity, variables: rules.variables(for: identity), source: rule.text)
         } else {
             resolved = .constant(false)
@@ -91,6 +95,11 @@ final class AccessPolicy: Sendable {
         let updated = changes.updates.map(\.objectID)
         try add(.update, .before, updated) { entity, rule in
             "updating \(entity) is not allowed: rule \(entity).update is \(rule.quoted)"
+        }
+        // As PostgreSQL's USING without WITH CHECK: the rule holds of the
+        // changed object too (nobody hands an object over to another).
+        try add(.update, .after, updated) { entity, rule in
+            "updating \(entity) so is not allowed: the object would no longer satisfy rule \(entity).update, \(rule.quoted)"
         }
         try add(.read, .after, updated) { entity, rule in
             "updating \(entity) so is not allowed: the object would no longer satisfy rule \(entity).read, \(rule.quoted)"

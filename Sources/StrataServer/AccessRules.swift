@@ -46,6 +46,8 @@ public struct AccessRules: Sendable {
         /// The predicate, `$AUTH` references turned into variables
         /// (``AccessRules/subjectVariable`` and its siblings).
         let predicate: StrataQuery.Predicate?
+        /// The claims it reads: a caller lacking one is admitted by nothing.
+        var claims: Set<String> = []
 
         /// Whether only `admin` may.
         public var isAdminOnly: Bool { predicate == nil }
@@ -54,7 +56,7 @@ public struct AccessRules: Sendable {
         /// The rule as quoted in denials.
         var quoted: String { text.map { "\"\($0)\"" } ?? "null (admin only)" }
 
-        static let adminOnly = Rule(text: nil, predicate: nil)
+        static let adminOnly = Rule(text: nil, predicate: nil, claims: [])
     }
 
     /// The variable `$AUTH.subject` becomes (a name no predicate text can spell).
@@ -124,7 +126,7 @@ public struct AccessRules: Sendable {
                 do {
                     let (predicate, used) = try Self.compile(text, entity: entity, resolver: resolver)
                     claims.formUnion(used)
-                    entityRules[operation] = Rule(text: text, predicate: predicate)
+                    entityRules[operation] = Rule(text: text, predicate: predicate, claims: used)
                 } catch {
                     problems.append("\(entity).\(name): \(error)")
                 }
@@ -138,6 +140,17 @@ public struct AccessRules: Sendable {
             while let name = source, written[name] == nil { source = model.entity(named: name)?.parentName }
             let entry = source.flatMap { written[$0] } ?? [:]
             effective[entity.name] = Dictionary(uniqueKeysWithValues: Operation.allCases.map { ($0, entry[$0] ?? .adminOnly) })
+        }
+        // A derived attribute is computed by the saving context, which reads
+        // whatever its expression names: through a relationship to objects
+        // not everyone may read, it would copy hidden values into the row.
+        for entity in model.entities {
+            for attribute in entity.attributes where attribute.derivationExpression?.isEmpty == false {
+                guard let operand = try? resolver.resolveDerivation(of: attribute, in: entity.name) else { continue }
+                for related in operand.relatedEntities.sorted() where effective[related]?[.read]?.admitsEveryone != true {
+                    problems.append("\(entity.name).\(attribute.name): a derived attribute that reads \(related) objects, whose read rule does not admit everyone, would copy what they hold into \(entity.name) rows; make \(related).read TRUEPREDICATE or derive it otherwise")
+                }
+            }
         }
         for entity in model.entities {
             guard let parent = entity.parentName,

@@ -41,6 +41,42 @@ extension ServerCore {
         }
     }
 
+    /// Conflict records without references to objects the caller may not
+    /// read (in the cached, stored and local values alike).
+    func withoutHiddenReferences(_ conflicts: [ConflictRecord], policy: AccessPolicy?) async throws -> [ConflictRecord] {
+        guard let policy, try mayHideReferences(policy) else { return conflicts }
+        var referenced: [ObjectID] = []
+        for conflict in conflicts {
+            for values in [conflict.cachedValues, conflict.persistedValues ?? [:], conflict.localChanges] {
+                for value in values.values {
+                    switch value {
+                    case .object(let id): referenced.append(id)
+                    case .objects(let ids): referenced += ids
+                    default: break
+                    }
+                }
+            }
+        }
+        guard !referenced.isEmpty else { return conflicts }
+        let readable = try await readableIDs(referenced, policy: policy)
+        func redact(_ values: [String: PropertyValue]) -> [String: PropertyValue] {
+            values.mapValues { value in
+                switch value {
+                case .object(let id) where !readable.contains(id): .null
+                case .objects(let ids): .objects(ids.filter(readable.contains))
+                default: value
+                }
+            }
+        }
+        return conflicts.map { conflict in
+            var conflict = conflict
+            conflict.cachedValues = redact(conflict.cachedValues)
+            conflict.persistedValues = conflict.persistedValues.map(redact)
+            conflict.localChanges = redact(conflict.localChanges)
+            return conflict
+        }
+    }
+
     /// Whether some relationship leads to an entity not every object of
     /// which the caller may read.
     private func mayHideReferences(_ policy: AccessPolicy) throws -> Bool {

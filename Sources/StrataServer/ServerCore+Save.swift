@@ -17,6 +17,7 @@ extension ServerCore {
         // The direct route writes without a context and without guards:
         // only for callers no access rule binds.
         if policy == nil, let response = try await insertDirectly(request, author: author, policy: mergePolicy) { return response }
+        if let policy { try await requireVisible(request, policy: policy) }
         let context = makeContext(clientName: author, mergePolicy: mergePolicy, author: author, policy: policy)
         let model = self.model
         do {
@@ -102,7 +103,10 @@ extension ServerCore {
             if let hidden = ids.first(where: { !readable.contains($0) }) {
                 throw StrataError(.accessDenied, "the save conflicts with \(hidden.entityName) objects the caller may not read (rule \(hidden.entityName).read)")
             }
-            throw error
+            // Their values may still name objects the caller may not read.
+            var redacted = error
+            redacted.conflicts = try await withoutHiddenReferences(error.conflicts, policy: policy)
+            throw redacted
         } catch let error as StrataError where policy != nil && error.code == .constraintConflict {
             // Uniqueness errors name the saved object holding the values:
             // not one the caller may not read.
@@ -119,6 +123,35 @@ extension ServerCore {
 
     /// A save of new objects only, with attribute values only, through
     /// the coordinator's direct insert (no context: see
+    /// Refuses, as if they did not exist, the saved objects a rule-bound
+    /// caller's save names (updates, deletes, references in values) that
+    /// it may not read: the answer is the one for objects that are gone,
+    /// so that a save cannot probe which hidden objects exist.
+    func requireVisible(_ request: Strata_V1_SaveRequest, policy: AccessPolicy) async throws {
+        var named: [ObjectID] = []
+        func collect(_ text: String) {
+            if let id = try? PropertyValue.parseObjectID(text), !id.isTemporary { named.append(id) }
+        }
+        for update in request.updates { collect(update.id) }
+        for delete in request.deletes { collect(delete.id) }
+        for values in request.inserts.map(\.values) + request.updates.map(\.values) {
+            for value in values.values {
+                switch value.kind {
+                case .object(let text)?: collect(text)
+                case .objects(let list)?: list.ids.forEach(collect)
+                default: break
+                }
+            }
+        }
+        guard !named.isEmpty else { return }
+        let readable = try await readableIDs(named, policy: policy)
+        var seen: Set<ObjectID> = []
+        let gone = named.filter { !readable.contains($0) && seen.insert($0).inserted }
+        guard gone.isEmpty else {
+            throw StrataError(.objectNotFound, "\(gone.count) object(s) no longer exist in their store: \(gone.map(\.uriRepresentation).joined(separator: ", "))")
+        }
+    }
+
     /// Who a save is recorded as made by. On a server that authenticates,
     /// the subject, so that authorship cannot be claimed by another client;
     /// an author the client gave is kept beside it: `alice (importer)`.

@@ -87,7 +87,9 @@ final class ServerCore: Sendable {
     /// even with a client certificate), else the certificate's subject.
     private func authenticate(_ token: String, certificateSubject: String?) async throws -> Identity {
         guard let authenticator else {
-            return certificateSubject.map { Identity(subject: $0, roles: [Identity.adminRole]) } ?? .anonymous
+            // A certificate proves a subject, not a role: roles come from
+            // an auth file. (Without rules, no role is needed.)
+            return certificateSubject.map { Identity(subject: $0) } ?? .anonymous
         }
         if token.isEmpty {
             if let certificateSubject { return authenticator.identity(forCertificateSubject: certificateSubject) }

@@ -25,8 +25,14 @@ struct SecurityOptions: ParsableArguments {
     @Option(name: .customLong("auth-file"), help: ArgumentHelp("A JSON file of token digests with their subjects and roles, and of client-certificate subjects' roles (see docs/securing.md; 'strata auth hash-token' prints an entry).", valueName: "file"))
     var authFile: String?
 
-    @Option(name: .customLong("jwt-key"), help: ArgumentHelp("Accept JWTs signed with this key: a PEM public key (RSA: RS256, EC: ES256/384/512, Ed25519: EdDSA), a JWKS file, or an HMAC secret (HS256, 32+ bytes).", valueName: "file"))
+    @Option(name: .customLong("jwt-key"), help: ArgumentHelp("Accept JWTs signed with this key: a PEM public key (RSA: RS256, EC: ES256/384/512, Ed25519: EdDSA) or a JWKS file (tokens name their key by kid).", valueName: "file"))
     var jwtKey: String?
+
+    @Option(name: .customLong("jwt-hmac-secret-file"), help: ArgumentHelp("Accept JWTs signed with the HMAC secret (HS256, 32+ bytes) in this file.", valueName: "file"))
+    var jwtHMACSecretFile: String?
+
+    @Flag(name: .customLong("jwt-accept-no-exp"), help: "Accept JWTs without an 'exp' claim (by default refused: such a token never expires).")
+    var jwtAcceptNoExpiry = false
 
     @Option(name: .customLong("jwt-roles-claim"), help: ArgumentHelp("The JWT claim holding the roles.", valueName: "name"))
     var jwtRolesClaim: String = "roles"
@@ -54,6 +60,7 @@ struct SecurityOptions: ParsableArguments {
             throw ValidationError("give the admin token once: --auth-token or --auth-token-file")
         }
         guard !jwtRolesClaim.isEmpty else { throw ValidationError("--jwt-roles-claim must not be empty") }
+        guard jwtKey == nil || jwtHMACSecretFile == nil else { throw ValidationError("give one JWT key: --jwt-key or --jwt-hmac-secret-file") }
     }
 
     /// The TLS files, read and checked; nil without --tls-cert.
@@ -89,7 +96,9 @@ struct SecurityOptions: ParsableArguments {
             sources.authFile = try AuthFile(contentsOf: authFile)
         }
         if let jwtKey {
-            sources.jwt = try await JWTVerifier(keyFile: jwtKey, rolesClaim: jwtRolesClaim, audience: jwtAudience, issuer: jwtIssuer)
+            sources.jwt = try await JWTVerifier(keyFile: jwtKey, rolesClaim: jwtRolesClaim, audience: jwtAudience, issuer: jwtIssuer, requiresExpiry: !jwtAcceptNoExpiry)
+        } else if let jwtHMACSecretFile {
+            sources.jwt = try await JWTVerifier(hmacSecretFile: jwtHMACSecretFile, rolesClaim: jwtRolesClaim, audience: jwtAudience, issuer: jwtIssuer, requiresExpiry: !jwtAcceptNoExpiry)
         }
         let any = sources.adminToken != nil || sources.authFile != nil || sources.jwt != nil
         return any ? sources : nil

@@ -28,7 +28,7 @@ struct JWTVerifierTests {
 
     @Test("A valid HS256 token gives its subject, roles and other claims")
     func valid() async throws {
-        let verifier = try await JWTVerifier(keyText: Self.secret, file: "key")
+        let verifier = try await JWTVerifier(hmacSecret: Self.secret, file: "key", requiresExpiry: false)
         #expect(verifier.kind == .hmac)
         let now = Date().timeIntervalSince1970
         let token = try await Self.hmacSigner().sign(Payload(sub: "alice", roles: ["editor", "moderator"], exp: now + 300, tenant: "acme", level: 3))
@@ -43,7 +43,7 @@ struct JWTVerifierTests {
 
     @Test("Expired, not yet valid, wrongly signed, unsigned or subject-less tokens prove nothing")
     func refused() async throws {
-        let verifier = try await JWTVerifier(keyText: Self.secret, file: "key")
+        let verifier = try await JWTVerifier(hmacSecret: Self.secret, file: "key", requiresExpiry: false)
         let signer = await Self.hmacSigner()
         let now = Date().timeIntervalSince1970
         // Within the clock skew: still taken.
@@ -66,9 +66,21 @@ struct JWTVerifierTests {
         #expect(await verifier.identity(for: "\(parts[0]).\(admin).\(parts[2])") == nil)
     }
 
+    @Test("A token without exp is refused unless accepted explicitly; roles in an array are whole names")
+    func expiryAndRoles() async throws {
+        let strict = try await JWTVerifier(hmacSecret: Self.secret, file: "key")
+        let lenient = try await JWTVerifier(hmacSecret: Self.secret, file: "key", requiresExpiry: false)
+        let signer = await Self.hmacSigner()
+        let forever = try await signer.sign(Payload(sub: "a"))
+        #expect(await strict.identity(for: forever) == nil)
+        #expect(await lenient.identity(for: forever)?.subject == "a")
+        let team = try await signer.sign(Payload(sub: "a", roles: ["team admin", "reader"], exp: Date().timeIntervalSince1970 + 60))
+        #expect(await strict.identity(for: team)?.roles == ["team admin", "reader"])
+    }
+
     @Test("Audience, issuer and the roles claim are configurable")
     func configured() async throws {
-        let verifier = try await JWTVerifier(keyText: Self.secret, file: "key", rolesClaim: "scope", audience: "strata", issuer: "https://id.example")
+        let verifier = try await JWTVerifier(hmacSecret: Self.secret, file: "key", rolesClaim: "scope", audience: "strata", issuer: "https://id.example", requiresExpiry: false)
         let signer = await Self.hmacSigner()
         struct Scoped: JWTPayload {
             var sub: String
@@ -88,7 +100,7 @@ struct JWTVerifierTests {
     @Test("PEM public keys: EC (ES256) and Ed25519; a private key or a short secret is refused")
     func publicKeys() async throws {
         let ec = ES256PrivateKey()
-        let ecVerifier = try await JWTVerifier(keyText: ec.publicKey.pemRepresentation, file: "ec.pem")
+        let ecVerifier = try await JWTVerifier(keyText: ec.publicKey.pemRepresentation, file: "ec.pem", requiresExpiry: false)
         #expect(ecVerifier.kind == .ecdsa)
         let ecSigner = JWTKeyCollection()
         await ecSigner.add(ecdsa: ec)
@@ -99,14 +111,22 @@ struct JWTVerifierTests {
         #expect(await ecVerifier.identity(for: try await other.sign(Payload(sub: "ec-user"))) == nil)
 
         let ed = try EdDSA.PrivateKey(curve: .ed25519)
-        let edVerifier = try await JWTVerifier(keyText: ed.publicKey.pemRepresentation, file: "ed.pem")
+        let edVerifier = try await JWTVerifier(keyText: ed.publicKey.pemRepresentation, file: "ed.pem", requiresExpiry: false)
         #expect(edVerifier.kind == .eddsa)
         let edSigner = JWTKeyCollection()
         await edSigner.add(eddsa: ed)
         #expect(await edVerifier.identity(for: try await edSigner.sign(Payload(sub: "ed-user")))?.subject == "ed-user")
 
         await #expect(throws: ConfigurationFileError.self) { _ = try await JWTVerifier(keyText: ec.pemRepresentation, file: "private.pem") }
-        await #expect(throws: ConfigurationFileError.self) { _ = try await JWTVerifier(keyText: "short", file: "secret") }
+        await #expect(throws: ConfigurationFileError.self) { _ = try await JWTVerifier(hmacSecret: "short", file: "secret") }
+        // Text that is not a key is never taken for an HMAC secret, and a
+        // secret that looks like a key or an address is refused.
+        await #expect(throws: ConfigurationFileError.self) { _ = try await JWTVerifier(keyText: Self.secret, file: "key") }
+        await #expect(throws: ConfigurationFileError.self) { _ = try await JWTVerifier(keyText: "https://id.example/.well-known/jwks.json", file: "key") }
+        await #expect(throws: ConfigurationFileError.self) { _ = try await JWTVerifier(hmacSecret: ec.publicKey.pemRepresentation, file: "secret") }
+        await #expect(throws: ConfigurationFileError.self) { _ = try await JWTVerifier(hmacSecret: "https://id.example/keys-are-not-secrets-0123456789", file: "secret") }
+        // A byte-order mark before a JWKS or PEM is not part of it.
+        #expect(try await JWTVerifier(keyText: "\u{FEFF}" + ec.publicKey.pemRepresentation, file: "bom.pem").kind == .ecdsa)
     }
 
     @Test("A JWKS: the token's kid picks the key; an unknown kid proves nothing")
@@ -116,7 +136,7 @@ struct JWTVerifierTests {
         let jwks = """
         {"keys": [{"kty": "EC", "crv": "P-256", "alg": "ES256", "kid": "k1", "use": "sig", "x": "\(parameters.x)", "y": "\(parameters.y)"}]}
         """
-        let verifier = try await JWTVerifier(keyText: jwks, file: "jwks.json")
+        let verifier = try await JWTVerifier(keyText: jwks, file: "jwks.json", requiresExpiry: false)
         #expect(verifier.kind == .jwks)
         let signer = JWTKeyCollection()
         await signer.add(ecdsa: key, kid: "k1")

@@ -142,16 +142,27 @@ struct AccessRulesTests {
             _ = try await bob.save(Wire.save(updates: [Wire.update(bobBook, baseVersion: version, ["author": .string("alice")])]))
         }
         #expect(away?.code == .permissionDenied)
-        #expect(away?.message.contains("Book.read") == true)
+        #expect(away?.message.contains("no longer satisfy rule Book.update") == true)
+        // Another's object is answered exactly as one that does not exist.
         let other = await #expect(throws: StrataClientError.self) {
             _ = try await bob.save(Wire.save(updates: [Wire.update(aliceBook, baseVersion: 0, ["title": .string("Mine now")])]))
         }
-        #expect(other?.code == .permissionDenied)
+        let missingID = aliceBook.replacingOccurrences(of: "/p1", with: "/p999")
+        let missing = await #expect(throws: StrataClientError.self) {
+            _ = try await bob.save(Wire.save(updates: [Wire.update(missingID, baseVersion: 0, ["title": .string("Mine now")])]))
+        }
+        #expect(other?.code == .notFound)
+        #expect(other?.strataCode == missing?.strataCode)
+        #expect(other?.message == missing?.message.replacingOccurrences(of: missingID, with: aliceBook))
+        let hiddenDelete = await #expect(throws: StrataClientError.self) {
+            _ = try await bob.save(Wire.save(deletes: [Strata_V1_DeletedObject.with { $0.id = aliceBook }]))
+        }
+        #expect(hiddenDelete?.code == .notFound)
         // A stale version on another's object: refused, not a conflict showing its values.
         let stale = await #expect(throws: StrataClientError.self) {
             _ = try await bob.save(Wire.save(updates: [Wire.update(aliceBook, baseVersion: 7, ["title": .string("Mine now")])]))
         }
-        #expect(stale?.code == .permissionDenied)
+        #expect(stale?.code == .notFound)
         #expect(stale?.conflicts.isEmpty == true)
         #expect(stale.map { "\($0)" }?.contains("Alice's") == false)
         #expect(try await admin.refresh([aliceBook], skipFetched: true).objects.first?.values["title"]?.string == "Alice's")
@@ -165,6 +176,14 @@ struct AccessRulesTests {
         #expect(clash?.strataCode == 133021)
         #expect(clash?.details.first?.contains("already used by an object the caller may not read") == true, "\(String(describing: clash?.details))")
         #expect(clash?.details.joined().contains("strata://") == false)
+        // Nor does a merge policy turn the insert into an update of it.
+        for policy in [Strata_V1_MergePolicy.mergeByPropertyStoreTrump, .mergeByPropertyObjectTrump, .overwrite, .rollback] {
+            let upsert = await #expect(throws: StrataClientError.self, "\(policy)") {
+                _ = try await bob.save(Wire.save(inserts: [Wire.insertBook("c", title: "Clash", uuid: uuid, author: "bob")], policy: policy))
+            }
+            #expect(upsert?.strataCode == 133021, "\(policy)")
+        }
+        #expect(try await admin.fetch(Wire.fetch("Book", "title == 'Holder'")).objects.first?.values["author"]?.string == "alice")
 
         // Deletes: editors only.
         let delete = Strata_V1_DeletedObject.with { $0.id = nobodysBook }
@@ -311,8 +330,12 @@ struct AccessRulesRelationshipTests {
         #expect(sum?.code == .permissionDenied)
         let sorted = await #expect(throws: StrataClientError.self) { _ = try await bob.fetch(Wire.fetch("Work", sort: ["writer.name"])) }
         #expect(sorted?.code == .permissionDenied)
-        // A to-one compared as a reference reads the work's own value.
-        #expect(try await bob.count("Work", predicate: "writer != nil") == 2)
+        // A reference to a hidden writer compares as neither nil nor that writer.
+        #expect(try await bob.count("Work", predicate: "writer != nil") == 1)
+        var probe = Wire.fetch("Work", "writer == $W", resultType: .count)
+        probe.variables["W"] = Strata_V1_VariableValue.with { $0.value = Strata_V1_Value.with { $0.object = ids["alice"]! } }
+        #expect(try await bob.fetch(probe).count == 0)
+        #expect(try await admin.fetch(probe).count == 1)
 
         // The reference to Alice (hidden) is left out of answers.
         let works = try await bob.fetch(Wire.fetch("Work", sort: ["title"])).objects
@@ -375,5 +398,82 @@ extension AccessRulesRelationshipTests {
         #expect(try await bob.count("Writer") == 1)
         await bob.close()
         try await server.stop()
+    }
+}
+
+@Suite("Access rules: identities without roles or claims")
+struct AccessRulesIdentityTests {
+    /// Books by author, written straight into the server's stores.
+    static func seed(_ server: TestServer, authors: [String?]) async throws {
+        let context = Context(coordinator: server.container.coordinator)
+        try await context.perform { context in
+            for (index, author) in authors.enumerated() {
+                let book = try context.insert("Book")
+                try book.setValue(.uuid(UUID()), forKey: "uuid")
+                try book.setValue(.string("Book \(index)"), forKey: "title")
+                try book.setValue(author.map { .string($0) } ?? .null, forKey: "author")
+            }
+            try await context.save()
+        }
+    }
+
+    @Test("Client certificates alone prove a subject, not the admin role: the rules bind them")
+    func certificatesAreNotAdmin() async throws {
+        let certificates = try TestCertificates()
+        defer { certificates.remove() }
+        let alice = try certificates.client("alice")
+        let rules = #"{"Book": {"read": "author == $AUTH.subject"}, "Feedback": {"read": "TRUEPREDICATE"}}"#
+        let server = try await TestServer.start {
+            $0.tls = try? ServerTLS(files: .init(certificateChain: certificates.serverCertificateFile, privateKey: certificates.serverKeyFile, clientCA: certificates.caFile))
+            $0.accessControl = AccessControl(try! AccessRules(json: Data(rules.utf8), file: "rules.json", model: BooksSample.model))
+        }
+        try await Self.seed(server, authors: ["alice", "bob", nil])
+        let client = server.client("alice") {
+            $0.tls = ClientTLS(trustedCA: certificates.caFile, certificateChain: alice.certificate, privateKey: alice.key)
+        }
+        #expect(try await client.count("Book") == 1)
+        let history = await #expect(throws: StrataClientError.self) { _ = try await client.history(store: "Book") }
+        #expect(history?.code == .permissionDenied)
+        await client.close()
+        try await server.stop()
+    }
+
+    @Test("A rule that reads a claim the caller lacks admits nothing, not the rows where it is nil")
+    func missingClaims() async throws {
+        let rules = #"{"Book": {"read": "author == $AUTH.claims.pen"}, "Feedback": {"read": "TRUEPREDICATE"}}"#
+        let server = try await TestServer.start {
+            $0.authenticator = Authenticator(.init(authFile: AuthFile(tokens: [
+                .init(digest: TokenDigest.bytes(of: "carol"), identity: Identity(subject: "carol", claims: ["pen": "C. Writer"])),
+                .init(digest: TokenDigest.bytes(of: "dave"), identity: Identity(subject: "dave")),
+            ])))
+            $0.accessControl = AccessControl(try! AccessRules(json: Data(rules.utf8), file: "rules.json", model: BooksSample.model))
+        }
+        try await Self.seed(server, authors: ["C. Writer", nil, nil, "Other"])
+        let carol = server.client("carol") { $0.authToken = "carol" }
+        let dave = server.client("dave") { $0.authToken = "dave" }
+        #expect(try await carol.count("Book") == 1)
+        #expect(try await dave.count("Book") == 0)
+        for c in [carol, dave] { await c.close() }
+        try await server.stop()
+    }
+}
+
+extension AccessRulesRelationshipTests {
+    @Test("A derived attribute may not read objects of an entity whose read rule limits who sees them")
+    func derivedAttributes() throws {
+        let model = ObjectModel(name: "Shelf", entities: Self.model.entities.map { entity in
+            guard entity.name == "Writer" else { return entity }
+            var writer = entity
+            writer.attributes.append(AttributeDescription(name: "workCount", type: .integer64, isOptional: true, isDerived: true, derivationExpression: "works.@count"))
+            return writer
+        })
+        let guarded = #"{"Writer": {"read": "TRUEPREDICATE"}, "Work": {"read": "title != 'Secret'"}}"#
+        #expect {
+            try AccessRules(json: Data(guarded.utf8), file: "rules.json", model: model)
+        } throws: { error in
+            "\(error)".contains("Writer.workCount: a derived attribute that reads Work objects")
+        }
+        let open = #"{"Writer": {"read": "TRUEPREDICATE"}, "Work": {"read": "TRUEPREDICATE"}}"#
+        _ = try AccessRules(json: Data(open.utf8), file: "rules.json", model: model)
     }
 }

@@ -104,7 +104,7 @@ struct TLSTests {
     func authors() async throws {
         let secret = "a-test-secret-of-at-least-32-bytes-0123456789"
         let file = AuthFile(tokens: [.init(digest: TokenDigest.bytes(of: "bob-token"), identity: Identity(subject: "bob", roles: ["editor"]))])
-        let jwt = try await JWTVerifier(keyText: secret, file: "key")
+        let jwt = try await JWTVerifier(hmacSecret: secret, file: "key")
         let server = try await TestServer.start {
             $0.authenticator = Authenticator(.init(adminToken: "root", authFile: file, jwt: jwt))
         }
@@ -142,7 +142,7 @@ struct TLSTests {
         var logger = Logger(label: "strata.capture") { _ in CapturingLogHandler(lines: lines) }
         logger.logLevel = .trace
         let secret = "a-test-secret-of-at-least-32-bytes-0123456789"
-        let jwt = try await JWTVerifier(keyText: secret, file: "key")
+        let jwt = try await JWTVerifier(hmacSecret: secret, file: "key", requiresExpiry: false)
         let server = try await TestServer.start(logger: logger) {
             $0.authenticator = Authenticator(.init(adminToken: "root-token-123456", authFile: AuthFile(tokens: [
                 .init(digest: TokenDigest.bytes(of: "file-token-abcdef"), identity: Identity(subject: "dave")),
