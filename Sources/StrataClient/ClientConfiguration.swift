@@ -24,6 +24,9 @@ public struct ClientConfiguration: Sendable {
     public var eventLoopGroup: any EventLoopGroup
     /// TLS to the server; nil connects over plain TCP.
     public var tls: ClientTLS?
+    /// Send ``authToken`` over plain TCP to a host other than loopback
+    /// (refused otherwise: anyone on the way could read it).
+    public var allowsPlaintextToken: Bool
 
     /// Creates a configuration (defaults: 127.0.0.1:7420).
     public init(
@@ -36,7 +39,8 @@ public struct ClientConfiguration: Sendable {
         connectTimeout: Duration = .seconds(5),
         maxFrameBytes: Int = WireProtocol.defaultMaxFrameBytes,
         eventLoopGroup: any EventLoopGroup = MultiThreadedEventLoopGroup.singleton,
-        tls: ClientTLS? = nil
+        tls: ClientTLS? = nil,
+        allowsPlaintextToken: Bool = false
     ) {
         self.host = host
         self.port = port
@@ -48,5 +52,21 @@ public struct ClientConfiguration: Sendable {
         self.maxFrameBytes = maxFrameBytes
         self.eventLoopGroup = eventLoopGroup
         self.tls = tls
+        self.allowsPlaintextToken = allowsPlaintextToken
+    }
+
+    /// Why the token must not be sent (it would cross a network in
+    /// clear), or nil.
+    public var plaintextTokenRefusal: String? {
+        guard let authToken, !authToken.isEmpty, tls == nil, !allowsPlaintextToken, !Self.isLoopback(host) else { return nil }
+        return "refusing to send the auth token in clear to \(host): connect with TLS (--tls, --tls-ca), or allow it explicitly (--insecure)"
+    }
+
+    /// Whether `host` names this machine: `localhost`, 127/8 or ::1
+    /// (other names are not resolved here: they count as remote).
+    static func isLoopback(_ host: String) -> Bool {
+        if host == "localhost" || host == "::1" || host == "[::1]" { return true }
+        let parts = host.split(separator: ".", omittingEmptySubsequences: false)
+        return parts.count == 4 && parts[0] == "127" && parts.allSatisfy { UInt8($0) != nil }
     }
 }

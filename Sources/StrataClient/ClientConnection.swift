@@ -26,6 +26,9 @@ final class ClientConnection: Sendable {
     static func connect(_ configuration: ClientConfiguration) async throws -> ClientConnection {
         let endpoint = "\(configuration.host):\(configuration.port)"
         let maxFrameBytes = configuration.maxFrameBytes
+        if let refusal = configuration.plaintextTokenRefusal {
+            throw StrataClientError(.failedPrecondition, refusal)
+        }
         let router = ClientRouter()
         let tls = try configuration.tls.map { tls throws(StrataClientError) in (tls, try tls.makeContext()) }
         let host = configuration.host

@@ -159,6 +159,22 @@ struct SecurityToolTests {
         #expect(count.stderr.contains("Book.read is null (admin only)"))
     }
 
+    @Test("Clients refuse to send a token in clear to a host other than loopback, unless told to")
+    func noPlaintextTokens() throws {
+        // 192.0.2.1 (TEST-NET-1) is never reached: the refusal comes first.
+        let refused = try CLI.bare(["--host", "192.0.2.1", "--auth-token", "t", "ping"])
+        #expect(refused.status == 1)
+        #expect(refused.stderr.contains("refusing to send the auth token in clear to 192.0.2.1"), "\(refused.stderr)")
+        let viaEnvironment = try CLI.bare(["ping"], environment: ["STRATA_HOST": "db.example.com", "STRATA_AUTH_TOKEN": "t"])
+        #expect(viaEnvironment.stderr.contains("refusing to send the auth token in clear to db.example.com"))
+        let bench = try Executables.run("strata-bench", ["--host", "192.0.2.1", "--auth-token", "t", "-n", "1", "--mix", "count=1"])
+        #expect(bench.status == 2)
+        #expect(bench.stderr.contains("refusing to send the auth token in clear"))
+        // Told to, it tries (and, here, cannot connect: exit 2, not the refusal).
+        let insecure = try CLI.bare(["--host", "192.0.2.1", "--port", "9", "--auth-token", "t", "--insecure", "ping"], timeout: 20)
+        #expect(!insecure.stderr.contains("refusing to send"))
+    }
+
     /// Polls `condition` for up to 10 s.
     static func wait(_ condition: () -> Bool) -> Bool {
         let deadline = Date().addingTimeInterval(10)

@@ -32,6 +32,8 @@ struct BenchCommand: AsyncParsableCommand {
     var tlsCertificate: String?
     @Option(name: .customLong("tls-key"), help: ArgumentHelp("The key of --tls-cert (PEM) (also STRATA_TLS_KEY).", valueName: "file"))
     var tlsKey: String?
+    @Flag(help: "Send the auth token to a host other than loopback without TLS (anyone on the way can read it).")
+    var insecure = false
     @Option(name: [.customShort("c"), .customLong("connections")], help: "Connections.")
     var connections: Int = 10
     @Option(help: "Requests in flight across all connections (default: one per connection).")
@@ -101,6 +103,11 @@ struct BenchCommand: AsyncParsableCommand {
         } catch {
             throw ValidationError(error.message)
         }
+        let plain = ClientConfiguration(host: host, port: port, authToken: token, tls: tls, allowsPlaintextToken: insecure)
+        if let refusal = plain.plaintextTokenRefusal {
+            Self.stderr("strata-bench: \(refusal)")
+            throw ExitCode(2)
+        }
         let mix = try OperationMix(parsing: mix)
         let interactive = isatty(STDOUT_FILENO) == 1 && !json
 
@@ -109,7 +116,7 @@ struct BenchCommand: AsyncParsableCommand {
         let clients = (0..<(driver == .client ? connections : 1)).map { index in
             StrataClient(configuration: ClientConfiguration(
                 host: host, port: port, clientName: "strata-bench-\(index)", authToken: token,
-                acceptCompression: compression, compressRequests: compression, tls: tls
+                acceptCompression: compression, compressRequests: compression, tls: tls, allowsPlaintextToken: insecure
             ))
         }
         do {
@@ -142,7 +149,7 @@ struct BenchCommand: AsyncParsableCommand {
         }
         var probe: NotificationProbe?
         if let watchPort {
-            let watcher = StrataClient(configuration: ClientConfiguration(host: watchHost ?? host, port: watchPort, clientName: "strata-bench-watch", authToken: token, tls: tls))
+            let watcher = StrataClient(configuration: ClientConfiguration(host: watchHost ?? host, port: watchPort, clientName: "strata-bench-watch", authToken: token, tls: tls, allowsPlaintextToken: insecure))
             do {
                 let started = NotificationProbe(client: watcher)
                 try await started.start(entity: "Book")

@@ -26,8 +26,11 @@ struct ConnectionOptions: ParsableArguments {
     @Option(name: .customLong("tls-key"), help: ArgumentHelp("The key of --tls-cert (PEM) (or $STRATA_TLS_KEY).", valueName: "file"))
     var tlsKey: String?
 
+    @Flag(help: "Send the auth token to a host other than loopback without TLS (anyone on the way can read it).")
+    var insecure = false
+
     /// The options as plain settings.
     var settings: ConnectionSettings {
-        ConnectionSettings(host: host, port: port, authToken: authToken, tls: tls ? true : nil, tlsCA: tlsCA, tlsCertificate: tlsCertificate, tlsKey: tlsKey)
+        ConnectionSettings(host: host, port: port, authToken: authToken, tls: tls ? true : nil, tlsCA: tlsCA, tlsCertificate: tlsCertificate, tlsKey: tlsKey, insecure: insecure ? true : nil)
     }
 }

@@ -17,11 +17,12 @@ struct ConnectionSettings: Sendable {
     var tlsCA: String?
     var tlsCertificate: String?
     var tlsKey: String?
+    var insecure: Bool?
 
     /// The option names, each taking one value.
     static let optionNames: Set<String> = ["--host", "--port", "--auth-token", "--tls-ca", "--tls-cert", "--tls-key"]
     /// The option names taking no value.
-    static let flagNames: Set<String> = ["--tls"]
+    static let flagNames: Set<String> = ["--tls", "--insecure"]
 
     /// Splits the connection options placed before the command name off
     /// `arguments` (`--host H`, `--host=H`, `--tls`, …), returning them and
@@ -32,7 +33,7 @@ struct ConnectionSettings: Sendable {
         while index < arguments.count {
             let argument = arguments[index]
             if flagNames.contains(argument) {
-                settings.tls = true
+                if argument == "--insecure" { settings.insecure = true } else { settings.tls = true }
                 index += 1
                 continue
             }
@@ -87,6 +88,7 @@ struct ConnectionSettings: Sendable {
         } catch {
             throw .usage(error.message)
         }
-        return ClientConfiguration(host: host, port: resolvedPort, clientName: "strata", authToken: token, tls: tls)
+        return ClientConfiguration(host: host, port: resolvedPort, clientName: "strata", authToken: token, tls: tls,
+                                   allowsPlaintextToken: insecure ?? fallback.insecure ?? false)
     }
 }
