@@ -79,6 +79,7 @@ struct SecurityToolTests {
         try Self.writeAuthFile([("alice-token", "alice", ["editor"]), ("bob-token", "bob", [])], to: authFile)
         kill(server.process.processIdentifier, SIGHUP)
         #expect(Self.wait { server.log.contains("reloaded authentication: auth file (2 tokens") })
+        #expect(server.log.contains("reloaded TLS files; certificate valid until"))
         #expect(try cli.run(["--tls-ca", certificates.caFile, "--auth-token", "bob-token", "ping"]).status == 0)
         // A broken file is reported and the loaded one kept.
         try "{ not json".write(to: authFile, atomically: true, encoding: .utf8)
