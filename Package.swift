@@ -39,11 +39,15 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-certificates", from: "1.21.0"),
         .package(url: "https://github.com/vapor/jwt-kit", from: "5.7.1"),
         .package(url: "https://github.com/apple/swift-asn1", from: "1.3.0"),
+        .package(url: "https://github.com/swift-server/swift-prometheus", from: "2.4.1"),
     ],
     targets: [
         // Layer 1: the object model, its Xcode importer and structural validation.
         .target(
             name: "StrataModel",
+            dependencies: [
+                .product(name: "Crypto", package: "swift-crypto"),
+            ],
             swiftSettings: strictSettings
         ),
         // Layer 2: the predicate language: parser, type checker, in-memory
@@ -61,6 +65,7 @@ let package = Package(
         .target(
             name: "StrataStore",
             dependencies: [
+                "CStrataZlib",
                 "StrataModel",
                 "StrataQuery",
                 .product(name: "GRDB", package: "GRDB.swift"),
@@ -136,6 +141,7 @@ let package = Package(
                 .product(name: "Histogram", package: "hdrhistogram-swift"),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
                 .product(name: "NIOTLS", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
             ],
             swiftSettings: strictSettings
         ),
@@ -197,6 +203,8 @@ let package = Package(
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "UnixSignals", package: "swift-service-lifecycle"),
+                .product(name: "Metrics", package: "swift-metrics"),
+                .product(name: "Prometheus", package: "swift-prometheus"),
             ],
             swiftSettings: strictSettings
         ),

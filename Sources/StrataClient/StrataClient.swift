@@ -361,10 +361,16 @@ public actor StrataClient {
                 _ = try await liveConnection()
                 return
             } catch {
-                try? await Task.sleep(for: delay)
+                try? await Task.sleep(for: Self.jittered(delay))
                 delay = min(delay * 2, .seconds(5))
             }
         }
+    }
+
+    /// `delay` spread over its upper half at random ("equal jitter"), so
+    /// that clients that lost one server do not all retry in step.
+    static func jittered(_ delay: Duration) -> Duration {
+        delay / 2 + delay / 2 * Double.random(in: 0...1)
     }
 
     private nonisolated func unexpected(_ frame: Strata_V1_ServerFrame, _ expected: String) -> StrataClientError {

@@ -1,3 +1,4 @@
+import Crypto
 extension ObjectModel {
     /// The entity's version hash: 32 bytes of SHA-256 over a canonical
     /// encoding of the entity's *persisted shape*. Stores record these hashes
@@ -50,7 +51,7 @@ extension ObjectModel {
             encoder.write(name)
             encoder.write(bytes: hash)
         }
-        return SHA256.digest(encoder.bytes)
+        return Array(SHA256.hash(data: encoder.bytes))
     }
 
     private func versionHash(ofEntity entityName: String, visiting: Set<String>) -> [UInt8] {
@@ -95,6 +96,6 @@ extension ObjectModel {
             encoder.writeLength(sorted.count)
             for record in sorted { encoder.write(bytes: record) }
         }
-        return SHA256.digest(encoder.bytes)
+        return Array(SHA256.hash(data: encoder.bytes))
     }
 }

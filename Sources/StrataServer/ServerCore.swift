@@ -47,6 +47,7 @@ final class ServerCore: Sendable {
             $0.version = WireProtocol.version
             $0.serverID = serverID
             $0.serverName = configuration.serverName
+            $0.serverVersion = StrataVersion.software
             $0.modelName = model.name
             $0.entityVersionHashes = model.entityVersionHashes.mapValues { Data($0) }
             $0.modelVersionHash = Data(model.modelVersionHash)
@@ -106,6 +107,7 @@ final class ServerCore: Sendable {
         var response = stats.snapshot()
         response.serverID = serverID
         response.warnings = warnings
+        response.serverVersion = StrataVersion.software
         response.stores = coordinator.stores.map { store in
             let description = store.storeDescription
             return Strata_V1_StoreStats.with {

@@ -1,10 +1,13 @@
+import Foundation
 import Logging
+import Metrics
 import NIOConcurrencyHelpers
 import NIOCore
 import NIOPosix
 import NIOSSL
 import ServiceLifecycle
 import StrataContext
+import StrataQuery
 import StrataWire
 
 /// The Strata network server: serves a coordinator's model and stores to
@@ -175,6 +178,48 @@ public actor StrataServer: Service {
         await monitor?.stop()
         state = .stopped
         logger.info("strata-server stopped")
+    }
+
+    /// Records the figures that are read rather than counted (open
+    /// subscriptions, row-cache hits, misses and size, store sizes) into
+    /// swift-metrics gauges: call before a metrics backend renders them
+    /// (`GET /metrics`).
+    public nonisolated func recordGauges() {
+        let stats = core.statsResponse()
+        Gauge(label: "strata_subscriptions").record(Int(stats.subscriptions))
+        Gauge(label: "strata_connections_open").record(Int(stats.connectionsOpen))
+        let cache = core.coordinator.rowCache.statistics
+        Gauge(label: "strata_row_cache_hits").record(Int(clamping: cache.hits))
+        Gauge(label: "strata_row_cache_misses").record(Int(clamping: cache.misses))
+        Gauge(label: "strata_row_cache_rows").record(cache.count)
+        for store in stats.stores {
+            Gauge(label: "strata_store_size_bytes", dimensions: [("store", store.configuration.isEmpty ? store.storeID : store.configuration)]).record(Int(clamping: store.sizeBytes))
+        }
+    }
+
+    /// nil when the server serves and every store answers (and, unless
+    /// configured read-only, may be written); otherwise why not. For
+    /// `GET /ready` of the ``AdminServer``.
+    public func readiness() async -> String? {
+        guard case .running = state else { return "the server is not serving" }
+        for store in core.coordinator.stores {
+            let name = store.storeDescription.displayName
+            // The smallest read: a count of no more than one object.
+            if let entity = store.entityNames.min() {
+                do {
+                    var probe = ResolvedFetch(entityName: entity, predicate: .constant(true))
+                    probe.limit = 1
+                    _ = try await store.count(probe)
+                } catch {
+                    return "store \(core.redactor.redact(name)) does not answer: \(core.redactor.redact("\(error)"))"
+                }
+            }
+            if !store.isReadOnly, let url = store.storeDescription.url,
+               !FileManager.default.isWritableFile(atPath: url.path) || !FileManager.default.isWritableFile(atPath: url.deletingLastPathComponent().path) {
+                return "store \(core.redactor.redact(name)) cannot be written"
+            }
+        }
+        return nil
     }
 
     /// Follows other processes' saves to the stores (see

@@ -1,7 +1,9 @@
 import ArgumentParser
 import Foundation
 import Logging
+import Metrics
 import NIOPosix
+import Prometheus
 import ServiceLifecycle
 import StrataAuth
 import StrataContext
@@ -9,6 +11,7 @@ import StrataModel
 import StrataSamples
 import StrataServer
 import StrataStore
+import StrataWire
 import UnixSignals
 
 /// `strata-server`: serves a model and its stores over the Strata wire protocol.
@@ -20,7 +23,8 @@ struct StrataServerCommand: AsyncParsableCommand {
         discussion: """
         With no --model, serves the bundled Books & Feedback sample from two \
         SQLite stores (Books.sqlite, Feedback.sqlite) under --data-dir.
-        """
+        """,
+        version: StrataVersion.description
     )
 
     @Option(help: "An Xcode model (.xcdatamodeld, .xcdatamodel or its contents file).")
@@ -37,6 +41,12 @@ struct StrataServerCommand: AsyncParsableCommand {
 
     @Option(help: "Port to listen on (0 picks a free one).")
     var port: Int = 7420
+
+    @Option(help: "Port of the operators' HTTP endpoint (GET /health, /ready, /metrics); 0 picks a free one; off without it.")
+    var adminPort: Int?
+
+    @Option(help: "Address of the operators' HTTP endpoint.")
+    var adminHost: String = "127.0.0.1"
 
     @Option(help: "trace, debug, info, notice, warning, error or critical.")
     var logLevel: String = "info"
@@ -96,6 +106,7 @@ struct StrataServerCommand: AsyncParsableCommand {
             throw ValidationError("--log-level must be one of trace, debug, info, notice, warning, error, critical")
         }
         guard (0...65535).contains(port) else { throw ValidationError("--port must be between 0 and 65535") }
+        if let adminPort, !(0...65535).contains(adminPort) { throw ValidationError("--admin-port must be between 0 and 65535") }
         guard maxConnections > 0 else { throw ValidationError("--max-connections must be positive") }
         guard (1...1_000_000).contains(maxSubscriptions) else { throw ValidationError("--max-subscriptions must be between 1 and 1000000") }
         guard (1024...(1 << 30)).contains(maxFrameBytes) else { throw ValidationError("--max-frame-bytes must be between 1024 and 1073741824 (1 GiB)") }
@@ -118,6 +129,9 @@ struct StrataServerCommand: AsyncParsableCommand {
     }
 
     func run() async throws {
+        // Data files and folders the server creates (stores, their logs,
+        // the data directory) are its owner's only, as PostgreSQL's are.
+        umask(0o077)
         let level = Logger.Level(rawValue: logLevel) ?? .info
         LoggingSystem.bootstrap { label in
             var handler = StreamLogHandler.standardError(label: label)
@@ -125,6 +139,10 @@ struct StrataServerCommand: AsyncParsableCommand {
             return handler
         }
         let logger = Logger(label: "strata.server")
+        logger.info("strata-server \(StrataVersion.description)")
+        // swift-metrics into Prometheus's registry, rendered by GET /metrics.
+        let metrics = PrometheusMetricsFactory()
+        if adminPort != nil { MetricsSystem.bootstrap(metrics) }
         // Security first: a server that would start unprotected by mistake
         // must not have opened (and perhaps migrated) anything yet.
         let tls: ServerTLS?
@@ -211,6 +229,25 @@ struct StrataServerCommand: AsyncParsableCommand {
         if security.insecure, StrataServer.networkRefusal({ var c = configuration; c.allowsInsecureNetwork = false; return c }()) != nil {
             logger.warning("--insecure: serving \(host) without TLS and authentication: anyone who reaches the port can read and change every object")
         }
+        var admin: AdminServer?
+        if let adminPort {
+            let endpoint = AdminServer(host: adminHost, port: adminPort, endpoints: AdminServer.Endpoints(
+                metrics: { [registry = metrics.registry] in
+                    server.recordGauges()
+                    return registry.emitToString()
+                },
+                readiness: { await server.readiness() }
+            ), logger: logger)
+            do {
+                let port = try await endpoint.start()
+                logger.info("admin endpoint http://\(adminHost):\(port) (/health, /ready, /metrics)")
+                admin = endpoint
+            } catch {
+                logger.critical("cannot start the admin endpoint on \(adminHost):\(adminPort): \(error)")
+                try? await container.close()
+                throw ExitCode.failure
+            }
+        }
         let reloader = Task { await reloadOnHangUp(tls: tls, authenticator: authenticator, accessControl: accessControl, model: objectModel, logger: logger) }
         defer { reloader.cancel() }
         let group = ServiceGroup(
@@ -222,7 +259,9 @@ struct StrataServerCommand: AsyncParsableCommand {
         )
         do {
             try await group.run()
+            await admin?.stop()
         } catch {
+            await admin?.stop()
             logger.error("server stopped with an error: \(error)")
             try? await container.close()
             try? await eventLoops?.shutdownGracefully()

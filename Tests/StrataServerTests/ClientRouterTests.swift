@@ -76,3 +76,13 @@ import Testing
         try await server.stop()
     }
 }
+
+@Suite("Reconnect backoff")
+struct ReconnectBackoffTests {
+    @Test("Retries are spread over the upper half of each delay, not in step")
+    func jitter() {
+        let delays = (0..<200).map { _ in StrataClient.jittered(.seconds(1)) }
+        #expect(delays.allSatisfy { $0 >= .milliseconds(500) && $0 <= .seconds(1) })
+        #expect(Set(delays).count > 150)
+    }
+}

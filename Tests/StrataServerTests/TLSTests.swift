@@ -220,6 +220,18 @@ struct TLSTests {
         try await container.close()
     }
 
+    @Test("Ready while serving with its stores answering; not after shutdown")
+    func readiness() async throws {
+        let server = try await TestServer.start()
+        // Served once a client is answered.
+        let client = server.client()
+        _ = try await client.ping()
+        await client.close()
+        #expect(await server.server.readiness() == nil)
+        try await server.stop()
+        #expect(await server.server.readiness() == "the server is not serving")
+    }
+
     @Test("A TLS handshake that does not complete within the frame timeout closes the connection")
     func stalledHandshake() async throws {
         let certificates = try TestCertificates()

@@ -15,7 +15,8 @@ struct BenchCommand: AsyncParsableCommand {
         connections (pipelined when concurrency exceeds connections). With \
         --rps the load is open loop at a fixed rate and latency counts from \
         each request's intended send time.
-        """
+        """,
+        version: StrataVersion.description
     )
 
     @Option(help: "Server host (also STRATA_HOST).")

@@ -184,7 +184,8 @@ struct LineEditor: LineSource {
             try? handle.write(contentsOf: data)
             try? handle.close()
         } else {
-            try? data.write(to: historyFile)
+            // The history may hold values and IDs: the owner's only.
+            _ = FileManager.default.createFile(atPath: historyFile.path, contents: data, attributes: [.posixPermissions: 0o600])
         }
     }
 }

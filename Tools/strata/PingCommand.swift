@@ -25,6 +25,7 @@ struct PingCommand: ClientCommand {
                 ("serverID", .string(hello.serverID)),
                 ("model", .string(hello.modelName)),
                 ("protocol", .string("\(hello.version.major).\(hello.version.minor)")),
+                ("serverVersion", .string(hello.serverVersion)),
             ]).rendered())
         } else {
             Console.line("pong from \(hello.serverName) (model \(hello.modelName)): \(formatMilliseconds(rounded)) ms")

@@ -27,6 +27,7 @@ struct StatsCommand: ClientCommand {
     static func json(_ stats: Strata_V1_StatsResponse) -> JSONValue {
         .object([
             ("serverID", .string(stats.serverID)),
+            ("serverVersion", .string(stats.serverVersion)),
             ("uptimeSeconds", .double(stats.uptimeSeconds)),
             ("connectionsOpen", .unsigned(UInt64(stats.connectionsOpen))),
             ("connectionsTotal", .unsigned(stats.connectionsTotal)),
@@ -58,7 +59,7 @@ struct StatsCommand: ClientCommand {
 
     /// The figures for people: a summary and two tables.
     static func text(_ stats: Strata_V1_StatsResponse, style: Style) -> String {
-        var text = "\(style.bold("server")) \(stats.serverID), up \(duration(stats.uptimeSeconds))\n"
+        var text = "\(style.bold("server")) \(stats.serverID)\(stats.serverVersion.isEmpty ? "" : " (strata \(stats.serverVersion))"), up \(duration(stats.uptimeSeconds))\n"
         for warning in stats.warnings { text += "\(style.bold("warning")): \(warning)\n" }
         text += "\(style.bold("connections")) \(stats.connectionsOpen) open, \(stats.connectionsTotal) since start; "
             + "\(style.bold("subscriptions")) \(stats.subscriptions)\n\n"

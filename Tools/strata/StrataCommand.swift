@@ -1,4 +1,5 @@
 import ArgumentParser
+import StrataWire
 
 /// `strata`: the Strata command-line client (the process starts in
 /// ``StrataMain``, which also accepts the connection options before the command).
@@ -18,6 +19,7 @@ struct StrataCommand: AsyncParsableCommand {
             Exit status: 0 success, 1 invalid input or usage, 2 cannot connect or connection lost, \
             3 conflict (version or uniqueness), 4 not found.
             """,
+        version: StrataVersion.description,
         subcommands: [
             PingCommand.self, ModelCommand.self, FetchCommand.self, CountCommand.self,
             InsertCommand.self, UpdateCommand.self, DeleteCommand.self, RefreshCommand.self,

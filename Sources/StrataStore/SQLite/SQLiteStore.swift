@@ -369,6 +369,14 @@ public actor SQLiteStore: InsertStreamingStore {
         // written (and answered) first.
         self.database = nil
         await saveQueue.waitUntilIdle()
+        // Every save into the file, and the log emptied, so that the
+        // .sqlite file alone holds everything (a copy of it is a backup).
+        // Another process still reading keeps part of the log: harmless.
+        if !storeDescription.isReadOnly {
+            _ = try? database.writeWithoutTransaction { db in
+                try Row.fetchOne(db, sql: "PRAGMA wal_checkpoint(TRUNCATE)")
+            }
+        }
         do {
             try database.close()
         } catch {

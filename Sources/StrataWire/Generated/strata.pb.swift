@@ -861,6 +861,9 @@ public nonisolated struct Strata_V1_HelloResponse: Sendable {
   /// closes the connection; 0 = never.
   public var idleTimeoutSeconds: UInt32 = 0
 
+  /// The server software's version, e.g. "0.9.0". Since 1.3.
+  public var serverVersion: String = String()
+
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
   public init() {}
@@ -1689,6 +1692,9 @@ public nonisolated struct Strata_V1_StatsResponse: Sendable {
   /// What the operator should know about how the server is exposed (e.g.
   /// serving a network without TLS or authentication). Since 1.3.
   public var warnings: [String] = []
+
+  /// The server software's version. Since 1.3.
+  public var serverVersion: String = String()
 
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
@@ -2776,7 +2782,7 @@ nonisolated extension Strata_V1_HelloRequest: SwiftProtobuf.Message, SwiftProtob
 
 nonisolated extension Strata_V1_HelloResponse: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".HelloResponse"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}version\0\u{3}server_id\0\u{3}server_name\0\u{3}model_name\0\u{3}entity_version_hashes\0\u{3}model_version_hash\0\u{1}compression\0\u{3}max_frame_bytes\0\u{3}max_requests_in_flight\0\u{3}idle_timeout_seconds\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}version\0\u{3}server_id\0\u{3}server_name\0\u{3}model_name\0\u{3}entity_version_hashes\0\u{3}model_version_hash\0\u{1}compression\0\u{3}max_frame_bytes\0\u{3}max_requests_in_flight\0\u{3}idle_timeout_seconds\0\u{3}server_version\0")
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -2794,6 +2800,7 @@ nonisolated extension Strata_V1_HelloResponse: SwiftProtobuf.Message, SwiftProto
       case 8: try { try decoder.decodeSingularUInt32Field(value: &self.maxFrameBytes) }()
       case 9: try { try decoder.decodeSingularUInt32Field(value: &self.maxRequestsInFlight) }()
       case 10: try { try decoder.decodeSingularUInt32Field(value: &self.idleTimeoutSeconds) }()
+      case 11: try { try decoder.decodeSingularStringField(value: &self.serverVersion) }()
       default: break
       }
     }
@@ -2834,6 +2841,9 @@ nonisolated extension Strata_V1_HelloResponse: SwiftProtobuf.Message, SwiftProto
     if self.idleTimeoutSeconds != 0 {
       try visitor.visitSingularUInt32Field(value: self.idleTimeoutSeconds, fieldNumber: 10)
     }
+    if !self.serverVersion.isEmpty {
+      try visitor.visitSingularStringField(value: self.serverVersion, fieldNumber: 11)
+    }
     try unknownFields.traverse(visitor: &visitor)
   }
 
@@ -2848,6 +2858,7 @@ nonisolated extension Strata_V1_HelloResponse: SwiftProtobuf.Message, SwiftProto
     if lhs.maxFrameBytes != rhs.maxFrameBytes {return false}
     if lhs.maxRequestsInFlight != rhs.maxRequestsInFlight {return false}
     if lhs.idleTimeoutSeconds != rhs.idleTimeoutSeconds {return false}
+    if lhs.serverVersion != rhs.serverVersion {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }
@@ -4488,7 +4499,7 @@ nonisolated extension Strata_V1_StoreStats: SwiftProtobuf.Message, SwiftProtobuf
 
 nonisolated extension Strata_V1_StatsResponse: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".StatsResponse"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}server_id\0\u{3}uptime_seconds\0\u{3}connections_open\0\u{3}connections_total\0\u{1}subscriptions\0\u{1}operations\0\u{1}stores\0\u{1}warnings\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}server_id\0\u{3}uptime_seconds\0\u{3}connections_open\0\u{3}connections_total\0\u{1}subscriptions\0\u{1}operations\0\u{1}stores\0\u{1}warnings\0\u{3}server_version\0")
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -4504,6 +4515,7 @@ nonisolated extension Strata_V1_StatsResponse: SwiftProtobuf.Message, SwiftProto
       case 6: try { try decoder.decodeRepeatedMessageField(value: &self.operations) }()
       case 7: try { try decoder.decodeRepeatedMessageField(value: &self.stores) }()
       case 8: try { try decoder.decodeRepeatedStringField(value: &self.warnings) }()
+      case 9: try { try decoder.decodeSingularStringField(value: &self.serverVersion) }()
       default: break
       }
     }
@@ -4534,6 +4546,9 @@ nonisolated extension Strata_V1_StatsResponse: SwiftProtobuf.Message, SwiftProto
     if !self.warnings.isEmpty {
       try visitor.visitRepeatedStringField(value: self.warnings, fieldNumber: 8)
     }
+    if !self.serverVersion.isEmpty {
+      try visitor.visitSingularStringField(value: self.serverVersion, fieldNumber: 9)
+    }
     try unknownFields.traverse(visitor: &visitor)
   }
 
@@ -4546,6 +4561,7 @@ nonisolated extension Strata_V1_StatsResponse: SwiftProtobuf.Message, SwiftProto
     if lhs.operations != rhs.operations {return false}
     if lhs.stores != rhs.stores {return false}
     if lhs.warnings != rhs.warnings {return false}
+    if lhs.serverVersion != rhs.serverVersion {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }

@@ -1,0 +1,106 @@
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+import GRDB
+import Testing
+
+/// The operators' HTTP endpoint of the built server, read with a real HTTP
+/// client (URLSession).
+@Suite("Admin endpoint", .timeLimit(.minutes(1)))
+struct AdminEndpointTests {
+    /// The port in `admin endpoint http://127.0.0.1:PORT`.
+    static func adminPort(in log: String) -> Int? {
+        guard let range = log.range(of: "admin endpoint http://127.0.0.1:") else { return nil }
+        return Int(log[range.upperBound...].prefix { $0.isNumber })
+    }
+
+    static func get(_ port: Int, _ path: String, method: String = "GET") async throws -> (Int, String) {
+        var request = URLRequest(url: URL(string: "http://127.0.0.1:\(port)\(path)")!)
+        request.httpMethod = method
+        let (data, response) = try await URLSession.shared.data(for: request)
+        return ((response as? HTTPURLResponse)?.statusCode ?? 0, String(decoding: data, as: UTF8.self))
+    }
+
+    /// The value of `strata_requests_total{operation="OP"}` in a scrape.
+    static func requests(_ operation: String, in text: String) -> Double {
+        for line in text.split(separator: "\n") where line.hasPrefix("strata_requests_total{") && line.contains("operation=\"\(operation)\"") {
+            if let value = line.split(separator: " ").last.flatMap({ Double($0) }) { return value }
+        }
+        return 0
+    }
+
+    @Test("/health, /ready and /metrics answer; the figures move with requests")
+    func scrape() async throws {
+        let server = try LiveServer.start(["--admin-port", "0"])
+        defer { server.stop() }
+        let port = try #require(Self.adminPort(in: server.log), "\(server.log)")
+        #expect(try await Self.get(port, "/health") == (200, "ok\n"))
+        #expect(try await Self.get(port, "/ready") == (200, "ready\n"))
+        let cli = CLI(server: server)
+        _ = try cli.succeed(["ping"])
+        let (status, before) = try await Self.get(port, "/metrics")
+        #expect(status == 200)
+        for _ in 0..<3 { _ = try cli.succeed(["ping"]) }
+        _ = try cli.succeed(["count", "Book"])
+        let after = try await Self.get(port, "/metrics").1
+        #expect(Self.requests("ping", in: after) - Self.requests("ping", in: before) == 3, "\(after)")
+        #expect(Self.requests("fetch", in: after) >= 1)
+        for name in ["strata_request_duration", "strata_connections_open", "strata_subscriptions", "strata_row_cache_hits", "strata_store_size_bytes"] {
+            #expect(after.contains(name), "\(name) missing from /metrics")
+        }
+        #expect(try await Self.get(port, "/nothing").0 == 404)
+        #expect(try await Self.get(port, "/metrics", method: "POST").0 == 405)
+    }
+
+    @Test("Without --admin-port there is no endpoint")
+    func off() throws {
+        let server = try LiveServer.start()
+        defer { server.stop() }
+        #expect(Self.adminPort(in: server.log) == nil)
+    }
+}
+
+@Suite("Versions", .timeLimit(.minutes(1)))
+struct VersionTests {
+    @Test("--version on every tool; the hello and Stats carry the server's version")
+    func versions() throws {
+        let expected = try #require(try Executables.run("strata-server", ["--version"]).stdout.split(separator: "\n").first.map(String.init))
+        #expect(expected.hasSuffix("(protocol 1.3)"))
+        #expect(try Executables.run("strata", ["--version"]).stdout.hasPrefix(expected))
+        #expect(try Executables.run("strata-bench", ["--version"]).stdout.hasPrefix(expected))
+        let software = String(expected.prefix { $0 != " " })
+        let server = try LiveServer.start()
+        defer { server.stop() }
+        #expect(server.log.contains("strata-server \(expected)"))
+        let cli = CLI(server: server)
+        #expect(try CLI.object(cli.succeed(["ping", "--json"]))["serverVersion"] as? String == software)
+        #expect(try CLI.object(cli.succeed(["stats", "--json"]))["serverVersion"] as? String == software)
+    }
+}
+
+@Suite("Data at rest", .timeLimit(.minutes(1)))
+struct DataAtRestTests {
+    @Test("A clean shutdown leaves every save in the .sqlite file alone; data files are the owner's only")
+    func shutdownAndPermissions() throws {
+        let server = try LiveServer.start()
+        let cli = CLI(server: server)
+        for index in 0..<20 { _ = try cli.insertBook("Book \(index)") }
+        server.stop(removingFiles: false)
+        defer { try? FileManager.default.removeItem(at: server.dataDirectory) }
+        let data = server.dataDirectory.appendingPathComponent("data")
+        let store = data.appendingPathComponent("Books.sqlite")
+        let wal = (try? FileManager.default.attributesOfItem(atPath: store.path + "-wal")[.size] as? NSNumber)?.intValue ?? 0
+        #expect(wal == 0, "the write-ahead log still holds \(wal) bytes")
+        // The file alone, copied elsewhere, holds every book.
+        let copy = FileManager.default.temporaryDirectory.appendingPathComponent("strata-copy-\(UUID().uuidString).sqlite")
+        try FileManager.default.copyItem(at: store, to: copy)
+        defer { try? FileManager.default.removeItem(at: copy) }
+        let queue = try DatabaseQueue(path: copy.path)
+        #expect(try queue.read { try Int.fetchOne($0, sql: "SELECT count(*) FROM ZBOOK") } == 20)
+        for path in [data.path, store.path] {
+            let mode = try #require(FileManager.default.attributesOfItem(atPath: path)[.posixPermissions] as? NSNumber).intValue
+            #expect(mode & 0o077 == 0, "\(path) is \(String(mode, radix: 8))")
+        }
+    }
+}
