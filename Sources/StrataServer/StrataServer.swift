@@ -272,7 +272,7 @@ public actor StrataServer: Service {
         var logger = self.logger
         logger[metadataKey: "peer"] = "\(channel.remoteAddress?.description ?? "?")"
         guard stats.openConnection(limit: configuration.maxConnections) else {
-            logger.warning("refusing connection: \(configuration.maxConnections) connections open")
+            logger.info("refusing connection: \(configuration.maxConnections) connections open")
             try? await connection.executeThenClose { _, outbound in
                 let writer = ResponseWriter(outbound: outbound, maxFrameBytes: core.configuration.maxFrameBytes)
                 try await writer.send(requestID: 0, status: WireError(.resourceExhausted, "the server has its maximum of \(configuration.maxConnections) connections open").status)

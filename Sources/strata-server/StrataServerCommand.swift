@@ -51,6 +51,9 @@ struct StrataServerCommand: AsyncParsableCommand {
     @Option(help: "trace, debug, info, notice, warning, error or critical.")
     var logLevel: String = "info"
 
+    @Option(help: "text, or json (one JSON object per line).")
+    var logFormat: String = "text"
+
     @Option(help: "Connections served at once.")
     var maxConnections: Int = 10_000
 
@@ -102,6 +105,7 @@ struct StrataServerCommand: AsyncParsableCommand {
     static let maximumSeconds = 24 * 3600
 
     func validate() throws {
+        guard logFormat == "text" || logFormat == "json" else { throw ValidationError("--log-format must be text or json") }
         guard Logger.Level(rawValue: logLevel) != nil else {
             throw ValidationError("--log-level must be one of trace, debug, info, notice, warning, error, critical")
         }
@@ -133,7 +137,13 @@ struct StrataServerCommand: AsyncParsableCommand {
         // the data directory) are its owner's only, as PostgreSQL's are.
         umask(0o077)
         let level = Logger.Level(rawValue: logLevel) ?? .info
+        let json = logFormat == "json"
         LoggingSystem.bootstrap { label in
+            if json {
+                var handler = JSONLogHandler(label: label)
+                handler.logLevel = level
+                return handler
+            }
             var handler = StreamLogHandler.standardError(label: label)
             handler.logLevel = level
             return handler

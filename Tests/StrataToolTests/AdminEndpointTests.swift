@@ -104,3 +104,30 @@ struct DataAtRestTests {
         }
     }
 }
+
+@Suite("Structured logs", .timeLimit(.minutes(1)))
+struct StructuredLogTests {
+    @Test("--log-format json writes one JSON object per line, with level, label, message and metadata")
+    func jsonLines() throws {
+        let server = try LiveServer.start(["--log-format", "json", "--log-level", "debug", "--auth-token", "secret-token-123"])
+        let cli = CLI(server: server)
+        _ = try cli.run(["--auth-token", "wrong", "ping"])
+        _ = try cli.succeed(["--auth-token", "secret-token-123", "ping"])
+        server.stop(removingFiles: false)
+        defer { try? FileManager.default.removeItem(at: server.dataDirectory) }
+        let lines = server.log.split(separator: "\n").filter { !$0.isEmpty }
+        #expect(lines.count > 3)
+        var messages: [String] = []
+        for line in lines {
+            let object = try #require(try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any], "not JSON: \(line)")
+            #expect(object["time"] is String && object["level"] is String && object["label"] is String)
+            messages.append(object["message"] as? String ?? "")
+            if object["message"] as? String == "authentication failed" {
+                #expect((object["metadata"] as? [String: Any])?["peer"] is String)
+            }
+        }
+        #expect(messages.contains { $0.hasPrefix("strata-server serving model") })
+        #expect(messages.contains("authentication failed"))
+        #expect(!server.log.contains("secret-token-123"))
+    }
+}
