@@ -40,6 +40,7 @@ let package = Package(
         .package(url: "https://github.com/vapor/jwt-kit", from: "5.7.1"),
         .package(url: "https://github.com/apple/swift-asn1", from: "1.3.0"),
         .package(url: "https://github.com/swift-server/swift-prometheus", from: "2.4.1"),
+        .package(url: "https://github.com/apple/swift-distributed-tracing", from: "1.2.0"),
     ],
     targets: [
         // Layer 1: the object model, its Xcode importer and structural validation.
@@ -142,6 +143,7 @@ let package = Package(
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
                 .product(name: "NIOTLS", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "Tracing", package: "swift-distributed-tracing"),
             ],
             swiftSettings: strictSettings
         ),
@@ -308,6 +310,8 @@ let package = Package(
         .testTarget(
             name: "StrataServerTests",
             dependencies: [
+                .product(name: "InMemoryTracing", package: "swift-distributed-tracing"),
+                .product(name: "Tracing", package: "swift-distributed-tracing"),
                 "StrataAuth",
                 "StrataTestCertificates",
                 .product(name: "JWTKit", package: "jwt-kit"),

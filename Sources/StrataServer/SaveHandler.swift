@@ -1,6 +1,7 @@
 import Logging
 import NIOCore
 import StrataWire
+import Tracing
 import SwiftProtobuf
 
 /// Starts saves from the event loop: a Save frame is decoded as it is read
@@ -84,6 +85,8 @@ final class SaveHandler: ChannelInboundHandler, RemovableChannelHandler {
         let policy = state.policy
         Task {
             let started = ContinuousClock.now
+            let span = Session.startSpan(operation: operationName, requestID: requestID, request: .save(save))
+            defer { span.end() }
             var failed = false
             var buffer: ByteBuffer
             do {
@@ -96,6 +99,7 @@ final class SaveHandler: ChannelInboundHandler, RemovableChannelHandler {
                 var refusal = Strata_V1_ServerFrame()
                 refusal.requestID = requestID
                 refusal.status = Session.failureStatus(error, operation: operationName, requestID: requestID, redactor: core.redactor, logger: logger)
+                Session.failed(span, status: refusal.status)
                 buffer = (try? framed(refusal, compresses: state.compresses, maxFrameBytes: maxFrameBytes)) ?? ByteBuffer()
             }
             core.stats.record(operation: operationName, duration: .now - started, failed: failed)

@@ -5,6 +5,7 @@ import StrataContext
 import StrataModel
 import StrataQuery
 import StrataWire
+import Tracing
 
 /// One client connection's state: its hello, its subscriptions, and the
 /// task that pushes change notifications to it. Requests themselves run
@@ -69,6 +70,8 @@ actor Session {
         let requestID = frame.requestID
         let operation = Self.operationName(frame.request)
         var failed = false
+        let span = Self.startSpan(operation: operation, requestID: requestID, request: frame.request)
+        defer { span.end() }
         do {
             guard requestID != 0 else {
                 throw WireError(.invalidArgument, "request_id 0 is reserved for server pushes")
@@ -121,9 +124,42 @@ actor Session {
         } catch {
             failed = true
             let status = Self.failureStatus(error, operation: operation, requestID: requestID, redactor: core.redactor, logger: logger)
+            Self.failed(span, status: status)
             try? await writer.send(requestID: requestID, status: status)
         }
         core.stats.record(operation: operation, duration: .now - started, failed: failed)
+    }
+
+    /// A request's span (a no-op unless a tracer is bootstrapped, e.g.
+    /// swift-otel's): a server span named `strata.OPERATION`, with the
+    /// operation, the request ID and the entity the request is about.
+    static func startSpan(operation: String, requestID: UInt64, request: Strata_V1_ClientFrame.OneOf_Request?) -> any Span {
+        let span = Tracing.startSpan("strata.\(operation)", ofKind: .server)
+        span.attributes["strata.operation"] = operation
+        span.attributes["strata.request_id"] = Int(truncatingIfNeeded: requestID)
+        if let entity = entity(of: request) { span.attributes["strata.entity"] = entity }
+        return span
+    }
+
+    /// Marks a request's span as failed with `status`.
+    static func failed(_ span: any Span, status: Strata_V1_Status) {
+        span.setStatus(SpanStatus(code: .error, message: "\(status.code)"))
+        span.attributes["strata.status"] = "\(status.code)"
+    }
+
+    /// The entity a request is about, when it names one (for its span).
+    static func entity(of request: Strata_V1_ClientFrame.OneOf_Request?) -> String? {
+        switch request {
+        case .fetch(let fetch)?: return fetch.entity
+        case .subscribe(let subscribe)? where !subscribe.entity.isEmpty: return subscribe.entity
+        case .save(let save)?:
+            let entities = Set(save.inserts.map(\.entity) + (save.updates.map(\.id) + save.deletes.map(\.id)).compactMap { try? PropertyValue.parseObjectID($0).entityName })
+            return entities.isEmpty ? nil : entities.sorted().joined(separator: ",")
+        case .refresh(let refresh)?:
+            let entities = Set(refresh.ids.compactMap { try? PropertyValue.parseObjectID($0).entityName })
+            return entities.isEmpty ? nil : entities.sorted().joined(separator: ",")
+        default: return nil
+        }
     }
 
     /// The status answering a failed request, logged: an error for an
