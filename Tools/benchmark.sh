@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Side-by-side benchmarks, in one run on one machine (see README):
+# Side-by-side benchmarks, in one run on one machine (see docs/benchmarks.md):
 #   1. embedded: 100k inserts and a predicate+sort fetch vs raw SQLite (C API)
 #   2. server vs Redis: get/insert at 50 connections vs redis-benchmark GET/SET
 #      -c 50, then pipelined (--concurrency 800 vs -P 16); and, for context,
