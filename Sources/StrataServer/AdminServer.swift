@@ -70,11 +70,13 @@ public actor AdminServer {
         return channel.channel.localAddress?.port ?? port
     }
 
-    /// Stops accepting and closes the listening socket.
+    /// Stops accepting and closes the listening socket. Connections a
+    /// client keeps open (HTTP keep-alive) are not waited for: they end
+    /// with the process.
     public func stop() async {
         try? await channel?.channel.close()
         serving?.cancel()
-        await serving?.value
+        serving = nil
         channel = nil
     }
 
