@@ -58,7 +58,7 @@ json() { python3 -c "import json,sys; d=json.load(open(sys.argv[1])); print(eval
 SERVER_LOOPS=${SERVER_LOOPS:-1}
 start_strata() { # $1 data dir, then extra strata-server options
     local dir=$1; shift
-    "$BIN/strata-server" --port "$STRATA_PORT" --data-dir "$dir" --log-level warning --idle-timeout 0 "$@" > "$WORK/server.log" 2>&1 &
+    "$BIN/strata-server" --port "$STRATA_PORT" --data-dir "$dir" --empty --log-level warning --idle-timeout 0 "$@" > "$WORK/server.log" 2>&1 &
     STRATA_PID=$!
     PIDS+=("$STRATA_PID")
     for _ in $(seq 100); do

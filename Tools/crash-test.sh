@@ -58,7 +58,7 @@ trap cleanup EXIT
 # Starts the server on $data and sets server_pid and port.
 start_server() {
   local log=$work/server-$1.log
-  "$STRATA_BIN/strata-server" --port 0 --data-dir "$data" --log-level info ${server_args[@]+"${server_args[@]}"} >"$log" 2>&1 &
+  "$STRATA_BIN/strata-server" --port 0 --data-dir "$data" --empty --log-level info ${server_args[@]+"${server_args[@]}"} >"$log" 2>&1 &
   server_pid=$!
   port=""
   for _ in $(seq 1 400); do

@@ -36,6 +36,9 @@ struct StrataServerCommand: AsyncParsableCommand {
     @Option(help: "Directory for store files.")
     var dataDir: String = "strata-data"
 
+    @Flag(help: "Start the bundled sample's new stores empty, without its dozen books and their feedback.")
+    var empty = false
+
     @Option(help: "Address to listen on.")
     var host: String = "127.0.0.1"
 
@@ -213,12 +216,24 @@ struct StrataServerCommand: AsyncParsableCommand {
             logger.critical("cannot start: \(refusal)")
             throw ExitCode.failure
         }
+        // The bundled sample's stores, new: seeded once they are open.
+        let seedsSample = model == nil && stores.isEmpty && !empty
+            && !FileManager.default.fileExists(atPath: URL(fileURLWithPath: dataDir, isDirectory: true).appendingPathComponent("Books.sqlite").path)
         let container: PersistentContainer
         do {
             container = try await openContainer(objectModel)
         } catch let error as StrataError {
             logger.critical("cannot open the stores: error \(error.code.rawValue): \(error.message)\(error.details.map { "\n  " + $0 }.joined())")
             throw ExitCode.failure
+        }
+        if seedsSample {
+            do {
+                if try await BooksSample.seed(Context(coordinator: container.coordinator, name: "sample", transactionAuthor: "sample")) {
+                    logger.info("new sample stores: wrote a dozen books and their feedback (--empty skips this)")
+                }
+            } catch {
+                logger.warning("the sample could not be seeded: \(error)")
+            }
         }
         let eventLoops = eventLoopThreads == 0 ? nil : MultiThreadedEventLoopGroup(numberOfThreads: eventLoopThreads)
         let server = StrataServer(

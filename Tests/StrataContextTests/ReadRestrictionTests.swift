@@ -3,6 +3,7 @@ import Testing
 import StrataContext
 import StrataModel
 import StrataQuery
+import StrataSamples
 import StrataStore
 
 /// A context with a read restriction (a server's read rules) judges
@@ -70,6 +71,24 @@ import StrataStore
         #expect(try await matching("Writer", "ALL works.title BEGINSWITH 'Bob'") == ["Bob"])
         #expect(try await context.count(FetchRequest(entityName: "Work", format: "writer != nil")) == 1)
         await #expect(throws: StrataError.self) { _ = try await context.fetchObjectIDs(FetchRequest(entityName: "Writer", format: "works.@sum.pages > 0")) }
+        try await container.close()
+    }
+}
+
+@Suite struct SampleSeedTests {
+    @Test("Seeding the sample twice writes it once: the second save clashes on the books' UUIDs before any feedback")
+    func seedsOnce() async throws {
+        let directory = TemporaryDirectory()
+        let container = try await PersistentContainer(model: BooksSample.model, storeDescriptions: BooksSample.sqliteStores(in: directory.url),
+                                                      transformers: BooksSample.transformers, transientRules: BooksSample.transientRules)
+        #expect(try await BooksSample.seed(Context(coordinator: container.coordinator)))
+        let context = Context(coordinator: container.coordinator)
+        let books = try await context.count(FetchRequest(entityName: "Book"))
+        let feedback = try await context.count(FetchRequest(entityName: "Feedback"))
+        #expect(books == 12)
+        #expect(try await BooksSample.seed(Context(coordinator: container.coordinator)) == false)
+        #expect(try await context.count(FetchRequest(entityName: "Book")) == books)
+        #expect(try await context.count(FetchRequest(entityName: "Feedback")) == feedback)
         try await container.close()
     }
 }

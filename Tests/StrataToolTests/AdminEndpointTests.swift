@@ -131,3 +131,29 @@ struct StructuredLogTests {
         #expect(!server.log.contains("secret-token-123"))
     }
 }
+
+@Suite("The bundled sample", .timeLimit(.minutes(1)))
+struct SampleSeedTests {
+    @Test("New sample stores get a dozen books and their feedback, once; --empty skips them")
+    func seeded() throws {
+        let server = try LiveServer.start(sample: true)
+        let cli = CLI(server: server)
+        #expect(try cli.succeed(["count", "Book"]).trimmingCharacters(in: .whitespacesAndNewlines) == "12")
+        let feedback = Int(try cli.succeed(["count", "Feedback"]).trimmingCharacters(in: .whitespacesAndNewlines)) ?? 0
+        #expect(feedback > 12)
+        #expect(try cli.succeed(["fetch", "Book", "--sort", "title", "--limit", "1"]).contains("A Field Guide to Clouds"))
+        #expect(server.log.contains("wrote a dozen books"))
+        // A second server on the same stores does not seed again.
+        let shared = server.dataDirectory.appendingPathComponent("data")
+        server.stop(removingFiles: false)
+        defer { try? FileManager.default.removeItem(at: server.dataDirectory) }
+        let again = try LiveServer.start(dataDirectory: shared, sample: true)
+        defer { again.stop() }
+        #expect(try CLI(server: again).succeed(["count", "Book"]).trimmingCharacters(in: .whitespacesAndNewlines) == "12")
+        #expect(!again.log.contains("wrote a dozen books"))
+
+        let empty = try LiveServer.start(["--empty"])
+        defer { empty.stop() }
+        #expect(try CLI(server: empty).succeed(["count", "Book"]).trimmingCharacters(in: .whitespacesAndNewlines) == "0")
+    }
+}

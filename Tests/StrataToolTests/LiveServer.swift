@@ -21,14 +21,15 @@ final class LiveServer {
     /// same one share their store files), else to a fresh directory.
     /// With `descriptorLimit`, the server runs with that limit on open
     /// file descriptors, soft and hard (`ulimit -n`).
-    static func start(_ arguments: [String] = [], dataDirectory shared: URL? = nil, descriptorLimit: Int? = nil) throws -> LiveServer {
+    static func start(_ arguments: [String] = [], dataDirectory shared: URL? = nil, descriptorLimit: Int? = nil, sample: Bool = false) throws -> LiveServer {
         let executable = try #require(Executables.url("strata-server"), "build strata-server first (swift build)")
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("strata-live-\(UUID().uuidString)", isDirectory: true)
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         let logFile = directory.appendingPathComponent("server.log")
         _ = FileManager.default.createFile(atPath: logFile.path, contents: nil)
         let process = Process()
-        let serverArguments = ["--port", "0", "--data-dir", (shared ?? directory.appendingPathComponent("data")).path] + arguments
+        // Empty stores unless the test wants the sample's books.
+        let serverArguments = ["--port", "0", "--data-dir", (shared ?? directory.appendingPathComponent("data")).path] + (sample ? [] : ["--empty"]) + arguments
         if let descriptorLimit {
             process.executableURL = URL(fileURLWithPath: "/bin/bash")
             process.arguments = ["-c", "ulimit -n \(descriptorLimit) && exec \"$0\" \"$@\"", executable.path] + serverArguments

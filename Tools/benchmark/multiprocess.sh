@@ -35,7 +35,7 @@ start_servers() { # $1 data dir, $2 count
     SERVER_PIDS=()
     for i in $(seq 0 $(($2 - 1))); do
         port=$((BASE_PORT + i))
-        "$BIN/strata-server" --port "$port" --data-dir "$1" --log-level warning --idle-timeout 0 \
+        "$BIN/strata-server" --port "$port" --data-dir "$1" --empty --log-level warning --idle-timeout 0 \
             --history-consumer "bench-$i" > "$WORK/server-$i.log" 2>&1 &
         SERVER_PIDS+=($!)
         PIDS+=($!)
