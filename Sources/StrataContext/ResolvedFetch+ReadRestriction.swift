@@ -17,7 +17,7 @@ extension ResolvedFetch {
             }
         }
         var fetch = self
-        var rewriter = ReadRestrictionRewriter(restriction: restriction, fetchEntity: entityName)
+        let rewriter = ReadRestrictionRewriter(restriction: restriction)
         let limited = try rewriter.rewrite(predicate)
         let own = try restriction(entityName)
         fetch.predicate = QueryPredicate.conjunction([limited, own])
@@ -48,9 +48,8 @@ extension QueryPredicate {
 /// one the caller may read (see ``ResolvedFetch/restricted(by:)``).
 struct ReadRestrictionRewriter {
     let restriction: ReadRestriction
-    let fetchEntity: String
 
-    mutating func rewrite(_ predicate: QueryPredicate) throws -> QueryPredicate {
+    func rewrite(_ predicate: QueryPredicate) throws -> QueryPredicate {
         switch predicate {
         case .constant:
             return predicate
@@ -79,7 +78,7 @@ struct ReadRestrictionRewriter {
     }
 
     /// The operand rewritten; the to-one chains it reads are added to `chains`.
-    private mutating func rewrite(_ operand: QueryOperand, chains: inout [[RelationshipStep]], references: inout [[RelationshipStep]]) throws -> QueryOperand {
+    private func rewrite(_ operand: QueryOperand, chains: inout [[RelationshipStep]], references: inout [[RelationshipStep]]) throws -> QueryOperand {
         switch operand {
         case .constant, .list:
             return operand
@@ -89,7 +88,7 @@ struct ReadRestrictionRewriter {
         case .object(let steps):
             // The last step is the reference itself, a value of the object
             // before it; a reference to an object the caller may not read
-            // compares as nil.
+            // compares as neither nil nor that object.
             chains += prefixes(Array(steps.dropLast()))
             if !steps.isEmpty { references.append(steps) }
             return operand

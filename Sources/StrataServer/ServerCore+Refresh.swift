@@ -14,8 +14,13 @@ extension ServerCore {
         }
         // An object the caller may not read is answered as one that does
         // not exist: existence does not leak.
-        let readable = try await readableIDs(asked, policy: policy)
-        let hidden = Set(asked.filter { !readable.contains($0) })
+        let hidden: Set<ObjectID>
+        if policy != nil {
+            let readable = try await readableIDs(asked, policy: policy)
+            hidden = Set(asked.filter { !readable.contains($0) })
+        } else {
+            hidden = []
+        }
         let ids = asked
         let builder = ObjectStateBuilder(
             model: model,
