@@ -152,7 +152,7 @@ final class ServerCore: Sendable {
             guard let first = group.first, let store = coordinator.store(identifier: first.storeIdentifier) else { continue }
             let restriction = try policy.predicate(.read, for: first.entityName)
             if restriction == .constant(false) { continue }
-            let selected = QueryPredicate.compare(QueryComparison(lhs: .object([]), op: .in, rhs: .list(group.map { .object($0) }), domain: .object))
+            let selected = QueryPredicate.objects(in: group)
             let fetch = ResolvedFetch(entityName: first.entityName, predicate: restriction == .constant(true) ? selected : .and([selected, restriction]))
             readable.formUnion(try await store.fetchObjectIDs(fetch))
         }

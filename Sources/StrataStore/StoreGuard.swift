@@ -40,7 +40,7 @@ public struct StoreGuard: Sendable, Hashable {
     /// permanent IDs of ``objectIDs``).
     public func violations(among ids: [ObjectID]) -> ResolvedFetch {
         var fetch = violation
-        let selected = QueryPredicate.compare(QueryComparison(lhs: .object([]), op: .in, rhs: .list(ids.map { .object($0) }), domain: .object))
+        let selected = QueryPredicate.objects(in: ids)
         fetch.predicate = .and([selected, violation.predicate])
         fetch.sortKeys = []
         fetch.limit = nil

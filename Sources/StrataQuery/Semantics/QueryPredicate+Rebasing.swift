@@ -1,3 +1,5 @@
+import StrataModel
+
 extension QueryPredicate {
     /// The predicate judged from an object `chain` (to-one steps) before
     /// the one it is about: `name == 'x'` on Writer, rebased onto
@@ -49,5 +51,12 @@ extension CollectionPath {
     /// The path taken from an object `chain` before its start.
     public func rebased(onto chain: [RelationshipStep]) -> CollectionPath {
         CollectionPath(toOneSteps: chain + toOneSteps, toMany: toMany)
+    }
+}
+
+extension QueryPredicate {
+    /// `SELF IN ids`: the objects among `ids`.
+    public static func objects(in ids: [ObjectID]) -> QueryPredicate {
+        .compare(QueryComparison(lhs: .object([]), op: .in, rhs: .list(ids.map { .object($0) }), domain: .object))
     }
 }
