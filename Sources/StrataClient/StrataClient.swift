@@ -220,7 +220,7 @@ public actor StrataClient {
         return frame
     }
 
-    private nonisolated func send(_ request: Strata_V1_ClientFrame.OneOf_Request) async throws -> ClientConnection.Responses {
+    nonisolated func send(_ request: Strata_V1_ClientFrame.OneOf_Request) async throws -> ClientConnection.Responses {
         let connection = try await currentConnection()
         return try await connection.send(makeFrame(request))
     }
@@ -373,7 +373,7 @@ public actor StrataClient {
         delay / 2 + delay / 2 * Double.random(in: 0...1)
     }
 
-    private nonisolated func unexpected(_ frame: Strata_V1_ServerFrame, _ expected: String) -> StrataClientError {
+    nonisolated func unexpected(_ frame: Strata_V1_ServerFrame, _ expected: String) -> StrataClientError {
         StrataClientError(.internal, "expected a \(expected) response, the server sent \(String(describing: frame.response))")
     }
 }

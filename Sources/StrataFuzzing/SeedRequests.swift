@@ -66,6 +66,7 @@ public enum SeedRequests {
             "refresh": .with { $0.requestID = 8; $0.refresh = .with { $0.ids = ["strata://00000000-0000-0000-0000-000000000000/Book/p1"] } },
             "subscribe": .with { $0.requestID = 9; $0.subscribe = .with { $0.entity = "Book"; $0.predicate = "price < 2" } },
             "history": .with { $0.requestID = 10; $0.history = .with { $0.limit = 5 } },
+            "backup": .with { $0.requestID = 11; $0.backup = .with { $0.store = "Book" } },
         ]
         return try frames.mapValues { try $0.serializedBytes() }
     }

@@ -70,6 +70,12 @@ package struct RequestProbe: Sendable {
                 throw WireError(.notFound, "no subscription \(unsubscribe.subscriptionID) on this connection")
             case .history(let history)?:
                 _ = try await core.history(history)
+            case .backup(let backup)?:
+                let frames = NIOLockedValueBox(0)
+                try await core.backup(backup) { _, more in
+                    if more { frames.withLockedValue { $0 += 1 } }
+                }
+                outcome.frames = frames.withLockedValue { $0 }
             case nil:
                 throw WireError(.unimplemented, "request \(frame.requestID) names no operation this server knows")
             }

@@ -38,22 +38,10 @@ extension ServerCore {
         }
     }
 
-    /// The store a history request names: by identifier, by configuration,
-    /// or the only one.
+    /// The store a history request names (see ``namedStore(_:)``), if it
+    /// records history.
     private func historyStore(named name: String) throws -> any HistoryTrackingStore {
-        let stores = coordinator.stores
-        let found: (any PersistentStore)?
-        if name.isEmpty {
-            guard stores.count == 1 else {
-                throw WireError(.invalidArgument, "the server has \(stores.count) stores (\(stores.map { $0.configurationName ?? $0.identifier }.joined(separator: ", "))): name one by configuration or identifier")
-            }
-            found = stores.first
-        } else {
-            found = coordinator.store(identifier: name) ?? stores.first { $0.configurationName == name }
-        }
-        guard let found else {
-            throw WireError(.notFound, "no store named '\(name)' (stores: \(stores.map { $0.configurationName ?? $0.identifier }.joined(separator: ", ")))", strataCode: StrataError.Code.invalidValue.rawValue)
-        }
+        let found = try namedStore(name)
         guard let tracking = found as? any HistoryTrackingStore else {
             throw WireError(.failedPrecondition, "store \(found.storeDescription.displayName) (\(found.storeDescription.type.rawValue)) does not record persistent history; only SQLite stores do")
         }

@@ -3,6 +3,7 @@ import Histogram
 import Metrics
 import NIOConcurrencyHelpers
 import StrataWire
+import Synchronization
 
 /// The server's own figures for the Stats operation (connections, requests
 /// and errors per operation, latency percentiles), also reported to
@@ -29,6 +30,9 @@ final class ServerStats: Sendable {
     }
 
     private let state = NIOLockedValueBox(State())
+    /// Requests being run on the async side now (gets the event loop
+    /// answers from the row cache are done as they are read).
+    private let inFlight = Atomic<Int>(0)
     let started = ContinuousClock.now
     /// swift-metrics handles per operation, made once (making them looks
     /// up the factory and allocates).
@@ -67,6 +71,15 @@ final class ServerStats: Sendable {
         if failed { handles.errors.increment() }
         handles.duration.recordNanoseconds(Int64(micros) * 1000)
     }
+
+    /// A request began running (``requestFinished()`` follows).
+    func requestStarted() { inFlight.add(1, ordering: .relaxed) }
+
+    /// A request finished.
+    func requestFinished() { inFlight.subtract(1, ordering: .relaxed) }
+
+    /// Requests running now.
+    var requestsInFlight: Int { inFlight.load(ordering: .relaxed) }
 
     /// Counts a new connection unless `limit` are open already (one
     /// check-and-count, so simultaneous arrivals cannot pass the limit).

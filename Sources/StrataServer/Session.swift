@@ -71,7 +71,11 @@ actor Session {
         let operation = Self.operationName(frame.request)
         var failed = false
         let span = Self.startSpan(operation: operation, requestID: requestID, request: frame.request)
-        defer { span.end() }
+        core.stats.requestStarted()
+        defer {
+            core.stats.requestFinished()
+            span.end()
+        }
         do {
             guard requestID != 0 else {
                 throw WireError(.invalidArgument, "request_id 0 is reserved for server pushes")
@@ -118,6 +122,19 @@ actor Session {
                 }
                 let response = try await core.history(history)
                 try await writer.send(requestID: requestID, .history(response))
+            case .backup(let backup)?:
+                if let policy = writer.state.policy {
+                    throw StrataError(.accessDenied, "backup is for the admin role while access rules are in force (a copy holds every object); \(policy.identity.subject) is not admin")
+                }
+                // A backup streams like a large fetch: it takes a slot.
+                let writer = self.writer
+                let slots = writer.state.fetchSlots
+                await slots.acquire()
+                defer { slots.release() }
+                try await core.backup(backup) { chunk, more in
+                    try Task.checkCancellation()
+                    try await writer.send(requestID: requestID, more: more, .backup(chunk))
+                }
             case nil:
                 throw WireError(.unimplemented, "request \(requestID) names no operation this server knows (protocol \(WireProtocol.version.major).\(WireProtocol.version.minor))")
             }
@@ -189,6 +206,7 @@ actor Session {
         case .unsubscribe?: "unsubscribe"
         case .stats?: "stats"
         case .history?: "history"
+        case .backup?: "backup"
         case nil: "unknown"
         }
     }

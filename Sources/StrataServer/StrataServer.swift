@@ -8,6 +8,7 @@ import NIOSSL
 import ServiceLifecycle
 import StrataContext
 import StrataQuery
+import StrataStore
 import StrataWire
 
 /// The Strata network server: serves a coordinator's model and stores to
@@ -180,20 +181,36 @@ public actor StrataServer: Service {
         logger.info("strata-server stopped")
     }
 
-    /// Records the figures that are read rather than counted (open
-    /// subscriptions, row-cache hits, misses and size, store sizes) into
-    /// swift-metrics gauges: call before a metrics backend renders them
-    /// (`GET /metrics`).
-    public nonisolated func recordGauges() {
+    /// Records the figures that are read rather than counted into
+    /// swift-metrics gauges: open subscriptions and connections, requests in
+    /// flight, row-cache hits, misses and size, store sizes, each SQLite
+    /// store's write-ahead log size, and how many history transactions
+    /// each consumer of a store has yet to merge. Call before a metrics
+    /// backend renders them (`GET /metrics`).
+    public nonisolated func recordGauges() async {
         let stats = core.statsResponse()
         Gauge(label: "strata_subscriptions").record(Int(stats.subscriptions))
         Gauge(label: "strata_connections_open").record(Int(stats.connectionsOpen))
+        Gauge(label: "strata_requests_in_flight").record(core.stats.requestsInFlight)
         let cache = core.coordinator.rowCache.statistics
         Gauge(label: "strata_row_cache_hits").record(Int(clamping: cache.hits))
         Gauge(label: "strata_row_cache_misses").record(Int(clamping: cache.misses))
         Gauge(label: "strata_row_cache_rows").record(cache.count)
         for store in stats.stores {
             Gauge(label: "strata_store_size_bytes", dimensions: [("store", store.configuration.isEmpty ? store.storeID : store.configuration)]).record(Int(clamping: store.sizeBytes))
+        }
+        for store in core.coordinator.stores {
+            let name = store.configurationName ?? "default"
+            if store.storeDescription.type == .sqlite, let url = store.storeDescription.url {
+                let wal = (try? FileManager.default.attributesOfItem(atPath: url.path + "-wal"))?[.size] as? NSNumber
+                Gauge(label: "strata_wal_size_bytes", dimensions: [("store", name)]).record(wal?.intValue ?? 0)
+            }
+            guard let history = store as? any HistoryTrackingStore, let current = try? await history.currentHistoryToken(),
+                  let consumers = try? await history.consumers() else { continue }
+            for consumer in consumers {
+                Gauge(label: "strata_history_backlog", dimensions: [("store", name), ("consumer", consumer.name)])
+                    .record(max(0, current.value - consumer.token.value))
+            }
         }
     }
 

@@ -8,6 +8,6 @@ public enum StrataVersion {
     /// The protocol version as `major.minor`.
     public static var wireProtocol: String { "\(WireProtocol.version.major).\(WireProtocol.version.minor)" }
 
-    /// `0.9.0 (protocol 1.3)`, as `--version` prints it.
+    /// `0.9.0 (protocol 1.4)`, as `--version` prints it.
     public static var description: String { "\(software) (protocol \(wireProtocol))" }
 }

@@ -4,7 +4,7 @@ public enum WireProtocol {
     /// version is refused; minor versions only add fields and operations.
     public static let version = Strata_V1_ProtocolVersion.with {
         $0.major = 1
-        $0.minor = 3
+        $0.minor = 4
     }
     /// The port `strata-server` listens on by default.
     public static let defaultPort = 7420

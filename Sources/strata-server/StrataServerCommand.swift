@@ -20,11 +20,21 @@ struct StrataServerCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "strata-server",
         abstract: "Serve a Strata model and its stores over TCP.",
+        usage: """
+            strata-server [<options>]
+              strata-server restore <backup> --to <store-file>
+            """,
         discussion: """
         With no --model, serves the bundled Books & Feedback sample from two \
         SQLite stores (Books.sqlite, Feedback.sqlite) under --data-dir.
+
+        Every option can also come from the environment: STRATA_SERVER_ and the \
+        option's name in capitals, e.g. STRATA_SERVER_DATA_DIR, STRATA_SERVER_PORT, \
+        STRATA_SERVER_EMPTY=1; STRATA_SERVER_STORE takes several values separated by ';'. \
+        The admin token: STRATA_AUTH_TOKEN. The command line wins.
         """,
-        version: StrataVersion.description
+        version: StrataVersion.description,
+        subcommands: [RestoreCommand.self]
     )
 
     @Option(help: "An Xcode model (.xcdatamodeld, .xcdatamodel or its contents file).")
@@ -102,6 +112,18 @@ struct StrataServerCommand: AsyncParsableCommand {
     @Option(help: "Milliseconds a SQLite store waits (and retries with backoff) for another connection's or process's lock before answering 134090.")
     var busyTimeout: Int = 5_000
 
+    /// Parses the command line after the options the environment gives
+    /// (``EnvironmentOptions``), then runs.
+    static func main() async {
+        let arguments: [String]
+        do {
+            arguments = try EnvironmentOptions.arguments(Array(CommandLine.arguments.dropFirst()), environment: ProcessInfo.processInfo.environment)
+        } catch {
+            exit(withError: error)
+        }
+        await main(arguments)
+    }
+
     /// Ten years of hours: far beyond any retention, far below an overflow.
     static let maximumRetentionHours = 10 * 366 * 24
     /// A day of seconds, the longest interval or timeout the options take.
@@ -154,7 +176,9 @@ struct StrataServerCommand: AsyncParsableCommand {
         let logger = Logger(label: "strata.server")
         logger.info("strata-server \(StrataVersion.description)")
         // swift-metrics into Prometheus's registry, rendered by GET /metrics.
-        let metrics = PrometheusMetricsFactory()
+        var metrics = PrometheusMetricsFactory()
+        // Saves per group commit: one to a few hundred.
+        metrics.valueHistogramBuckets["strata_commit_group_size"] = [1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024]
         if adminPort != nil { MetricsSystem.bootstrap(metrics) }
         // Security first: a server that would start unprotected by mistake
         // must not have opened (and perhaps migrated) anything yet.
@@ -258,7 +282,7 @@ struct StrataServerCommand: AsyncParsableCommand {
         if let adminPort {
             let endpoint = AdminServer(host: adminHost, port: adminPort, endpoints: AdminServer.Endpoints(
                 metrics: { [registry = metrics.registry] in
-                    server.recordGauges()
+                    await server.recordGauges()
                     return registry.emitToString()
                 },
                 readiness: { await server.readiness() }

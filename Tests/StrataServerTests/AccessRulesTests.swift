@@ -203,6 +203,12 @@ struct AccessRulesTests {
         let history = await #expect(throws: StrataClientError.self) { _ = try await bob.history(store: "Book") }
         #expect(history?.code == .permissionDenied)
         #expect(try await admin.history(store: "Book").transactions.isEmpty == false)
+        // So is a backup (a copy holds every object).
+        let copy = server.directory.appendingPathComponent("bob.backup")
+        let backup = await #expect(throws: StrataClientError.self) { _ = try await bob.backup(store: "Book", to: copy) }
+        #expect(backup?.code == .permissionDenied)
+        #expect(!FileManager.default.fileExists(atPath: copy.path) && !FileManager.default.fileExists(atPath: copy.path + ".partial"))
+        #expect(try await admin.backup(store: "Book", to: copy).byteCount > 0)
 
         // Subscriptions: another's book never reaches Bob; his book leaving
         // his sight is a deletion; a deletion he could not see is not told.

@@ -64,7 +64,7 @@ struct ProtocolExactnessTests {
         }
         let requests: [Strata_V1_ClientFrame.OneOf_Request?] = [
             .hello(.init()), .ping(.init()), .getModel(.init()), .fetch(.init()), .save(.init()), .refresh(.init()),
-            .subscribe(.init()), .unsubscribe(.init()), .stats(.init()), .history(.init()), nil,
+            .subscribe(.init()), .unsubscribe(.init()), .stats(.init()), .history(.init()), .backup(.init()), nil,
         ]
         let recorded = Set(requests.map(Session.operationName))
         #expect(documented == documented.sorted(), "the document lists them sorted")

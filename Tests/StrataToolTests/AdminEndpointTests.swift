@@ -30,9 +30,18 @@ struct AdminEndpointTests {
         return 0
     }
 
+    /// The value of the first line of `metric` whose labels contain each of `labels`.
+    static func value(_ metric: String, _ labels: [String] = [], in text: String) -> Double? {
+        for line in text.split(separator: "\n") where line.hasPrefix(metric + "{") || line.hasPrefix(metric + " ") {
+            guard labels.allSatisfy({ line.contains($0) }) else { continue }
+            if let value = line.split(separator: " ").last.flatMap({ Double($0) }) { return value }
+        }
+        return nil
+    }
+
     @Test("/health, /ready and /metrics answer; the figures move with requests")
     func scrape() async throws {
-        let server = try LiveServer.start(["--admin-port", "0"])
+        let server = try LiveServer.start(["--admin-port", "0", "--history-consumer", "scraped"])
         defer { server.stop() }
         let port = try #require(Self.adminPort(in: server.log), "\(server.log)")
         #expect(try await Self.get(port, "/health") == (200, "ok\n"))
@@ -46,9 +55,17 @@ struct AdminEndpointTests {
         let after = try await Self.get(port, "/metrics").1
         #expect(Self.requests("ping", in: after) - Self.requests("ping", in: before) == 3, "\(after)")
         #expect(Self.requests("fetch", in: after) >= 1)
-        for name in ["strata_request_duration", "strata_connections_open", "strata_subscriptions", "strata_row_cache_hits", "strata_store_size_bytes"] {
+        for name in ["strata_request_duration", "strata_connections_open", "strata_subscriptions", "strata_row_cache_hits", "strata_store_size_bytes", "strata_requests_in_flight", "strata_wal_checkpoints_total"] {
             #expect(after.contains(name), "\(name) missing from /metrics")
         }
+        // Saves: group commits of the Book store, its log, and the history
+        // its consumer (this server) has yet to merge.
+        for index in 0..<3 { _ = try cli.insertBook("Scraped \(index)") }
+        let saved = try await Self.get(port, "/metrics").1
+        #expect((Self.value("strata_commit_group_size_count", ["store=\"Book\""], in: saved) ?? 0) >= 3, "\(saved)")
+        #expect((Self.value("strata_commit_duration_count", ["store=\"Book\""], in: saved) ?? 0) >= 3)
+        #expect((Self.value("strata_wal_size_bytes", ["store=\"Book\""], in: saved) ?? 0) > 0)
+        #expect(Self.value("strata_history_backlog", ["store=\"Book\"", "consumer=\"scraped\""], in: saved) != nil, "\(saved)")
         #expect(try await Self.get(port, "/nothing").0 == 404)
         #expect(try await Self.get(port, "/metrics", method: "POST").0 == 405)
     }
@@ -66,7 +83,7 @@ struct VersionTests {
     @Test("--version on every tool; the hello and Stats carry the server's version")
     func versions() throws {
         let expected = try #require(try Executables.run("strata-server", ["--version"]).stdout.split(separator: "\n").first.map(String.init))
-        #expect(expected.hasSuffix("(protocol 1.3)"))
+        #expect(expected.hasSuffix("(protocol 1.4)"))
         #expect(try Executables.run("strata", ["--version"]).stdout.hasPrefix(expected))
         #expect(try Executables.run("strata-bench", ["--version"]).stdout.hasPrefix(expected))
         let software = String(expected.prefix { $0 != " " })

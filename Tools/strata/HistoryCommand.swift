@@ -15,7 +15,7 @@ struct HistoryCommand: ClientCommand {
 
     @OptionGroup(title: "Connection") var connection: ConnectionOptions
 
-    @Option(help: "The store, by configuration or identifier (needed when the server has several).")
+    @Option(help: "The store, by configuration, entity or identifier (needed when the server has several).")
     var store: String = ""
 
     @Option(help: "Only transactions after this token (default: from the oldest kept).")

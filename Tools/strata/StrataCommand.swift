@@ -24,7 +24,7 @@ struct StrataCommand: AsyncParsableCommand {
             PingCommand.self, ModelCommand.self, FetchCommand.self, CountCommand.self,
             InsertCommand.self, UpdateCommand.self, DeleteCommand.self, RefreshCommand.self,
             WatchCommand.self, StatsCommand.self, HistoryCommand.self, ShellCommand.self,
-            AuthCommand.self,
+            BackupCommand.self, AuthCommand.self,
         ]
     )
 }

@@ -34,9 +34,9 @@ public actor BinaryStore: PersistentStore {
     public nonisolated let entityNames: Set<String>
 
     private let path: String
-    private let schema: StoredSchema
+    let schema: StoredSchema
     private let fault: StoreFile.FaultHook?
-    private var storage: MemoryStorage
+    var storage: MemoryStorage
     private var lock: StoreFileLock?
 
     /// Opens (creating if missing) the store file the description names.
@@ -142,7 +142,7 @@ public actor BinaryStore: PersistentStore {
         storage = MemoryStorage(identifier: identifier, layout: storage.layout)
     }
 
-    private func checkOpen() throws(StrataError) {
+    func checkOpen() throws(StrataError) {
         guard lock != nil else {
             throw StrataError(.storeOpen, "\(path): the store is closed")
         }
@@ -150,7 +150,7 @@ public actor BinaryStore: PersistentStore {
 
     // MARK: - File
 
-    private static func write(
+    static func write(
         _ storage: MemoryStorage,
         schema: StoredSchema,
         model: ObjectModel,

@@ -20,7 +20,7 @@ public actor InMemoryStore: PersistentStore {
     /// The configuration's entities and their subentities.
     public nonisolated let entityNames: Set<String>
 
-    private var storage: MemoryStorage
+    var storage: MemoryStorage
     private var isClosed = false
 
     /// Opens an empty store for the description's configuration. Fails with
@@ -85,7 +85,7 @@ public actor InMemoryStore: PersistentStore {
         storage = MemoryStorage(identifier: identifier, layout: storage.layout)
     }
 
-    private func checkOpen() throws(StrataError) {
+    func checkOpen() throws(StrataError) {
         if isClosed {
             throw StrataError(.storeOpen, "store \(storeDescription.displayName) is closed")
         }

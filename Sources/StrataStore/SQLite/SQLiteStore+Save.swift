@@ -99,6 +99,8 @@ extension SQLiteStore {
         while let group = saveQueue.nextGroup() {
             let changes = group.map { StreamedChanges(changes: $0.changes, feed: $0.feed) }
             var results: [Result<StoreSaveResult, any Error>]
+            let groupStarted = clock.now
+            defer { metrics.recordCommit(saves: group.count, duration: groupStarted.duration(to: clock.now)) }
             do {
                 results = try SQLiteBusyRetry.runBlocking(deadline: storeDescription.busyTimeout) {
                     try Self.write(changes, db: db, mapping: mapping, identifier: identifier, path: path, history: history)
@@ -111,7 +113,7 @@ extension SQLiteStore {
                     error as? StrataError ?? strataError(error, failure: .storeSave, operation: "save")
                 })
             }
-            walMonitor.checkpointIfNeeded(db)
+            if walMonitor.checkpointIfNeeded(db) { metrics.checkpoints.increment() }
             if started.duration(to: clock.now) > Self.drainSlice {
                 database.asyncWriteWithoutTransaction { db in self.drain(db, database: database) }
                 return

@@ -68,6 +68,8 @@ public actor SQLiteStore: InsertStreamingStore {
     /// How many saves wait for the next group (for tests that must know a
     /// group was formed).
     nonisolated var queuedSaveCount: Int { saveQueue.count }
+    /// Group-commit and checkpoint figures (swift-metrics).
+    nonisolated let metrics: SQLiteStoreMetrics
     /// Whether saves record persistent history (the file has its tables).
     public nonisolated let recordsHistory: Bool
     /// Identifies this open instance in the history it writes.
@@ -105,6 +107,7 @@ public actor SQLiteStore: InsertStreamingStore {
         self.decoder = SQLiteRowDecoder(mapping: mapping, storeIdentifier: opened.identifier, path: path)
         self.database = opened.database
         self.walMonitor = opened.walMonitor
+        self.metrics = SQLiteStoreMetrics(configuration: description.configuration)
         self.recordsHistory = recordsHistory
     }
 

@@ -28,19 +28,21 @@ final class SQLiteWALMonitor: Sendable {
     /// How many checkpoints ``checkpointIfNeeded(_:)`` ran.
     var checkpointCount: Int { checkpoints.load(ordering: .relaxed) }
 
-    /// On the writer connection, between transactions: a passive
+    /// On the writer connection, between transactions (true when it ran): a passive
     /// checkpoint (it never waits for readers; what it cannot copy now a
     /// later one copies) when the log has passed ``checkpointFrames``. Its
     /// failure only leaves the log longer. The next commit reports the
     /// log's size again (a log that readers kept from being reset is
     /// checkpointed again after that commit, as SQLite's automatic
     /// checkpoint does).
-    func checkpointIfNeeded(_ db: Database) {
-        guard needsCheckpoint else { return }
+    @discardableResult
+    func checkpointIfNeeded(_ db: Database) -> Bool {
+        guard needsCheckpoint else { return false }
         _ = try? db.checkpoint(.passive)
         // On the writer, so no commit's report comes in between.
         frames.store(0, ordering: .relaxed)
         checkpoints.add(1, ordering: .relaxed)
+        return true
     }
 
     /// Installs the hook on the writer connection. The hook holds this

@@ -307,6 +307,14 @@ public nonisolated struct Strata_V1_ClientFrame: Sendable {
     set {request = .history(newValue)}
   }
 
+  public var backup: Strata_V1_BackupRequest {
+    get {
+      if case .backup(let v)? = request {return v}
+      return Strata_V1_BackupRequest()
+    }
+    set {request = .backup(newValue)}
+  }
+
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
   public nonisolated enum OneOf_Request: Equatable, Sendable {
@@ -320,6 +328,7 @@ public nonisolated struct Strata_V1_ClientFrame: Sendable {
     case unsubscribe(Strata_V1_UnsubscribeRequest)
     case stats(Strata_V1_StatsRequest)
     case history(Strata_V1_HistoryRequest)
+    case backup(Strata_V1_BackupRequest)
 
   }
 
@@ -452,6 +461,14 @@ public nonisolated struct Strata_V1_ServerFrame: @unchecked Sendable {
     set {_uniqueStorage()._response = .notification(newValue)}
   }
 
+  public var backup: Strata_V1_BackupChunk {
+    get {
+      if case .backup(let v)? = _storage._response {return v}
+      return Strata_V1_BackupChunk()
+    }
+    set {_uniqueStorage()._response = .backup(newValue)}
+  }
+
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
   public nonisolated enum OneOf_Response: Equatable, Sendable {
@@ -466,6 +483,7 @@ public nonisolated struct Strata_V1_ServerFrame: @unchecked Sendable {
     case stats(Strata_V1_StatsResponse)
     case history(Strata_V1_HistoryResponse)
     case notification(Strata_V1_ChangeNotification)
+    case backup(Strata_V1_BackupChunk)
 
   }
 
@@ -1476,7 +1494,8 @@ public nonisolated struct Strata_V1_HistoryRequest: Sendable {
   // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
   // methods supported on all messages.
 
-  /// The store: its identifier or its configuration name; empty when the
+  /// The store: its identifier, its configuration name or an entity it holds
+  /// (since 1.4); empty when the
   /// server has a single store.
   public var store: String = String()
 
@@ -1613,6 +1632,53 @@ public nonisolated struct Strata_V1_HistoryResponse: Sendable {
   public init() {}
 }
 
+/// A consistent copy of one store, made while saves go on, streamed in
+/// chunks. Admin only while access rules are in force.
+public nonisolated struct Strata_V1_BackupRequest: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  /// The store: its identifier, its configuration name, or the name of an
+  /// entity it holds; empty when the server has a single store.
+  public var store: String = String()
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
+}
+
+/// One piece of the copy. The frames of one backup carry the file's bytes
+/// in order (offset 0, then each chunk's end); the last (more_follows =
+/// false) also carries the SHA-256 of the whole file.
+public nonisolated struct Strata_V1_BackupChunk: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  /// The store copied (the copy keeps its identifier).
+  public var storeID: String = String()
+
+  /// The kind of store file: "sqlite" (a SQLite store's copy) or "binary"
+  /// (a binary store's, or an in-memory store's written as a binary store).
+  public var format: String = String()
+
+  /// The size of the whole file.
+  public var totalBytes: UInt64 = 0
+
+  /// Where data starts in the file.
+  public var offset: UInt64 = 0
+
+  public var data: Data = Data()
+
+  /// Last frame only: SHA-256 of the whole file.
+  public var sha256: Data = Data()
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
+}
+
 public nonisolated struct Strata_V1_StatsRequest: Sendable {
   // SwiftProtobuf.Message conformance is added in an extension below. See the
   // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
@@ -1719,7 +1785,7 @@ nonisolated extension Strata_V1_MergePolicy: SwiftProtobuf._ProtoNameProviding {
 
 nonisolated extension Strata_V1_ClientFrame: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".ClientFrame"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}request_id\0\u{2}\u{9}hello\0\u{1}ping\0\u{3}get_model\0\u{1}fetch\0\u{1}save\0\u{1}refresh\0\u{1}subscribe\0\u{1}unsubscribe\0\u{1}stats\0\u{1}history\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}request_id\0\u{2}\u{9}hello\0\u{1}ping\0\u{3}get_model\0\u{1}fetch\0\u{1}save\0\u{1}refresh\0\u{1}subscribe\0\u{1}unsubscribe\0\u{1}stats\0\u{1}history\0\u{1}backup\0")
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -1858,6 +1924,19 @@ nonisolated extension Strata_V1_ClientFrame: SwiftProtobuf.Message, SwiftProtobu
           self.request = .history(v)
         }
       }()
+      case 20: try {
+        var v: Strata_V1_BackupRequest?
+        var hadOneofValue = false
+        if let current = self.request {
+          hadOneofValue = true
+          if case .backup(let m) = current {v = m}
+        }
+        try decoder.decodeSingularMessageField(value: &v)
+        if let v = v {
+          if hadOneofValue {try decoder.handleConflictingOneOf()}
+          self.request = .backup(v)
+        }
+      }()
       default: break
       }
     }
@@ -1912,6 +1991,10 @@ nonisolated extension Strata_V1_ClientFrame: SwiftProtobuf.Message, SwiftProtobu
       guard case .history(let v)? = self.request else { preconditionFailure() }
       try visitor.visitSingularMessageField(value: v, fieldNumber: 19)
     }()
+    case .backup?: try {
+      guard case .backup(let v)? = self.request else { preconditionFailure() }
+      try visitor.visitSingularMessageField(value: v, fieldNumber: 20)
+    }()
     case nil: break
     }
     try unknownFields.traverse(visitor: &visitor)
@@ -1927,7 +2010,7 @@ nonisolated extension Strata_V1_ClientFrame: SwiftProtobuf.Message, SwiftProtobu
 
 nonisolated extension Strata_V1_ServerFrame: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".ServerFrame"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}request_id\0\u{1}status\0\u{3}more_follows\0\u{2}\u{7}hello\0\u{1}ping\0\u{1}model\0\u{1}fetch\0\u{1}save\0\u{1}refresh\0\u{1}subscribe\0\u{1}unsubscribe\0\u{1}stats\0\u{1}history\0\u{1}notification\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}request_id\0\u{1}status\0\u{3}more_follows\0\u{2}\u{7}hello\0\u{1}ping\0\u{1}model\0\u{1}fetch\0\u{1}save\0\u{1}refresh\0\u{1}subscribe\0\u{1}unsubscribe\0\u{1}stats\0\u{1}history\0\u{1}notification\0\u{1}backup\0")
 
   fileprivate class _StorageClass {
     var _requestID: UInt64 = 0
@@ -2112,6 +2195,19 @@ nonisolated extension Strata_V1_ServerFrame: SwiftProtobuf.Message, SwiftProtobu
             _storage._response = .notification(v)
           }
         }()
+        case 21: try {
+          var v: Strata_V1_BackupChunk?
+          var hadOneofValue = false
+          if let current = _storage._response {
+            hadOneofValue = true
+            if case .backup(let m) = current {v = m}
+          }
+          try decoder.decodeSingularMessageField(value: &v)
+          if let v = v {
+            if hadOneofValue {try decoder.handleConflictingOneOf()}
+            _storage._response = .backup(v)
+          }
+        }()
         default: break
         }
       }
@@ -2177,6 +2273,10 @@ nonisolated extension Strata_V1_ServerFrame: SwiftProtobuf.Message, SwiftProtobu
       case .notification?: try {
         guard case .notification(let v)? = _storage._response else { preconditionFailure() }
         try visitor.visitSingularMessageField(value: v, fieldNumber: 20)
+      }()
+      case .backup?: try {
+        guard case .backup(let v)? = _storage._response else { preconditionFailure() }
+        try visitor.visitSingularMessageField(value: v, fieldNumber: 21)
       }()
       case nil: break
       }
@@ -4358,6 +4458,91 @@ nonisolated extension Strata_V1_HistoryResponse: SwiftProtobuf.Message, SwiftPro
     if lhs.storeID != rhs.storeID {return false}
     if lhs.transactions != rhs.transactions {return false}
     if lhs.currentToken != rhs.currentToken {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension Strata_V1_BackupRequest: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".BackupRequest"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}store\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeSingularStringField(value: &self.store) }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    if !self.store.isEmpty {
+      try visitor.visitSingularStringField(value: self.store, fieldNumber: 1)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: Strata_V1_BackupRequest, rhs: Strata_V1_BackupRequest) -> Bool {
+    if lhs.store != rhs.store {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension Strata_V1_BackupChunk: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".BackupChunk"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}store_id\0\u{1}format\0\u{3}total_bytes\0\u{1}offset\0\u{1}data\0\u{1}sha256\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeSingularStringField(value: &self.storeID) }()
+      case 2: try { try decoder.decodeSingularStringField(value: &self.format) }()
+      case 3: try { try decoder.decodeSingularUInt64Field(value: &self.totalBytes) }()
+      case 4: try { try decoder.decodeSingularUInt64Field(value: &self.offset) }()
+      case 5: try { try decoder.decodeSingularBytesField(value: &self.data) }()
+      case 6: try { try decoder.decodeSingularBytesField(value: &self.sha256) }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    if !self.storeID.isEmpty {
+      try visitor.visitSingularStringField(value: self.storeID, fieldNumber: 1)
+    }
+    if !self.format.isEmpty {
+      try visitor.visitSingularStringField(value: self.format, fieldNumber: 2)
+    }
+    if self.totalBytes != 0 {
+      try visitor.visitSingularUInt64Field(value: self.totalBytes, fieldNumber: 3)
+    }
+    if self.offset != 0 {
+      try visitor.visitSingularUInt64Field(value: self.offset, fieldNumber: 4)
+    }
+    if !self.data.isEmpty {
+      try visitor.visitSingularBytesField(value: self.data, fieldNumber: 5)
+    }
+    if !self.sha256.isEmpty {
+      try visitor.visitSingularBytesField(value: self.sha256, fieldNumber: 6)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: Strata_V1_BackupChunk, rhs: Strata_V1_BackupChunk) -> Bool {
+    if lhs.storeID != rhs.storeID {return false}
+    if lhs.format != rhs.format {return false}
+    if lhs.totalBytes != rhs.totalBytes {return false}
+    if lhs.offset != rhs.offset {return false}
+    if lhs.data != rhs.data {return false}
+    if lhs.sha256 != rhs.sha256 {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }

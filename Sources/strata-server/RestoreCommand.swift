@@ -1,0 +1,39 @@
+import ArgumentParser
+import Foundation
+import StrataModel
+import StrataStore
+import StrataWire
+
+/// `strata-server restore BACKUP --to STORE_FILE`: puts a backup made by
+/// `strata backup` in a store file's place, with the server stopped.
+struct RestoreCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "restore",
+        abstract: "Put a backup (strata backup) in a store file's place; stop the server first.",
+        discussion: """
+            Checks the backup (SQLite integrity and Strata metadata, or a binary store's header and \
+            checksums), refuses a store file that any process has open, keeps the store's current \
+            files as STORE_FILE.replaced-TIMESTAMP (with their -wal and -shm), and copies the backup \
+            in. Start the server as before: it opens the restored store.
+            """,
+        version: StrataVersion.description
+    )
+
+    @Argument(help: "The backup file.")
+    var backup: String
+
+    @Option(help: ArgumentHelp("The store file to replace (e.g. strata-data/Books.sqlite).", valueName: "file"))
+    var to: String
+
+    func run() throws {
+        umask(0o077)
+        do {
+            let outcome = try StoreRestore.restore(from: URL(fileURLWithPath: backup), to: URL(fileURLWithPath: to))
+            print("restored \(to) from \(backup) (\(outcome.format.rawValue) store)")
+            for file in outcome.keptFiles { print("kept the previous file as \(file)") }
+        } catch {
+            FileHandle.standardError.write(Data("strata-server: error \(error.code.rawValue): \(error.message)\n".utf8))
+            throw ExitCode.failure
+        }
+    }
+}
