@@ -74,13 +74,19 @@ struct BenchToolTests {
     func openLoopReport(driver: String) throws {
         let server = try LiveServer.start()
         defer { server.stop() }
+        let hgrm = server.dataDirectory.appendingPathComponent("latency.hgrm")
         let run = try Executables.run("strata-bench", [
             "--port", "\(server.port)", "-c", "2", "--rps", "200", "-d", "1s", "--dataset", "50", "--mix", "get=80,insert=20", "--driver", driver,
+            "--hgrm", hgrm.path,
         ], timeout: 60)
         #expect(run.status == 0, "\(run.stderr)")
         #expect(run.stdout.contains("requests"))
         #expect(run.stdout.contains("p99.9"))
-        #expect(run.stdout.contains("latency histogram"))
+        // HdrHistogram's percentile distribution: its header, its footer,
+        // and the total count of the report's first line.
+        let distribution = try String(contentsOf: hgrm, encoding: .utf8)
+        #expect(distribution.contains("Value     Percentile TotalCount 1/(1-Percentile)"), "\(distribution)")
+        #expect(distribution.contains("#[Mean    ="))
         // Not a terminal: no progress line noise.
         #expect(!run.stdout.contains("\u{1B}[2K"))
         // About 200 requests in one second (the rate, not the server's speed).
@@ -88,6 +94,8 @@ struct BenchToolTests {
         let words = first.split(separator: " ")
         let requests = try #require(words.firstIndex(of: "requests").flatMap { Int(words[words.index(after: $0)]) })
         #expect((150...210).contains(requests), "\(first)")
+        let total = distribution.range(of: "Total count    =").map { distribution[$0.upperBound...].prefix { $0 != "]" }.trimmingCharacters(in: .whitespaces) }
+        #expect(total == "\(requests)", "\(distribution)")
     }
 
     /// Runs strata-bench (4 connections, 16 in flight, 100 books) with

@@ -65,6 +65,8 @@ struct BenchCommand: AsyncParsableCommand {
     var json = false
     @Option(help: "Also write the JSON report to this file.")
     var out: String?
+    @Option(help: ArgumentHelp("Write the latency distribution of every request (HdrHistogram's percentile distribution, in milliseconds) to this file, for HdrHistogram's plotter.", valueName: "file"))
+    var hgrm: String?
     @Option(help: "Port of another server on the same store: subscribe there and measure how long each acknowledged insert takes to be announced (notification latency).")
     var watchPort: Int?
     @Option(help: "Host of the --watch-port server (default: --host).")
@@ -211,6 +213,9 @@ struct BenchCommand: AsyncParsableCommand {
         let jsonText = try report.jsonText()
         if let out {
             try Data((jsonText + "\n").utf8).write(to: URL(fileURLWithPath: out))
+        }
+        if let hgrm {
+            try Data(report.percentileDistribution.utf8).write(to: URL(fileURLWithPath: hgrm))
         }
         print(json ? jsonText : report.text)
         if let limit, recorder.requests < limit {

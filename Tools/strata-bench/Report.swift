@@ -1,7 +1,8 @@
 import Foundation
 import Histogram
 
-/// The summary: for people (tables and a histogram) or as one JSON object.
+/// The summary: for people (a table of latency percentiles) or as one JSON
+/// object; the whole distribution goes to `--hgrm`.
 struct Report {
     /// Notification latency measured with `--watch-port`.
     struct Notification {
@@ -124,29 +125,15 @@ struct Report {
             lines.append(String(format: "notification latency (insert acknowledged → announced by the other server): %d announced, %d missing; ms p50 %.3f  p90 %.3f  p99 %.3f  max %.3f",
                                 notification.matched, notification.missing, l["p50"] ?? 0, l["p90"] ?? 0, l["p99"] ?? 0, l["max"] ?? 0))
         }
-        lines.append("")
-        lines.append("latency histogram (all operations)")
-        lines += histogramLines(recorder.overall)
         return lines.joined(separator: "\n")
     }
 
-    /// Buckets by powers of two microseconds, with bars.
-    private func histogramLines(_ histogram: Histogram<UInt64>) -> [String] {
-        guard histogram.totalCount > 0 else { return ["  (no requests)"] }
-        var buckets: [(upper: UInt64, count: UInt64)] = []
-        var upper: UInt64 = 64
-        var below: UInt64 = 0
-        while below < histogram.totalCount, upper < 1 << 40 {
-            let count = histogram.count(within: 0...upper)
-            if count > below || !buckets.isEmpty { buckets.append((upper, count - below)) }
-            below = count
-            upper *= 2
-        }
-        let largest = buckets.map(\.count).max() ?? 1
-        return buckets.map { bucket in
-            let label = bucket.upper >= 1000 ? String(format: "%8.2f ms", Double(bucket.upper) / 1000) : String(format: "%8d µs", bucket.upper)
-            let bar = String(repeating: "#", count: Int((Double(bucket.count) / Double(max(largest, 1)) * 40).rounded(.up)))
-            return "  ≤ \(label)  \(String(format: "%9d", bucket.count))  \(bar)"
-        }
+    /// The latencies of every request as HdrHistogram's percentile
+    /// distribution (`.hgrm`), in milliseconds: the format HdrHistogram's
+    /// plotter and wrk2 use.
+    var percentileDistribution: String {
+        var text = ""
+        recorder.overall.outputPercentileDistribution(to: &text, outputValueUnitScalingRatio: 1000)
+        return text
     }
 }
