@@ -236,6 +236,7 @@ let package = Package(
                 "StrataModel",
                 "StrataWire",
                 "StrataClient",
+                "StrataText",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "SwiftProtobuf", package: "swift-protobuf"),
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),

@@ -94,7 +94,7 @@ if [ -z "${SKIP_REDIS:-}" ]; then
     PIDS+=("$!")
     sleep 0.5
     start_strata "$WORK/data-redis" --event-loop-threads "$SERVER_LOOPS"
-    "$BIN/strata-bench" --port "$STRATA_PORT" --dataset 10000 --feedback-per-book 1 -n 1 --mix count=1 > /dev/null
+    "$BIN/strata-bench" --workload books --port "$STRATA_PORT" --dataset 10000 --feedback-per-book 1 -n 1 --mix count=1 > /dev/null
     # Redis gets data too: GETs then find (almost) every key, as Strata's do.
     redis-benchmark -h 127.0.0.1 -p "$REDIS_PORT" -c 50 -n 400000 -t set -d 200 -r 100000 -q > /dev/null
     # Gets first, both modes, on the 10,000 seeded books (which the row
@@ -105,7 +105,7 @@ if [ -z "${SKIP_REDIS:-}" ]; then
             if [ "$mode" = plain ]; then sflags="-c 50"; rflags="-c 50"; else sflags="-c 50 --concurrency 800"; rflags="-c 50 -P 16"; fi
             rop=$([ "$op" = get ] && echo get || echo set)
             echo "server vs redis: $op ($mode)…" >&2
-            "$BIN/strata-bench" --port "$STRATA_PORT" $sflags --driver wire --threads 1 -d "$DURATION" --mix "$op=100" --warmup 3s --json --out "$WORK/$op-$mode.json" > /dev/null
+            "$BIN/strata-bench" --workload books --port "$STRATA_PORT" $sflags --driver wire --threads 1 -d "$DURATION" --mix "$op=100" --warmup 3s --json --out "$WORK/$op-$mode.json" > /dev/null
             redis-benchmark -h 127.0.0.1 -p "$REDIS_PORT" $rflags -n 500000 -t "$rop" -d 200 -r 100000 --csv > "$WORK/redis-$op-$mode.csv"
             s_rps=$(json "$WORK/$op-$mode.json" "d['throughput_rps']")
             s_p99=$(json "$WORK/$op-$mode.json" "d['latency_ms']['p99']")
@@ -148,9 +148,9 @@ if [ -z "${SKIP_SCALE:-}" ]; then
     for n in $SCALES; do
         echo "scale: $n objects…" >&2
         start_strata "$WORK/data-$n"
-        "$BIN/strata-bench" --port "$STRATA_PORT" --dataset "$n" --feedback-per-book 0 -n 1 --mix count=1 > /dev/null
-        "$BIN/strata-bench" --port "$STRATA_PORT" -c 10 -d "$DURATION" --mix get=100 --json --out "$WORK/scale-get-$n.json" > /dev/null
-        "$BIN/strata-bench" --port "$STRATA_PORT" -c 10 -d "$DURATION" --mix query=100 --json --out "$WORK/scale-query-$n.json" > /dev/null
+        "$BIN/strata-bench" --workload books --port "$STRATA_PORT" --dataset "$n" --feedback-per-book 0 -n 1 --mix count=1 > /dev/null
+        "$BIN/strata-bench" --workload books --port "$STRATA_PORT" -c 10 -d "$DURATION" --mix get=100 --json --out "$WORK/scale-get-$n.json" > /dev/null
+        "$BIN/strata-bench" --workload books --port "$STRATA_PORT" -c 10 -d "$DURATION" --mix query=100 --json --out "$WORK/scale-query-$n.json" > /dev/null
         g=$(json "$WORK/scale-get-$n.json" "d['latency_ms']['p50']"); g99=$(json "$WORK/scale-get-$n.json" "d['latency_ms']['p99']")
         q=$(json "$WORK/scale-query-$n.json" "d['latency_ms']['p50']"); q99=$(json "$WORK/scale-query-$n.json" "d['latency_ms']['p99']")
         if [ -z "$first_query" ]; then first_query=$q; first_n=$n; fi
@@ -172,7 +172,7 @@ measure() { # $1 label, $2 json out, then strata-bench options; prints "rps cpu_
     local label=$1 out=$2; shift 2
     local before after
     before=$(cpu_ticks "$STRATA_PID")
-    "$BIN/strata-bench" --port "$STRATA_PORT" --driver wire --threads 1 -d "$DURATION" --json --out "$out" "$@" > /dev/null
+    "$BIN/strata-bench" --workload books --port "$STRATA_PORT" --driver wire --threads 1 -d "$DURATION" --json --out "$out" "$@" > /dev/null
     after=$(cpu_ticks "$STRATA_PID")
     python3 - "$out" "$before" "$after" "$(getconf CLK_TCK)" <<'PY'
 import json, sys
@@ -197,7 +197,7 @@ if [ -z "${SKIP_SECURITY:-}" ]; then
         extra=(); client=()
         if [ "$variant" = tls ]; then extra=(--tls-cert "$SEC/server.pem" --tls-key "$SEC/server-key.pem"); client=(--tls-ca "$SEC/ca.pem"); fi
         start_strata "$WORK/data-sec-$variant" --event-loop-threads 1 --auth-file "$SEC/auth.json" "${extra[@]}"
-        "$BIN/strata-bench" --port "$STRATA_PORT" --auth-token root-token "${client[@]}" --dataset 10000 --feedback-per-book 1 -n 1 --mix count=1 > /dev/null
+        "$BIN/strata-bench" --workload books --port "$STRATA_PORT" --auth-token root-token "${client[@]}" --dataset 10000 --feedback-per-book 1 -n 1 --mix count=1 > /dev/null
         read -r get_rps get_cpu <<< "$(measure get "$SEC/get-$variant.json" --auth-token root-token "${client[@]}" -c 50 --mix get=100 --warmup 3s)"
         read -r ins_rps ins_cpu <<< "$(measure insert "$SEC/insert-$variant.json" --auth-token root-token "${client[@]}" -c 50 --mix insert=100)"
         eval "get_rps_$variant=$get_rps get_cpu_$variant=$get_cpu ins_rps_$variant=$ins_rps ins_cpu_$variant=$ins_cpu"
@@ -208,13 +208,13 @@ if [ -z "${SKIP_SECURITY:-}" ]; then
     row "insert, TLS vs plain (req/s)" "$ins_rps_tls" "$ins_rps_plain (plain)" "$(ratio "$ins_rps_tls" "$ins_rps_plain")"
     row "insert, TLS vs plain (server CPU us/req)" "$ins_cpu_tls" "$ins_cpu_plain (plain)" "$(ratio "$ins_cpu_tls" "$ins_cpu_plain")"
     start_strata "$WORK/data-sec-rules" --event-loop-threads 1 --auth-file "$SEC/auth.json" --rules "$SEC/rules.json"
-    "$BIN/strata-bench" --port "$STRATA_PORT" --auth-token root-token --dataset 10000 --feedback-per-book 1 -n 1 --mix count=1 > /dev/null
+    "$BIN/strata-bench" --workload books --port "$STRATA_PORT" --auth-token root-token --dataset 10000 --feedback-per-book 1 -n 1 --mix count=1 > /dev/null
     read -r q_rule q_rule_cpu <<< "$(measure query "$SEC/query-rule.json" --auth-token reader-token -c 10 --mix query=100 --warmup 2s)"
     read -r q_admin q_admin_cpu <<< "$(measure query "$SEC/query-admin.json" --auth-token root-token -c 10 --mix query=100 --warmup 2s)"
     read -r g_admin g_admin_cpu <<< "$(measure get "$SEC/get-admin.json" --auth-token root-token -c 50 --mix get=100 --warmup 3s)"
     stop_strata
     start_strata "$WORK/data-sec-norules" --event-loop-threads 1 --auth-file "$SEC/auth.json"
-    "$BIN/strata-bench" --port "$STRATA_PORT" --auth-token root-token --dataset 10000 --feedback-per-book 1 -n 1 --mix count=1 > /dev/null
+    "$BIN/strata-bench" --workload books --port "$STRATA_PORT" --auth-token root-token --dataset 10000 --feedback-per-book 1 -n 1 --mix count=1 > /dev/null
     read -r g_none g_none_cpu <<< "$(measure get "$SEC/get-none.json" --auth-token reader-token -c 50 --mix get=100 --warmup 3s)"
     stop_strata
     row "query under a read rule vs admin (req/s)" "$q_rule" "$q_admin (admin, no rule)" "$(ratio "$q_rule" "$q_admin")"

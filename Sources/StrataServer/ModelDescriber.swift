@@ -23,6 +23,9 @@ enum ModelDescriber {
                             if !attribute.defaultValue.isNull { $0.defaultValue = attribute.defaultValue.wire }
                             $0.derivation = attribute.isDerived ? attribute.derivationExpression ?? "" : ""
                             $0.valueTransformer = attribute.valueTransformerName ?? ""
+                            if !attribute.minValue.isNull { $0.minValue = attribute.minValue.wire }
+                            if !attribute.maxValue.isNull { $0.maxValue = attribute.maxValue.wire }
+                            $0.regularExpression = attribute.regularExpression ?? ""
                         }
                     }
                     info.relationships = model.relationships(of: entity.name).map { relationship in

@@ -163,7 +163,7 @@ struct ServerExecutableTests {
     func eventLoopThreads() throws {
         let server = try LiveServer.start(["--event-loop-threads", "1"])
         defer { server.stop() }
-        let run = try Executables.run("strata-bench", ["--port", "\(server.port)", "-c", "8", "-n", "200", "--dataset", "20", "--mix", "get=80,insert=20", "--json"], timeout: 30)
+        let run = try Executables.run("strata-bench", ["--workload", "books", "--port", "\(server.port)", "-c", "8", "-n", "200", "--dataset", "20", "--mix", "get=80,insert=20", "--json"], timeout: 30)
         #expect(run.status == 0, "\(run.stderr)")
         #expect(run.stdout.contains("\"ok\" : 200"), "\(run.stdout)")
         server.stop(removingFiles: false)

@@ -365,7 +365,7 @@ struct MultiProcessTests {
         let b = try LiveServer.start(["--history-consumer", "b"], dataDirectory: data)
         defer { b.stop() }
         let run = try Executables.run("strata-bench", [
-            "--port", "\(a.port)", "--watch-port", "\(b.port)", "-c", "2", "-n", "100", "--mix", "insert=100", "--json",
+            "--workload", "books", "--port", "\(a.port)", "--watch-port", "\(b.port)", "-c", "2", "-n", "100", "--mix", "insert=100", "--json",
         ], timeout: 60)
         #expect(run.status == 0, "\(run.stderr)")
         let report = try #require(try JSONSerialization.jsonObject(with: Data(run.stdout.utf8)) as? [String: Any])

@@ -66,10 +66,10 @@ struct SecurityToolTests {
         #expect(noToken.stderr.contains("requires an auth token"))
 
         // strata-bench over TLS: read-only counts, nothing seeded.
-        let bench = try Executables.run("strata-bench", ["--port", String(server.port), "--tls-ca", certificates.caFile, "--auth-token", "alice-token",
+        let bench = try Executables.run("strata-bench", ["--workload", "books", "--port", String(server.port), "--tls-ca", certificates.caFile, "--auth-token", "alice-token",
                                                          "-c", "2", "-n", "40", "--mix", "count=1", "--json"])
         #expect(bench.status == 0, "\(bench.stderr)")
-        let badBench = try Executables.run("strata-bench", ["--port", String(server.port), "--tls-ca", certificates.otherCAFile, "--auth-token", "alice-token",
+        let badBench = try Executables.run("strata-bench", ["--workload", "books", "--port", String(server.port), "--tls-ca", certificates.otherCAFile, "--auth-token", "alice-token",
                                                             "-c", "1", "-n", "1", "--mix", "count=1"])
         #expect(badBench.status == 2)
         #expect(badBench.stderr.contains("TLS handshake"))
@@ -168,7 +168,7 @@ struct SecurityToolTests {
         #expect(refused.stderr.contains("refusing to send the auth token in clear to 192.0.2.1"), "\(refused.stderr)")
         let viaEnvironment = try CLI.bare(["ping"], environment: ["STRATA_HOST": "db.example.com", "STRATA_AUTH_TOKEN": "t"])
         #expect(viaEnvironment.stderr.contains("refusing to send the auth token in clear to db.example.com"))
-        let bench = try Executables.run("strata-bench", ["--host", "192.0.2.1", "--auth-token", "t", "-n", "1", "--mix", "count=1"])
+        let bench = try Executables.run("strata-bench", ["--workload", "books", "--host", "192.0.2.1", "--auth-token", "t", "-n", "1", "--mix", "count=1"])
         #expect(bench.status == 2)
         #expect(bench.stderr.contains("refusing to send the auth token in clear"))
         // Told to, it tries (and, here, cannot connect: exit 2, not the refusal).

@@ -11,10 +11,20 @@ struct BenchCommand: AsyncParsableCommand {
         commandName: "strata-bench",
         abstract: "Load-test a Strata server.",
         discussion: """
+        Works against any model the server serves: --entity picks the entity; \
+        inserts and updates get values made up for every attribute from the \
+        model (or from --values). The default mix only reads; writing needs a \
+        --mix with writes, seeding needs --dataset: it never writes unasked. \
+        --workload books runs the bundled sample's Books workload.
+
         Closed loop by default: --concurrency requests in flight over -c \
         connections (pipelined when concurrency exceeds connections). With \
         --rps the load is open loop at a fixed rate and latency counts from \
         each request's intended send time.
+
+        Exit status: 0 success, 1 usage, 2 cannot connect or connection lost, \
+        5 a request failed (beyond --max-error-rate), 6 a latency threshold \
+        was breached.
         """,
         version: StrataVersion.description
     )
@@ -45,26 +55,42 @@ struct BenchCommand: AsyncParsableCommand {
     var duration: String?
     @Option(help: "Open loop at this many requests per second.")
     var rps: Double?
-    @Option(help: "Operation weights.")
-    var mix: String = "get=70,query=10,insert=10,update=5,refresh=5,count=0"
-    @Option(help: "Seed this many Book objects (with feedback) first.")
+    @Option(help: "Operation weights: get, query, count, insert, update, refresh (the default only reads).")
+    var mix: String = "get=80,query=10,count=10"
+    @Option(help: "model (any model: --entity, generated values) or books (the bundled sample's Books).")
+    var workload: WorkloadKind = .model
+    @Option(help: "The entity every operation acts on (needed when the model has several).")
+    var entity: String?
+    @Option(help: ArgumentHelp("JSON lines of property values for inserts (one object per line, taken in turn); properties they give are not generated.", valueName: "file"))
+    var values: String?
+    @Option(help: "Insert this many objects first (books: Books with feedback).")
     var dataset: Int?
-    @Option(help: "Feedback objects per seeded Book.")
+    @Option(help: "Feedback objects per seeded Book (--workload books).")
     var feedbackPerBook: Int = 1
-    @Option(help: "Entity the query and count operations read.")
-    var entity: String = "Book"
-    @Option(name: .customLong("where"), help: "Predicate of query and count ($LOW and $HIGH are bound to a random 10-page range).")
-    var predicate: String = "pages >= $LOW AND pages <= $HIGH"
+    @Option(name: .customLong("where"), help: "Predicate of query and count, and of the existing objects gets and updates pick among (books: $LOW and $HIGH are bound to a random 10-page range).")
+    var predicate: String?
     @Option(help: "Objects per query.")
     var queryLimit: Int = 20
+    @Option(help: ArgumentHelp("Fail (exit 5) when more than this fraction of requests fail (0.01 or 1%); by default any failure does.", valueName: "rate"))
+    var maxErrorRate: String?
+    @Option(help: ArgumentHelp("Fail (exit 6) unless the median latency is under this (e.g. 2ms).", valueName: "duration"))
+    var p50Under: String?
+    @Option(help: ArgumentHelp("Fail (exit 6) unless the 99th percentile latency is under this (e.g. 5ms).", valueName: "duration"))
+    var p99Under: String?
     @Option(help: "Run the load this long first without recording.")
     var warmup: String?
     @Flag(help: "Ask for compressed frames (and compress large requests).")
     var compression = false
     @Flag(help: "Print one JSON object instead of the report.")
     var json = false
+    @Flag(help: "Print the per-operation figures as CSV instead of the report.")
+    var csv = false
+    @Flag(name: [.customShort("q"), .customLong("quiet")], help: "No progress line and no report; only errors and the exit status (with --out, --hgrm, --timeseries still written).")
+    var quiet = false
     @Option(help: "Also write the JSON report to this file.")
     var out: String?
+    @Option(help: ArgumentHelp("Write one CSV line per second of the run: requests, errors, throughput, p50 and p99 latency.", valueName: "file"))
+    var timeseries: String?
     @Option(help: ArgumentHelp("Write the latency distribution of every request (HdrHistogram's percentile distribution, in milliseconds) to this file, for HdrHistogram's plotter.", valueName: "file"))
     var hgrm: String?
     @Option(help: "Port of another server on the same store: subscribe there and measure how long each acknowledged insert takes to be announced (notification latency).")
@@ -73,8 +99,46 @@ struct BenchCommand: AsyncParsableCommand {
     var watchHost: String?
     @Option(help: "How requests are sent: 'wire' drives them from the connections' event loops (like wrk and redis-benchmark, so the load tester costs little beside the server); 'client' goes through the Swift client library (measures the library too).")
     var driver: Driver = .wire
-    @Option(help: "Event-loop threads of the wire driver (like wrk -t; redis-benchmark uses one).")
+    @Option(name: [.customShort("t"), .customLong("threads")], help: "Event-loop threads of the wire driver (like wrk -t; redis-benchmark uses one).")
     var threads: Int = 1
+
+    /// What the load acts on.
+    enum WorkloadKind: String, ExpressibleByArgument, Sendable {
+        /// Any model's entity, with generated values.
+        case model
+        /// The bundled sample's Books.
+        case books
+    }
+
+    /// The exit statuses (the table shared with `strata`, docs/cli.md).
+    enum Status {
+        static let usage: Int32 = 1
+        static let connection: Int32 = 2
+        static let requestsFailed: Int32 = 5
+        static let threshold: Int32 = 6
+    }
+
+    /// Parses and runs; usage errors exit 1, as in `strata`.
+    static func main() async {
+        do {
+            var command = try parseAsRoot()
+            if var command = command as? any AsyncParsableCommand {
+                try await command.run()
+            } else {
+                try command.run()
+            }
+        } catch let code as ExitCode {
+            Foundation.exit(code.rawValue)
+        } catch {
+            let code = exitCode(for: error)
+            if code.isSuccess {
+                print(fullMessage(for: error))
+                Foundation.exit(0)
+            }
+            stderr(fullMessage(for: error))
+            Foundation.exit(code == .validationFailure ? Status.usage : code.rawValue)
+        }
+    }
 
     /// How `strata-bench` sends its requests.
     enum Driver: String, ExpressibleByArgument, Sendable {
@@ -92,6 +156,12 @@ struct BenchCommand: AsyncParsableCommand {
         if let warmup, DurationParsing.parse(warmup) == nil { throw ValidationError("--warmup: '\(warmup)' is not a duration") }
         if let rps, !(rps > 0) { throw ValidationError("--rps must be positive") }
         if let dataset, dataset < 0 { throw ValidationError("--dataset must not be negative") }
+        if let maxErrorRate, Self.rate(maxErrorRate) == nil { throw ValidationError("--max-error-rate: '\(maxErrorRate)' is not a fraction (0.01) or a percentage (1%)") }
+        for (name, value) in [("--p50-under", p50Under), ("--p99-under", p99Under)] {
+            if let value, DurationParsing.parse(value) == nil { throw ValidationError("\(name): '\(value)' is not a duration (5ms, 1.5ms, 200us)") }
+        }
+        if json, csv { throw ValidationError("give --json or --csv, not both") }
+        if workload == .books, values != nil { throw ValidationError("--values is for --workload model") }
         do { _ = try OperationMix(parsing: mix) } catch { throw ValidationError("\(error)") }
     }
 
@@ -112,7 +182,7 @@ struct BenchCommand: AsyncParsableCommand {
             throw ExitCode(2)
         }
         let mix = try OperationMix(parsing: mix)
-        let interactive = isatty(STDOUT_FILENO) == 1 && !json
+        let interactive = isatty(STDOUT_FILENO) == 1 && !json && !csv && !quiet
 
         // The client driver sends through `connections` clients; the wire
         // driver has its own connections and one client seeds the store.
@@ -133,29 +203,80 @@ struct BenchCommand: AsyncParsableCommand {
         }
         defer { Task { for client in clients { await client.close() } } }
 
-        var versions: [String: Int64]
-        if let dataset, dataset > 0 {
-            let started = ContinuousClock.now
-            versions = try await Workload.seed(count: dataset, feedback: feedbackPerBook, client: clients[0]) { made in
-                if interactive { Self.progressLine("seeding \(made)/\(dataset) books") }
-            }
-            if interactive { Self.progressLine("") }
-            let elapsed = ContinuousClock.now - started
-            Self.stderr("seeded \(dataset) books (\(feedbackPerBook) feedback each) in \(elapsed.formatted(.units(allowed: [.seconds, .milliseconds], width: .abbreviated)))")
+        // What the load acts on: any model's entity, or the sample's Books.
+        var generator: ObjectGenerator?
+        let entity: String
+        let predicate: String
+        if workload == .books {
+            entity = self.entity ?? "Book"
+            predicate = self.predicate ?? "pages >= $LOW AND pages <= $HIGH"
         } else {
-            versions = try await Workload.existing(entity: "Book", limit: 100_000, client: clients[0])
+            predicate = self.predicate ?? ""
+            do {
+                let model = try await clients[0].model()
+                let concrete = model.entities.filter { !$0.isAbstract }.map(\.name).sorted()
+                guard let chosen = self.entity ?? (concrete.count == 1 ? concrete[0] : nil) else {
+                    throw BenchError.usage("--entity: name the entity to load (the model '\(model.name)' has \(concrete.joined(separator: ", "))), or give --workload books for the bundled sample's Books workload")
+                }
+                entity = chosen
+                let lines: [String] = try values.map { file -> [String] in
+                    do {
+                        return try String(contentsOf: URL(fileURLWithPath: file), encoding: .utf8).split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
+                    } catch {
+                        throw BenchError.usage("--values: cannot read \(file): \(error.localizedDescription)")
+                    }
+                } ?? []
+                // Only a mix that inserts, or a dataset, needs values.
+                if mix.includes(.insert) || mix.includes(.update) || (dataset ?? 0) > 0 {
+                    generator = try ObjectGenerator(model: model, entity: chosen, valueLines: lines)
+                    if mix.includes(.update), generator?.updatable == nil {
+                        throw BenchError.usage("--mix update: \(chosen) has no attribute strata-bench can change (every one is unique, patterned or given by --values)")
+                    }
+                }
+            } catch let error as BenchError {
+                Self.stderr("strata-bench: \(error)")
+                throw ExitCode(Status.usage)
+            }
         }
+
         let needsIDs = mix.includes(.get) || mix.includes(.update) || mix.includes(.refresh)
+        var versions: [String: Int64] = [:]
+        do {
+            if let dataset, dataset > 0 {
+                let started = ContinuousClock.now
+                if let generator {
+                    versions = try await Workload.seed(count: dataset, generator: generator, client: clients[0]) { made in
+                        if interactive { Self.progressLine("seeding \(made)/\(dataset) \(entity) objects") }
+                    }
+                } else {
+                    versions = try await Workload.seed(count: dataset, feedback: feedbackPerBook, client: clients[0]) { made in
+                        if interactive { Self.progressLine("seeding \(made)/\(dataset) books") }
+                    }
+                }
+                if interactive { Self.progressLine("") }
+                let elapsed = ContinuousClock.now - started
+                if !quiet {
+                    Self.stderr("seeded \(dataset) \(generator == nil ? "books (\(feedbackPerBook) feedback each)" : "\(entity) objects") in \(elapsed.formatted(.units(allowed: [.seconds, .milliseconds], width: .abbreviated)))")
+                }
+            } else if needsIDs {
+                // The objects already there that the predicate selects
+                // (the Books workload's range predicate has variables).
+                versions = try await Workload.existing(entity: entity, predicate: generator == nil && workload == .books ? "" : predicate, limit: 100_000, client: clients[0])
+            }
+        } catch let error as StrataClientError {
+            Self.stderr("strata-bench: cannot prepare the load: \(error)")
+            throw ExitCode(error.isConnectionError ? Status.connection : Status.requestsFailed)
+        }
         if versions.isEmpty, needsIDs {
-            Self.stderr("no Book objects to read: seeding 1000 (use --dataset N to choose)")
-            versions = try await Workload.seed(count: 1000, feedback: feedbackPerBook, client: clients[0]) { _ in }
+            Self.stderr("strata-bench: no \(entity) objects to get, update or refresh\(predicate.isEmpty || workload == .books ? "" : " match --where"): insert some with --dataset N (strata-bench never writes unasked), or leave get, update and refresh out of --mix")
+            throw ExitCode(Status.usage)
         }
         var probe: NotificationProbe?
         if let watchPort {
             let watcher = StrataClient(configuration: ClientConfiguration(host: watchHost ?? host, port: watchPort, clientName: "strata-bench-watch", authToken: token, tls: tls, allowsPlaintextToken: insecure))
             do {
                 let started = NotificationProbe(client: watcher)
-                try await started.start(entity: "Book")
+                try await started.start(entity: entity)
                 probe = started
             } catch {
                 Self.stderr("strata-bench: cannot subscribe on \(watchHost ?? host):\(watchPort): \(error)")
@@ -175,8 +296,8 @@ struct BenchCommand: AsyncParsableCommand {
         }
         defer { if let wire { Task { await wire.close() } } }
         let workload = Workload(
-            entity: entity, predicate: predicate,
-            sortsByPages: predicate == "pages >= $LOW AND pages <= $HIGH",
+            entity: entity, predicate: predicate, generator: generator,
+            sortsByPages: generator == nil && predicate == "pages >= $LOW AND pages <= $HIGH",
             queryLimit: UInt32(clamping: queryLimit),
             ids: versions.keys.sorted(), versions: versions,
             preparesGets: driver == .wire && mix.includes(.get), probe: probe
@@ -202,8 +323,9 @@ struct BenchCommand: AsyncParsableCommand {
         let settings: [String: Any] = [
             "host": host, "port": port, "connections": connections, "concurrency": concurrency,
             "mix": mix.description, "rps": rps ?? 0, "requests_limit": limit ?? 0,
-            "duration_limit_s": duration.flatMap(DurationParsing.parse).map { Double($0.components.seconds) } ?? 0,
+            "duration_limit_s": duration.flatMap(DurationParsing.parse).map(Report.seconds) ?? 0,
             "dataset": versions.count, "compression": compression, "where": predicate, "driver": driver.rawValue, "threads": threads,
+            "workload": self.workload.rawValue, "entity": entity,
         ]
         var report = Report(recorder: recorder, duration: elapsed, settings: settings)
         if let probe {
@@ -217,12 +339,48 @@ struct BenchCommand: AsyncParsableCommand {
         if let hgrm {
             try Data(report.percentileDistribution.utf8).write(to: URL(fileURLWithPath: hgrm))
         }
-        print(json ? jsonText : report.text)
+        if let timeseries {
+            try Data(report.timeSeriesCSV.utf8).write(to: URL(fileURLWithPath: timeseries))
+        }
+        if !quiet {
+            print(json ? jsonText : csv ? report.csv : report.text)
+        }
         if let limit, recorder.requests < limit {
             // Every connection closed before the count was reached.
             Self.stderr("strata-bench: only \(recorder.requests) of \(limit) requests were made: the server closed the connections")
-            throw ExitCode(1)
+            throw ExitCode(Status.connection)
         }
+        // k6-style thresholds: latencies, then failures.
+        var breached: [String] = []
+        let overall = recorder.overall
+        for (name, limit, percentile) in [("p50", p50Under, 50.0), ("p99", p99Under, 99.0)] {
+            guard let limit, let bound = DurationParsing.parse(limit) else { continue }
+            let micros = overall.totalCount > 0 ? overall.valueAtPercentile(percentile) : 0
+            if Double(micros) / 1e6 >= Report.seconds(bound) {
+                breached.append(String(format: "%@ latency %.3f ms is not under %@", name, Double(micros) / 1000, limit))
+            }
+        }
+        let failed = recorder.errors.values.flatMap(\.values).reduce(0, +)
+        let allowed = maxErrorRate.flatMap(Self.rate) ?? 0
+        let rate = recorder.requests > 0 ? Double(failed) / Double(recorder.requests) : 0
+        if !breached.isEmpty {
+            for line in breached { Self.stderr("strata-bench: threshold breached: \(line)") }
+            throw ExitCode(Status.threshold)
+        }
+        if failed > 0, rate > allowed {
+            Self.stderr(String(format: "strata-bench: %d of %d requests failed (%.2f%%%@)", failed, recorder.requests, rate * 100, maxErrorRate.map { ", more than --max-error-rate \($0)" } ?? ""))
+            // Only lost connections: the server went away (2), else 5.
+            let statuses = Set(recorder.errors.values.flatMap(\.keys))
+            throw ExitCode(statuses == ["UNAVAILABLE"] ? Status.connection : Status.requestsFailed)
+        }
+    }
+
+    /// `0.01` or `1%` as a fraction in 0...1.
+    static func rate(_ text: String) -> Double? {
+        let trimmed = text.trimmingCharacters(in: .whitespaces)
+        let value = trimmed.hasSuffix("%") ? Double(trimmed.dropLast()).map { $0 / 100 } : Double(trimmed)
+        guard let value, (0...1).contains(value) else { return nil }
+        return value
     }
 
     private static func showProgress(_ progress: LoadRunner.Progress) async {

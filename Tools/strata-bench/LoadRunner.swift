@@ -58,7 +58,7 @@ struct LoadRunner: Sendable {
                         }
                         let elapsed = clock.now - due
                         let micros = UInt64(max(0, elapsed.components.seconds)) * 1_000_000 + UInt64(max(0, elapsed.components.attoseconds) / 1_000_000_000_000)
-                        recorder.record(operation, micros: micros, error: failure)
+                        recorder.record(operation, micros: micros, error: failure, second: Int((clock.now - start).components.seconds))
                         progress.done.add(1, ordering: .relaxed)
                         if failure != nil { progress.failed.add(1, ordering: .relaxed) }
                     }

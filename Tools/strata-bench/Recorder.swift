@@ -8,21 +8,37 @@ struct Recorder: Sendable {
     var ok: [BenchOperation: Int] = [:]
     /// Failures per operation and status name.
     var errors: [BenchOperation: [String: Int]] = [:]
+    /// Every operation's figures per second of the run (by when each
+    /// request was answered, or failed), for `--timeseries`.
+    var intervals: [Int: Interval] = [:]
+
+    /// One second's figures.
+    struct Interval: Sendable {
+        var ok = 0
+        var errors = 0
+        var latencies = Recorder.makeHistogram()
+    }
 
     static func makeHistogram() -> Histogram<UInt64> {
         Histogram<UInt64>(lowestDiscernibleValue: 1, highestTrackableValue: 120_000_000, numberOfSignificantValueDigits: .three)
     }
 
-    /// Counts a request; `micros` nil for one never sent (no latency to tell).
-    mutating func record(_ operation: BenchOperation, micros: UInt64?, error: String?) {
-        if let micros {
-            _ = latencies[operation, default: Self.makeHistogram()].record(min(max(micros, 1), 120_000_000))
+    /// Counts a request finished `second` seconds into the run; `micros`
+    /// nil for one never sent (no latency to tell).
+    mutating func record(_ operation: BenchOperation, micros: UInt64?, error: String?, second: Int) {
+        let clamped = micros.map { min(max($0, 1), 120_000_000) }
+        if let clamped {
+            _ = latencies[operation, default: Self.makeHistogram()].record(clamped)
         }
         if let error {
             errors[operation, default: [:]][error, default: 0] += 1
         } else {
             ok[operation, default: 0] += 1
         }
+        let index = max(0, second)
+        if intervals[index] == nil { intervals[index] = Interval() }
+        if error == nil { intervals[index]?.ok += 1 } else { intervals[index]?.errors += 1 }
+        if let clamped { _ = intervals[index]?.latencies.record(clamped) }
     }
 
     mutating func merge(_ other: Recorder) {
@@ -32,6 +48,12 @@ struct Recorder: Sendable {
         for (operation, count) in other.ok { ok[operation, default: 0] += count }
         for (operation, byCode) in other.errors {
             for (code, count) in byCode { errors[operation, default: [:]][code, default: 0] += count }
+        }
+        for (second, interval) in other.intervals {
+            if intervals[second] == nil { intervals[second] = Interval() }
+            intervals[second]?.ok += interval.ok
+            intervals[second]?.errors += interval.errors
+            intervals[second]?.latencies.add(interval.latencies)
         }
     }
 

@@ -25,7 +25,10 @@ struct Report {
         self.settings = settings
     }
 
-    var seconds: Double {
+    var seconds: Double { Self.seconds(duration) }
+
+    /// A duration in seconds, fractions kept.
+    static func seconds(_ duration: Duration) -> Double {
         Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18
     }
 
@@ -126,6 +129,43 @@ struct Report {
                                 notification.matched, notification.missing, l["p50"] ?? 0, l["p90"] ?? 0, l["p99"] ?? 0, l["max"] ?? 0))
         }
         return lines.joined(separator: "\n")
+    }
+
+    /// The per-operation figures as CSV (`--csv`): a header, one line per
+    /// operation, then `all`; latencies in milliseconds.
+    var csv: String {
+        var lines = ["operation,requests,ok,errors,throughput_rps,min_ms,p50_ms,p90_ms,p99_ms,p999_ms,max_ms,mean_ms"]
+        func line(_ name: String, ok: Int, errors: Int, _ histogram: Histogram<UInt64>) -> String {
+            let l = Self.latency(histogram)
+            let requests = ok + errors
+            let rate = seconds > 0 ? Double(requests) / seconds : 0
+            return "\(name),\(requests),\(ok),\(errors)," + String(format: "%.1f", rate) + "," + ["min", "p50", "p90", "p99", "p999", "max", "mean"].map { String(format: "%.3f", l[$0] ?? 0) }.joined(separator: ",")
+        }
+        for operation in BenchOperation.allCases {
+            guard let histogram = recorder.latencies[operation] else { continue }
+            lines.append(line(operation.rawValue, ok: recorder.ok[operation] ?? 0, errors: recorder.errors[operation]?.values.reduce(0, +) ?? 0, histogram))
+        }
+        let failed = recorder.errors.values.flatMap(\.values).reduce(0, +)
+        lines.append(line("all", ok: recorder.requests - failed, errors: failed, recorder.overall))
+        return lines.joined(separator: "\n")
+    }
+
+    /// One CSV line per second of the run (`--timeseries`): the second
+    /// (from the start), requests finished in it, errors, throughput, and
+    /// the p50 and p99 latency of its requests in milliseconds. Seconds in
+    /// which nothing finished are lines of zeros.
+    var timeSeriesCSV: String {
+        var lines = ["second,requests,errors,throughput_rps,p50_ms,p99_ms"]
+        let last = recorder.intervals.keys.max() ?? -1
+        for second in stride(from: 0, through: last, by: 1) {
+            let interval = recorder.intervals[second] ?? Recorder.Interval()
+            let requests = interval.ok + interval.errors
+            let count = interval.latencies.totalCount
+            let p50 = count > 0 ? Double(interval.latencies.valueAtPercentile(50)) / 1000 : 0
+            let p99 = count > 0 ? Double(interval.latencies.valueAtPercentile(99)) / 1000 : 0
+            lines.append("\(second),\(requests),\(interval.errors),\(requests)," + String(format: "%.3f,%.3f", p50, p99))
+        }
+        return lines.joined(separator: "\n") + "\n"
     }
 
     /// The latencies of every request as HdrHistogram's percentile

@@ -234,7 +234,7 @@ final class WireLoadHandler: ChannelInboundHandler {
             let get = workload.encodedGet(random: &current.random)
             buffer = context.channel.allocator.buffer(capacity: get.count + 24)
             Self.writeRefreshFrame(requestID: id, encodedRequest: get, into: &buffer)
-        } else if operation == .insert, !compressRequests {
+        } else if operation == .insert, !compressRequests, workload.generator == nil {
             // An insert framed by hand: the same message the workload
             // builds, without a message tree and its map per request.
             let insert = workload.insertValues(random: &current.random, serial: serial)
@@ -374,7 +374,8 @@ final class WireLoadHandler: ChannelInboundHandler {
     private func record(_ request: Pending, failure: String?, at time: NIODeadline?) {
         guard let phase = run?.phase else { return }
         let micros = time.map { UInt64(max(0, ($0 - request.due).nanoseconds) / 1000) }
-        run?.recorder.record(request.operation, micros: micros, error: failure)
+        let second = Int(((time ?? NIODeadline.now()) - phase.start).nanoseconds / 1_000_000_000)
+        run?.recorder.record(request.operation, micros: micros, error: failure, second: second)
         phase.progress.done.add(1, ordering: .relaxed)
         if failure != nil { phase.progress.failed.add(1, ordering: .relaxed) }
     }

@@ -4,11 +4,16 @@ import StrataClient
 import StrataModel
 import StrataWire
 
-/// What the operations act on: the Book IDs to get, update and refresh,
-/// the versions last seen, and the request builders.
+/// What the operations act on: the IDs to get, update and refresh, the
+/// versions last seen, and the request builders. Two kinds: any model's
+/// entity, whose inserts and updates an ``ObjectGenerator`` fills, or the
+/// bundled sample's Books (`--workload books`: titled Books with pages,
+/// queried by a random 10-page range on the `pages` index).
 final class Workload: Sendable {
     let entity: String
     let predicate: String
+    /// Makes the inserted and updated values; nil for the Books workload.
+    let generator: ObjectGenerator?
     let queryLimit: UInt32
     /// The default query reads the `pages` index in order, so its cost does
     /// not grow with the store.
@@ -25,9 +30,10 @@ final class Workload: Sendable {
 
     /// With `preparesGets`, each ID's get is encoded now (for the wire
     /// driver's gets; nothing else reads them).
-    init(entity: String, predicate: String, sortsByPages: Bool, queryLimit: UInt32, ids: [String], versions: [String: Int64], preparesGets: Bool = false, probe: NotificationProbe? = nil) {
+    init(entity: String, predicate: String, generator: ObjectGenerator? = nil, sortsByPages: Bool, queryLimit: UInt32, ids: [String], versions: [String: Int64], preparesGets: Bool = false, probe: NotificationProbe? = nil) {
         self.probe = probe
         self.entity = entity
+        self.generator = generator
         self.predicate = predicate
         self.sortsByPages = sortsByPages
         self.queryLimit = queryLimit
@@ -85,10 +91,37 @@ final class Workload: Sendable {
         return versions
     }
 
-    /// The Book IDs already in the store (at most `limit`), with versions.
-    static func existing(entity: String, limit: Int, client: StrataClient) async throws -> [String: Int64] {
+    /// Seeds `count` objects the generator makes, in saves of `batch`,
+    /// and returns their IDs and versions.
+    static func seed(count: Int, generator: ObjectGenerator, batch: Int = 500, client: StrataClient, progress: (Int) -> Void) async throws -> [String: Int64] {
+        var versions: [String: Int64] = [:]
+        var random = SplitMix64(seed: generator.nonce)
+        var made = 0
+        while made < count {
+            let size = min(batch, count - made)
+            let request = Strata_V1_SaveRequest.with { save in
+                save.inserts = (made..<(made + size)).map { index in
+                    Strata_V1_InsertedObject.with {
+                        $0.temporaryID = "s\(index)"
+                        $0.entity = generator.entity
+                        $0.values = generator.values(serial: ObjectGenerator.seedSerials + index, random: &random)
+                    }
+                }
+            }
+            let response = try await client.save(request)
+            for inserted in response.inserted { versions[inserted.id] = response.versions[inserted.id] ?? 1 }
+            made += size
+            progress(made)
+        }
+        return versions
+    }
+
+    /// The IDs of the objects of `entity` already in the store that
+    /// `predicate` selects (at most `limit`), with their versions.
+    static func existing(entity: String, predicate: String = "", limit: Int, client: StrataClient) async throws -> [String: Int64] {
         let result = try await client.fetch(Strata_V1_FetchRequest.with {
             $0.entity = entity
+            $0.predicate = predicate
             $0.limit = UInt32(clamping: limit)
             $0.resultType = .objects
             $0.batchSize = 2000
@@ -111,7 +144,7 @@ final class Workload: Sendable {
             return (.fetch(Strata_V1_FetchRequest.with {
                 $0.entity = entity
                 $0.predicate = predicate
-                $0.variables = rangeVariables(&random)
+                if generator == nil { $0.variables = rangeVariables(&random) }
                 $0.limit = queryLimit
                 if sortsByPages { $0.sort = [Strata_V1_SortKey.with { $0.key = "pages" }] }
             }), nil)
@@ -119,10 +152,19 @@ final class Workload: Sendable {
             return (.fetch(Strata_V1_FetchRequest.with {
                 $0.entity = entity
                 $0.predicate = predicate
-                $0.variables = rangeVariables(&random)
+                if generator == nil { $0.variables = rangeVariables(&random) }
                 $0.resultType = .count
             }), nil)
         case .insert:
+            if let generator {
+                return (.save(Strata_V1_SaveRequest.with {
+                    $0.inserts = [Strata_V1_InsertedObject.with {
+                        $0.temporaryID = "n"
+                        $0.entity = generator.entity
+                        $0.values = generator.values(serial: serial, random: &random)
+                    }]
+                }), nil)
+            }
             let insert = insertValues(random: &random, serial: serial)
             return (.save(Strata_V1_SaveRequest.with {
                 $0.inserts = [Strata_V1_InsertedObject.with {
@@ -140,7 +182,11 @@ final class Workload: Sendable {
                 $0.updates = [Strata_V1_UpdatedObject.with {
                     $0.id = id
                     $0.baseVersion = base
-                    $0.values["pages"] = PropertyValue.integer(Int64(random.next() % 1000) + 1).wire
+                    if let generator, let attribute = generator.updatable {
+                        $0.values[attribute.name] = generator.value(attribute, serial: serial, random: &random).wire
+                    } else {
+                        $0.values["pages"] = PropertyValue.integer(Int64(random.next() % 1000) + 1).wire
+                    }
                 }]
             }), id)
         }

@@ -1004,11 +1004,37 @@ public nonisolated struct Strata_V1_AttributeInfo: Sendable {
 
   public var valueTransformer: String = String()
 
+  /// Validation bounds (since 1.4), absent when none: for numbers and dates
+  /// the least and greatest value, for strings and binary data the least and
+  /// greatest length (as an integer).
+  public var minValue: Strata_V1_Value {
+    get {_minValue ?? Strata_V1_Value()}
+    set {_minValue = newValue}
+  }
+  /// Returns true if `minValue` has been explicitly set.
+  public var hasMinValue: Bool {self._minValue != nil}
+  /// Clears the value of `minValue`. Subsequent reads from it will return its default value.
+  public mutating func clearMinValue() {self._minValue = nil}
+
+  public var maxValue: Strata_V1_Value {
+    get {_maxValue ?? Strata_V1_Value()}
+    set {_maxValue = newValue}
+  }
+  /// Returns true if `maxValue` has been explicitly set.
+  public var hasMaxValue: Bool {self._maxValue != nil}
+  /// Clears the value of `maxValue`. Subsequent reads from it will return its default value.
+  public mutating func clearMaxValue() {self._maxValue = nil}
+
+  /// A regular expression string values must match in full (since 1.4).
+  public var regularExpression: String = String()
+
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
   public init() {}
 
   fileprivate var _defaultValue: Strata_V1_Value? = nil
+  fileprivate var _minValue: Strata_V1_Value? = nil
+  fileprivate var _maxValue: Strata_V1_Value? = nil
 }
 
 public nonisolated struct Strata_V1_RelationshipInfo: Sendable {
@@ -3165,7 +3191,7 @@ nonisolated extension Strata_V1_EntityInfo: SwiftProtobuf.Message, SwiftProtobuf
 
 nonisolated extension Strata_V1_AttributeInfo: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".AttributeInfo"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}name\0\u{1}type\0\u{1}optional\0\u{1}transient\0\u{3}default_value\0\u{1}derivation\0\u{3}value_transformer\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}name\0\u{1}type\0\u{1}optional\0\u{1}transient\0\u{3}default_value\0\u{1}derivation\0\u{3}value_transformer\0\u{3}min_value\0\u{3}max_value\0\u{3}regular_expression\0")
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -3180,6 +3206,9 @@ nonisolated extension Strata_V1_AttributeInfo: SwiftProtobuf.Message, SwiftProto
       case 5: try { try decoder.decodeSingularMessageField(value: &self._defaultValue) }()
       case 6: try { try decoder.decodeSingularStringField(value: &self.derivation) }()
       case 7: try { try decoder.decodeSingularStringField(value: &self.valueTransformer) }()
+      case 8: try { try decoder.decodeSingularMessageField(value: &self._minValue) }()
+      case 9: try { try decoder.decodeSingularMessageField(value: &self._maxValue) }()
+      case 10: try { try decoder.decodeSingularStringField(value: &self.regularExpression) }()
       default: break
       }
     }
@@ -3211,6 +3240,15 @@ nonisolated extension Strata_V1_AttributeInfo: SwiftProtobuf.Message, SwiftProto
     if !self.valueTransformer.isEmpty {
       try visitor.visitSingularStringField(value: self.valueTransformer, fieldNumber: 7)
     }
+    try { if let v = self._minValue {
+      try visitor.visitSingularMessageField(value: v, fieldNumber: 8)
+    } }()
+    try { if let v = self._maxValue {
+      try visitor.visitSingularMessageField(value: v, fieldNumber: 9)
+    } }()
+    if !self.regularExpression.isEmpty {
+      try visitor.visitSingularStringField(value: self.regularExpression, fieldNumber: 10)
+    }
     try unknownFields.traverse(visitor: &visitor)
   }
 
@@ -3222,6 +3260,9 @@ nonisolated extension Strata_V1_AttributeInfo: SwiftProtobuf.Message, SwiftProto
     if lhs._defaultValue != rhs._defaultValue {return false}
     if lhs.derivation != rhs.derivation {return false}
     if lhs.valueTransformer != rhs.valueTransformer {return false}
+    if lhs._minValue != rhs._minValue {return false}
+    if lhs._maxValue != rhs._maxValue {return false}
+    if lhs.regularExpression != rhs.regularExpression {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }

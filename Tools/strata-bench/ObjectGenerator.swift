@@ -1,0 +1,239 @@
+import Foundation
+import StrataModel
+import StrataText
+import StrataWire
+
+/// The values of the objects `strata-bench` inserts into any model's
+/// entity, from the served model (GetModel): a value of its type for every
+/// persisted attribute, within its bounds, unique where a uniqueness
+/// constraint names it (a counter or a UUID), unless `--values` supplies
+/// it. What cannot be generated (a mandatory relationship, a mandatory
+/// string with a pattern, a mandatory attribute of a type without values)
+/// is refused when the generator is made, naming the property, unless every
+/// `--values` line supplies it.
+struct ObjectGenerator: Sendable {
+    /// How one attribute's values are made.
+    struct Attribute: Sendable {
+        var name: String
+        var type: String
+        var unique: Bool
+        var minimum: PropertyValue
+        var maximum: PropertyValue
+    }
+
+    /// The entity the objects belong to.
+    let entity: String
+    /// The attributes generated (not transient, not derived, not patterned).
+    let attributes: [Attribute]
+    /// Values given per object by `--values` (one line per object, in
+    /// turn), typed by the model.
+    let supplied: [[String: Strata_V1_Value]]
+    /// The attribute updates change (the first generated one no uniqueness
+    /// constraint names), nil when there is none.
+    let updatable: Attribute?
+    /// Makes values unique across runs: a random number of this run.
+    let nonce: UInt64
+
+    /// Reads the entity's description in `model` and the `--values` lines
+    /// (JSON objects of property name to value); throws a usage error
+    /// naming what cannot be generated.
+    init(model: Strata_V1_GetModelResponse, entity name: String, valueLines: [String], nonce: UInt64 = UInt64.random(in: 1...UInt64(1) << 40)) throws {
+        guard let entity = model.entities.first(where: { $0.name == name }) else {
+            throw BenchError.usage("--entity: the model '\(model.name)' has no entity '\(name)' (entities: \(model.entities.map(\.name).sorted().joined(separator: ", ")))")
+        }
+        guard !entity.isAbstract else {
+            throw BenchError.usage("--entity: \(name) is abstract: name one of its subentities (\(model.entities.filter { $0.parent == name }.map(\.name).sorted().joined(separator: ", ")))")
+        }
+        self.entity = name
+        self.nonce = nonce
+        let supplied = try Self.parse(valueLines, entity: entity)
+        self.supplied = supplied
+        // A property every line gives need not be generated.
+        let given = supplied.isEmpty ? Set<String>() : supplied.dropFirst().reduce(Set(supplied[0].keys)) { $0.intersection($1.keys) }
+        let unique = Set(entity.uniquenessConstraints.flatMap(\.names))
+        var attributes: [Attribute] = []
+        var refusals: [String] = []
+        for attribute in entity.attributes where !attribute.transient && attribute.derivation.isEmpty && !given.contains(attribute.name) {
+            let generatable = Self.generatableTypes.contains(attribute.type)
+            if !attribute.regularExpression.isEmpty || !generatable {
+                if !attribute.optional {
+                    let why = generatable ? "its values must match /\(attribute.regularExpression)/" : "no values of type \(attribute.type) can be made up"
+                    refusals.append("\(name).\(attribute.name): \(why); give it in --values")
+                }
+                continue
+            }
+            attributes.append(Attribute(
+                name: attribute.name, type: attribute.type, unique: unique.contains(attribute.name),
+                minimum: attribute.hasMinValue ? (try? PropertyValue(wire: attribute.minValue, field: attribute.name)) ?? .null : .null,
+                maximum: attribute.hasMaxValue ? (try? PropertyValue(wire: attribute.maxValue, field: attribute.name)) ?? .null : .null
+            ))
+        }
+        for relationship in entity.relationships where !relationship.transient && !given.contains(relationship.name) {
+            let mandatory = relationship.toMany ? relationship.minCount > 0 : !relationship.optional
+            if mandatory {
+                refusals.append("\(name).\(relationship.name): a mandatory relationship to \(relationship.destination) cannot be made up; give object IDs for it in --values")
+            }
+        }
+        guard refusals.isEmpty else {
+            throw BenchError.usage("cannot generate \(name) objects:\n  " + refusals.joined(separator: "\n  "))
+        }
+        self.attributes = attributes
+        self.updatable = attributes.first { !$0.unique }
+    }
+
+    /// The Core Data types whose values can be made up.
+    static let generatableTypes: Set<String> = [
+        "Integer 16", "Integer 32", "Integer 64", "Decimal", "Double", "Float", "String", "Boolean", "Date",
+        "Binary", "UUID", "URI", "Transformable",
+    ]
+
+    /// The serial of the first object ``Workload/seed(count:generator:batch:client:progress:)``
+    /// inserts: far from the load's own serials (0, 1, …), so that values
+    /// made unique from a serial never repeat between the two.
+    static let seedSerials = 1 << 40
+
+    /// The values of object number `serial`.
+    func values(serial: Int, random: inout SplitMix64) -> [String: Strata_V1_Value] {
+        var values: [String: Strata_V1_Value] = [:]
+        for attribute in attributes {
+            values[attribute.name] = value(attribute, serial: serial, random: &random).wire
+        }
+        if !supplied.isEmpty {
+            for (name, value) in supplied[serial % supplied.count] { values[name] = value }
+        }
+        return values
+    }
+
+    /// One attribute's value for object `serial`: within its bounds,
+    /// unique (from `serial` and the run's nonce) when a constraint names it.
+    func value(_ attribute: Attribute, serial: Int, random: inout SplitMix64) -> PropertyValue {
+        let counter = nonce &+ UInt64(serial)
+        func bounds(_ low: Int64, _ high: Int64) -> (Int64, Int64) {
+            let lower = attribute.minimum.integerValue ?? low
+            // Unique values use the whole range, others a million values.
+            let upper = attribute.maximum.integerValue ?? (attribute.unique ? high : max(lower, min(high, lower &+ 1_000_000)))
+            return (lower, max(lower, upper))
+        }
+        func draw(_ lower: Int64, _ upper: Int64) -> Int64 {
+            let span = UInt64(bitPattern: upper &- lower) &+ 1
+            let roll = attribute.unique ? counter : random.next()
+            return span == 0 ? lower &+ Int64(bitPattern: roll) : lower &+ Int64(bitPattern: roll % span)
+        }
+        switch attribute.type {
+        case "Integer 16":
+            let (lower, upper) = bounds(0, Int64(Int16.max))
+            return .integer(min(max(draw(lower, upper), Int64(Int16.min)), Int64(Int16.max)))
+        case "Integer 32":
+            let (lower, upper) = bounds(0, Int64(Int32.max))
+            return .integer(min(max(draw(lower, upper), Int64(Int32.min)), Int64(Int32.max)))
+        case "Integer 64":
+            let (lower, upper) = bounds(0, attribute.unique ? Int64.max : 1_000_000)
+            return .integer(draw(lower, upper))
+        case "Decimal", "Double", "Float":
+            let lower = attribute.minimum.numericValue ?? 0
+            let upper = max(lower, attribute.maximum.numericValue ?? lower + 10_000)
+            let fraction = attribute.unique ? Double(counter % 1_000_000_007) / 1_000_000_007 : Double(random.next() % 1_000_000) / 1_000_000
+            let number = lower + (upper - lower) * fraction
+            if attribute.type == "Decimal" {
+                let cents = (number * 100).rounded(.down) / 100
+                return .decimal(Decimal(string: String(format: "%.2f", max(lower, cents))) ?? Decimal(lower))
+            }
+            return .double(number)
+        case "String":
+            let least = Int(attribute.minimum.integerValue ?? 0)
+            let most = Int(attribute.maximum.integerValue ?? 64)
+            var text = attribute.unique ? "\(String(counter, radix: 36))-\(serial)" : "bench \(serial) \(String(random.next() % 1_000_000, radix: 36))"
+            if text.count < least { text += String(repeating: "x", count: least - text.count) }
+            if most > 0, text.count > most { text = String(text.suffix(most)) }
+            return .string(text)
+        case "Boolean":
+            return .boolean(random.next() % 2 == 0)
+        case "Date":
+            let lower = attribute.minimum.dateValue ?? Date(timeIntervalSince1970: 1_600_000_000)
+            let upper = attribute.maximum.dateValue ?? max(lower, Date(timeIntervalSince1970: 1_800_000_000))
+            let span = max(0, upper.timeIntervalSince(lower))
+            let fraction = attribute.unique ? Double(counter % 1_000_003) / 1_000_003 : Double(random.next() % 1_000_000) / 1_000_000
+            return .date(Date(timeIntervalSince1970: (lower.timeIntervalSince1970 + span * fraction).rounded()))
+        case "Binary", "Transformable":
+            let least = Int(attribute.minimum.integerValue ?? 0)
+            let most = Int(attribute.maximum.integerValue ?? 32)
+            var bytes: [UInt8] = []
+            if attribute.unique { bytes = withUnsafeBytes(of: counter.bigEndian, Array.init) }
+            let length = max(least, min(most, 16))
+            while bytes.count < length { bytes.append(UInt8(truncatingIfNeeded: random.next())) }
+            return .binary(Data(bytes.prefix(max(length, attribute.unique ? 8 : 0))))
+        case "UUID":
+            return .uuid(UUID())
+        case "URI":
+            return .uri("https://example.com/strata-bench/\(String(counter, radix: 36))/\(serial)")
+        default:
+            return .null
+        }
+    }
+
+    /// Parses `--values` lines against the entity: each a JSON object whose
+    /// members are attributes (JSON scalars, typed by the model) or
+    /// relationships (an object ID, or an array of them).
+    static func parse(_ lines: [String], entity: Strata_V1_EntityInfo) throws -> [[String: Strata_V1_Value]] {
+        var objects: [[String: Strata_V1_Value]] = []
+        for (index, line) in lines.enumerated() where !line.trimmingCharacters(in: .whitespaces).isEmpty {
+            let place = "--values line \(index + 1)"
+            guard let object = (try? JSONSerialization.jsonObject(with: Data(line.utf8), options: [.fragmentsAllowed])) as? [String: Any] else {
+                throw BenchError.usage("\(place): not a JSON object")
+            }
+            var values: [String: Strata_V1_Value] = [:]
+            for (name, json) in object {
+                if let attribute = entity.attributes.first(where: { $0.name == name }) {
+                    let text: String
+                    switch json {
+                    case is NSNull: values[name] = Strata_V1_Value(); continue
+                    case let string as String: text = string
+                    case let number as NSNumber: text = attribute.type == "Boolean" ? (number.boolValue ? "true" : "false") : number.stringValue
+                    default: throw BenchError.usage("\(place): \(name): expected a JSON string, number, boolean or null")
+                    }
+                    do {
+                        values[name] = try ValueText.attributeValue(text, type: attribute.type, field: "\(place): \(name)").wire
+                    } catch {
+                        throw BenchError.usage(error.message)
+                    }
+                } else if let relationship = entity.relationships.first(where: { $0.name == name }) {
+                    if relationship.toMany {
+                        guard let ids = json as? [String] else { throw BenchError.usage("\(place): \(name): expected an array of object IDs") }
+                        values[name] = Strata_V1_Value.with { $0.objects = Strata_V1_ObjectIDList.with { $0.ids = ids } }
+                    } else {
+                        guard let id = json as? String else { throw BenchError.usage("\(place): \(name): expected an object ID") }
+                        values[name] = Strata_V1_Value.with { $0.object = id }
+                    }
+                } else {
+                    throw BenchError.usage("\(place): \(entity.name) has no property '\(name)'")
+                }
+            }
+            objects.append(values)
+        }
+        return objects
+    }
+}
+
+extension PropertyValue {
+    /// The integer, when this is one.
+    fileprivate var integerValue: Int64? {
+        if case .integer(let value) = self { return value }
+        return nil
+    }
+
+    /// The number as a Double, when this is one.
+    fileprivate var numericValue: Double? {
+        switch self {
+        case .integer(let value): Double(value)
+        case .double(let value): value
+        case .decimal(let value): NSDecimalNumber(decimal: value).doubleValue
+        default: nil
+        }
+    }
+
+    /// The date, when this is one.
+    fileprivate var dateValue: Date? {
+        if case .date(let value) = self { return value }
+        return nil
+    }
+}
