@@ -8,11 +8,15 @@ extension StrataClient {
     /// store) and writes it to `file`: first to `FILE.partial` (readable by
     /// its owner only), checked against the server's length and SHA-256,
     /// synced, then renamed over `file`. Whatever fails leaves `file` as it
-    /// was and no partial file behind. Admin only while access rules are
+    /// was and no partial file behind; `file` may not be a folder. Admin only while access rules are
     /// in force (140201).
     public nonisolated func backup(store: String = "", to file: URL) async throws -> BackupResult {
         let partial = URL(fileURLWithPath: file.path + ".partial")
         let manager = FileManager.default
+        var isDirectory: ObjCBool = false
+        if manager.fileExists(atPath: file.path, isDirectory: &isDirectory), isDirectory.boolValue {
+            throw StrataClientError(.failedPrecondition, "\(file.path) is a folder: name the backup file to write")
+        }
         try? manager.removeItem(at: partial)
         guard manager.createFile(atPath: partial.path, contents: nil, attributes: [.posixPermissions: 0o600]),
               let handle = FileHandle(forWritingAtPath: partial.path) else {
@@ -47,8 +51,11 @@ extension StrataClient {
         }
         try handle.synchronize()
         try handle.close()
-        if manager.fileExists(atPath: file.path) { try manager.removeItem(at: file) }
-        try manager.moveItem(at: partial, to: file)
+        // rename(2) replaces an existing file atomically: FILE is the old
+        // backup or the new one, never neither.
+        guard rename(partial.path, file.path) == 0 else {
+            throw StrataClientError(.failedPrecondition, "cannot rename \(partial.path) to \(file.path): \(String(cString: strerror(errno)))")
+        }
         finished = true
         return BackupResult(storeID: last.storeID, format: last.format, byteCount: Int(received))
     }

@@ -6,6 +6,7 @@ import StrataModel
 import StrataQuery
 import StrataStore
 import StrataWire
+import Synchronization
 
 /// What every connection of one server shares: the coordinator (and so
 /// the store actors), the configuration, the figures and the answers that
@@ -20,6 +21,9 @@ final class ServerCore: Sendable {
     let modelResponse: Strata_V1_GetModelResponse
     /// Failed hellos per source address: counted and slowed.
     let authFailures = AuthFailureThrottle()
+    /// Whether a backup runs now (one at a time per server: each copies a
+    /// whole store to disk).
+    let backupRunning = Atomic<Bool>(false)
     /// Removes the stores' paths from answers.
     let redactor: PathRedactor
     /// What every Stats answer warns of (a network served without TLS or

@@ -67,6 +67,8 @@ public actor StrataServer: Service {
         if let refusal = Self.networkRefusal(configuration) {
             throw StrataServerError.insecureNetwork(refusal)
         }
+        // Copies a server left behind when it stopped mid-backup.
+        ServerCore.removeStaleBackups(of: core.coordinator.stores)
         if configuration.accessControl != nil, configuration.authenticator == nil, configuration.authToken == nil,
            configuration.tls?.requiresClientCertificates != true {
             throw StrataServerError.misconfigured("access rules need a way to authenticate clients (a token, an auth file, JWT keys or client certificates)")
@@ -207,7 +209,9 @@ public actor StrataServer: Service {
             }
             guard let history = store as? any HistoryTrackingStore, let current = try? await history.currentHistoryToken(),
                   let consumers = try? await history.consumers() else { continue }
-            for consumer in consumers {
+            // Consumer names come from clients too: the 100 most recently
+            // heard from, so that the series stay bounded.
+            for consumer in consumers.sorted(by: { $0.updated > $1.updated }).prefix(100) {
                 Gauge(label: "strata_history_backlog", dimensions: [("store", name), ("consumer", consumer.name)])
                     .record(max(0, current.value - consumer.token.value))
             }

@@ -45,11 +45,14 @@ enum EnvironmentOptions {
         func given(_ option: String) -> Bool {
             arguments.contains { $0 == "--\(option)" || $0.hasPrefix("--\(option)=") }
         }
+        // Help and the version need no options (nor their values' checks).
+        if arguments.contains(where: { ["--help", "-h", "--version", "--experimental-dump-help"].contains($0) }) { return arguments }
         var added: [String] = []
         for option in options where !given(option) {
             guard let value = environment[variable(for: option)], !value.isEmpty else { continue }
             let values = option == repeated ? value.split(separator: ";").map(String.init).filter { !$0.isEmpty } : [value]
-            for value in values { added += ["--\(option)", value] }
+            // `--option=value`: a value starting with '-' stays a value.
+            for value in values { added.append("--\(option)=\(value)") }
         }
         for flag in flags where !given(flag) {
             guard let value = environment[variable(for: flag)], !value.isEmpty else { continue }

@@ -12,9 +12,11 @@ struct RestoreCommand: ParsableCommand {
         abstract: "Put a backup (strata backup) in a store file's place; stop the server first.",
         discussion: """
             Checks the backup (SQLite integrity and Strata metadata, or a binary store's header and \
-            checksums), refuses a store file that any process has open, keeps the store's current \
-            files as STORE_FILE.replaced-TIMESTAMP (with their -wal and -shm), and copies the backup \
-            in. Start the server as before: it opens the restored store.
+            checksums) and that it is a backup of the same store, refuses a store file that any \
+            process has open, keeps the store's current files as STORE_FILE.replaced-TIMESTAMP-… \
+            (with their -wal and -shm), and copies the backup in. Object IDs handed out after the \
+            backup are not handed out again; history consumers fetch again. Start the server as \
+            before: it opens the restored store.
             """,
         version: StrataVersion.description
     )
@@ -25,12 +27,18 @@ struct RestoreCommand: ParsableCommand {
     @Option(help: ArgumentHelp("The store file to replace (e.g. strata-data/Books.sqlite).", valueName: "file"))
     var to: String
 
+    @Flag(help: "Restore even when the backup is of another store than the file it replaces (another identifier).")
+    var force = false
+
     func run() throws {
         umask(0o077)
         do {
-            let outcome = try StoreRestore.restore(from: URL(fileURLWithPath: backup), to: URL(fileURLWithPath: to))
+            let outcome = try StoreRestore.restore(from: URL(fileURLWithPath: backup), to: URL(fileURLWithPath: to), replacingAnotherStore: force)
             print("restored \(to) from \(backup) (\(outcome.format.rawValue) store)")
             for file in outcome.keptFiles { print("kept the previous file as \(file)") }
+            if outcome.historyToken > 0 {
+                print("history starts again after token \(outcome.historyToken): consumers with older tokens get 134301 and fetch again")
+            }
         } catch {
             FileHandle.standardError.write(Data("strata-server: error \(error.code.rawValue): \(error.message)\n".utf8))
             throw ExitCode.failure

@@ -222,7 +222,7 @@ private struct SplitMix: RandomNumberGenerator {
         let files = try #require(FileManager.default.enumerator(at: Self.fixtureDirectory, includingPropertiesForKeys: nil))
             .compactMap { $0 as? URL }
             .filter { $0.pathExtension == "contents" || $0.lastPathComponent == "contents" }
-        #expect(files.count == 5)   // 3 bare files, 2 versions in Journal.xcdatamodeld
+        #expect(files.count == 6)   // 4 bare files, 2 versions in Journal.xcdatamodeld
         var predicates: Set<String> = []
         var expressions: Set<String> = []
         for file in files {

@@ -40,7 +40,7 @@ import Testing
         let afterBackup = acknowledged.withLockedValue { $0.count }
         writing.withLockedValue { $0 = false }
         for task in writers { try await task.value }
-        #expect(acknowledged.withLockedValue { $0.count } > before.count, "saves went on during the backup")
+        #expect(afterBackup > before.count, "saves went on during the backup")
 
         #expect(result.format == "sqlite")
         #expect(result.byteCount > 64 * 1024, "several chunks")
@@ -48,7 +48,7 @@ import Testing
         #expect(!FileManager.default.fileExists(atPath: file.path + ".partial"))
         let attributes = try FileManager.default.attributesOfItem(atPath: file.path)
         #expect((attributes[.posixPermissions] as? Int) == 0o600)
-        // No temporary copy is left beside the stores.
+        // No copy is left beside the stores.
         #expect(try FileManager.default.contentsOfDirectory(atPath: server.directory.path).allSatisfy { !$0.hasPrefix(".strata-backup-") })
 
         // A sound, self-contained SQLite file...
@@ -96,6 +96,49 @@ import Testing
         #expect(!FileManager.default.fileExists(atPath: file.path) && !FileManager.default.fileExists(atPath: file.path + ".partial"))
         // No path of the server's in any answer.
         #expect(unknown?.message.contains(server.directory.path) == false)
+        try await server.stop()
+    }
+
+    @Test func oneBackupAtATimeAndAbandonedCopiesAreRemovedAtStart() async throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("strata-backup-stale-\(UUID().uuidString)", isDirectory: true)
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        // A copy a stopped server left behind (its lock file held by no one).
+        let stale = directory.appendingPathComponent(".strata-backup-\(UUID().uuidString)", isDirectory: true)
+        try FileManager.default.createDirectory(at: stale, withIntermediateDirectories: true)
+        try Data("old".utf8).write(to: stale.appendingPathComponent("copy"))
+        try Data().write(to: stale.appendingPathComponent("lock"))
+        let server = try await TestServer.start(directory: directory)
+        #expect(!FileManager.default.fileExists(atPath: stale.path))
+        let client = server.client()
+        defer { Task { await client.close() } }
+        _ = try await client.save(Wire.save(inserts: (0..<200).map { Wire.insertBook("b\($0)", title: String(repeating: "t", count: 400)) }))
+        // Many at once: each either completes or is refused as busy, never both running.
+        let outcomes = await withTaskGroup(of: Result<BackupResult, StrataClientError>.self) { group in
+            for index in 0..<4 {
+                group.addTask {
+                    do {
+                        return .success(try await client.backup(store: "Book", to: directory.appendingPathComponent("copy-\(index)")))
+                    } catch let error as StrataClientError {
+                        return .failure(error)
+                    } catch {
+                        return .failure(StrataClientError(.unknown, "\(error)"))
+                    }
+                }
+            }
+            var all: [Result<BackupResult, StrataClientError>] = []
+            for await outcome in group { all.append(outcome) }
+            return all
+        }
+        var made = 0
+        for outcome in outcomes {
+            switch outcome {
+            case .success: made += 1
+            case .failure(let error):
+                #expect(error.code == .resourceExhausted, "\(error)")
+                #expect(error.message.contains("another backup is running"))
+            }
+        }
+        #expect(made >= 1)
         try await server.stop()
     }
 }

@@ -242,13 +242,14 @@ struct TLSTests {
         let started = ContinuousClock.now
         let closed = try await withThrowingTaskGroup(of: Bool.self) { group in
             group.addTask { try await socket.channel.closeFuture.get(); return true }
-            group.addTask { try await Task.sleep(for: .seconds(10)); return false }
+            group.addTask { try await Task.sleep(for: .seconds(20)); return false }
             let first = try await group.next() ?? false
             group.cancelAll()
             return first
         }
         #expect(closed)
-        #expect(ContinuousClock.now - started < .seconds(5))
+        // Generous: the whole suite runs beside it on two cores.
+        #expect(ContinuousClock.now - started < .seconds(15))
         try await server.stop()
     }
 }

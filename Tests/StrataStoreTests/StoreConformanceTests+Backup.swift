@@ -79,6 +79,53 @@ extension StoreConformanceTests {
         }
     }
 
+    @Test func aRestoredSQLiteStoreNeverHandsOutAKeyOrTokenAgain() async throws {
+        try await TestDirectory.with { directory in
+            let target = try #require(StoreKind.sqlite.url(in: directory))
+            var store = try await SQLiteStore(description: StoreDescription(url: target, type: .sqlite), model: StoreFixture.model)
+            let first = try await F.commit(store, StoreChanges(inserts: [.init(temporaryID: .temporary(entityName: "Tag"), values: ["name": .string("before")])]))
+            let copy = directory.appendingPathComponent("backup")
+            _ = try await store.backup(to: copy)
+            var later: [ObjectID] = []
+            for index in 0..<3 {
+                let temporary = ObjectID.temporary(entityName: "Tag")
+                let commit = try await F.commit(store, StoreChanges(inserts: [.init(temporaryID: temporary, values: ["name": .string("after \(index)")])]))
+                later.append(try #require(commit.permanentIDs[temporary]))
+            }
+            let consumerToken = try await store.currentHistoryToken()
+            try await store.close()
+
+            let outcome = try StoreRestore.restore(from: copy, to: target)
+            #expect(outcome.historyToken == consumerToken.value + 1)
+            store = try await SQLiteStore(description: StoreDescription(url: target, type: .sqlite), model: StoreFixture.model)
+            #expect(try await store.count(F.all("Tag")) == 1)
+            let temporary = ObjectID.temporary(entityName: "Tag")
+            let commit = try await F.commit(store, StoreChanges(inserts: [.init(temporaryID: temporary, values: ["name": .string("restored")])]))
+            let fresh = try #require(commit.permanentIDs[temporary])
+            func key(_ id: ObjectID) -> Int64 {
+                if case .permanent(let value) = id.key { return value }
+                return 0
+            }
+            #expect(!later.contains(fresh) && key(fresh) > (later.map(key).max() ?? 0), "\(fresh) was handed out before the restore")
+            #expect(first.permanentIDs.values.allSatisfy { key($0) < key(fresh) })
+            // A consumer's token from before the restore expired: fetch again.
+            await #expect(throws: StrataError.self) { _ = try await store.history(after: consumerToken, limit: 10) }
+            do {
+                _ = try await store.history(after: consumerToken, limit: 10)
+            } catch let error as StrataError {
+                #expect(error.code == .historyTokenExpired)
+            }
+            // From the restore on, history reads on: the new save follows it.
+            let restart = HistoryToken(storeIdentifier: store.identifier, value: outcome.historyToken)
+            #expect(try await store.history(after: restart, limit: 10).count == 1)
+            try await store.close()
+            // Two restores within a second keep both sets of replaced files.
+            let again = try StoreRestore.restore(from: copy, to: target)
+            #expect(Set(again.keptFiles).isDisjoint(with: outcome.keptFiles))
+            for kept in outcome.keptFiles + again.keptFiles { #expect(FileManager.default.fileExists(atPath: kept)) }
+        }
+    }
+
     @Test func aRestoreRefusesWhatIsNotASoundBackup() async throws {
         try await TestDirectory.with { directory in
             let target = directory.appendingPathComponent("store.sqlite")

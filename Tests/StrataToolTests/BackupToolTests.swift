@@ -21,12 +21,16 @@ struct BackupToolTests {
         #expect(backup.status == 0, "\(backup.stderr)")
         #expect(backup.stdout.hasPrefix("\(file): ") && backup.stdout.contains("bytes, sqlite store"))
         // Never over an existing file unless asked.
-        let size = try FileManager.default.attributesOfItem(atPath: file)[.size] as? Int
+        let first = try Data(contentsOf: URL(fileURLWithPath: file))
         let again = try cli.run(["backup", "--store", "Book", file])
         #expect(again.status == 1)
         #expect(again.stderr.contains("--force"))
+        #expect(try Data(contentsOf: URL(fileURLWithPath: file)) == first)
+        // --force replaces it with a copy of the store as it is now.
+        _ = try cli.insertBook("In the second backup only")
         #expect(try cli.run(["backup", "--store", "Book", "--force", file]).status == 0)
-        #expect(try FileManager.default.attributesOfItem(atPath: file)[.size] as? Int == size)
+        #expect(try Data(contentsOf: URL(fileURLWithPath: file)) != first)
+        try first.write(to: URL(fileURLWithPath: file))
         _ = try cli.insertBook("After the backup")
 
         // A server serves the copy read-only.
@@ -40,7 +44,8 @@ struct BackupToolTests {
         let busy = try Executables.run("strata-server", ["restore", file, "--to", storeFile])
         #expect(busy.status == 1)
         #expect(busy.stderr.contains("open in another process"))
-        #expect(try cli.succeed(["count", "Book"]).trimmingCharacters(in: .whitespacesAndNewlines) == "13")
+        #expect(try cli.succeed(["count", "Book"]).trimmingCharacters(in: .whitespacesAndNewlines) == "14")
+        let lastID = try cli.succeed(["fetch", "Book", "--where", "title == 'After the backup'", "--json"])
         server.stop(removingFiles: false)
 
         let restore = try Executables.run("strata-server", ["restore", file, "--to", storeFile])
@@ -52,6 +57,16 @@ struct BackupToolTests {
         cli = CLI(server: restarted)
         #expect(try cli.succeed(["count", "Book"]).trimmingCharacters(in: .whitespacesAndNewlines) == "12")
         #expect(try cli.succeed(["count", "Book", "--where", "title == 'After the backup'"]).trimmingCharacters(in: .whitespacesAndNewlines) == "0")
-        _ = try cli.insertBook("After the restore")
+        // Keys handed out after the backup are not handed out again.
+        let newID = try cli.insertBook("After the restore")
+        #expect(!lastID.contains(newID), "\(newID) was handed out before the restore")
+        #expect(newID.hasSuffix("/Book/p15"), "\(newID)")
+        // A backup of another store is refused unless forced.
+        let feedback = data.appendingPathComponent("feedback.backup").path
+        #expect(try cli.run(["backup", "--store", "Feedback", feedback]).status == 0)
+        restarted.stop(removingFiles: false)
+        let other = try Executables.run("strata-server", ["restore", feedback, "--to", storeFile])
+        #expect(other.status == 1)
+        #expect(other.stderr.contains("is a backup of store"), "\(other.stderr)")
     }
 }

@@ -28,8 +28,9 @@ struct DocumentationCommandTests {
                 if inShell || skipping {
                     inShell = false
                     skipping = false
-                } else if trimmed == "```sh" {
-                    if skipNext { skipping = true } else { inShell = true }
+                } else {
+                    // The marker applies to the block right after it, of any kind.
+                    if trimmed == "```sh" { if skipNext { skipping = true } else { inShell = true } }
                     skipNext = false
                 }
                 continue
@@ -62,6 +63,10 @@ struct DocumentationCommandTests {
             <!-- not run: another server -->
             ```sh
             strata --port 7421 ping
+            ```
+            <!-- not run: text -->
+            ```text
+            strata not a command
             ```
             ```text
             strata not a command

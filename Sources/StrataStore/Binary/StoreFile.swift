@@ -112,7 +112,7 @@ enum StoreFile {
         syncDirectory(of: path)
     }
 
-    private static func syncDirectory(of path: String) {
+    static func syncDirectory(of path: String) {
         let directory: String
         if let slash = path.lastIndex(of: "/") {
             directory = slash == path.startIndex ? "/" : String(path[..<slash])

@@ -265,4 +265,20 @@ enum SQLiteHistory {
         try db.execute(sql: "INSERT INTO \(q(purgeTable)) (\(q("Z_ID")), \(q("Z_THROUGH"))) VALUES (1, ?) ON CONFLICT (\(q("Z_ID"))) DO UPDATE SET \(q("Z_THROUGH")) = excluded.\(q("Z_THROUGH"))", arguments: [horizon])
         return (removed, horizon)
     }
+
+    /// Records a restore (``StoreRestore``) at `token`, past every token
+    /// the replaced store and the backup handed out, and purges everything
+    /// up to it: every consumer's older token then fails with 134301
+    /// (fetch again), instead of reading on as if the restore had not
+    /// undone the saves after the backup.
+    static func recordRestore(_ db: Database, token: Int64) throws {
+        try db.execute(
+            sql: "INSERT INTO \(q(transactionTable)) (\(q("Z_TOKEN")), \(q("Z_TIMESTAMP")), \(q("Z_AUTHOR")), \(q("Z_CONTEXT")), \(q("Z_PROCESS")), \(q("Z_ORIGIN"))) VALUES (?, ?, 'restore', NULL, ?, 'restore')",
+            arguments: [token, Date().timeIntervalSinceReferenceDate, Int64(getpid())]
+        )
+        try db.execute(sql: "DELETE FROM \(q(tombstoneTable)) WHERE \(q("Z_TOKEN")) <= ?", arguments: [token])
+        try db.execute(sql: "DELETE FROM \(q(changeTable)) WHERE \(q("Z_TOKEN")) <= ?", arguments: [token])
+        try db.execute(sql: "DELETE FROM \(q(transactionTable)) WHERE \(q("Z_TOKEN")) <= ?", arguments: [token])
+        try db.execute(sql: "INSERT INTO \(q(purgeTable)) (\(q("Z_ID")), \(q("Z_THROUGH"))) VALUES (1, ?) ON CONFLICT (\(q("Z_ID"))) DO UPDATE SET \(q("Z_THROUGH")) = excluded.\(q("Z_THROUGH"))", arguments: [token])
+    }
 }

@@ -100,7 +100,6 @@ extension SQLiteStore {
             let changes = group.map { StreamedChanges(changes: $0.changes, feed: $0.feed) }
             var results: [Result<StoreSaveResult, any Error>]
             let groupStarted = clock.now
-            defer { metrics.recordCommit(saves: group.count, duration: groupStarted.duration(to: clock.now)) }
             do {
                 results = try SQLiteBusyRetry.runBlocking(deadline: storeDescription.busyTimeout) {
                     try Self.write(changes, db: db, mapping: mapping, identifier: identifier, path: path, history: history)
@@ -108,6 +107,7 @@ extension SQLiteStore {
             } catch {
                 results = Array(repeating: .failure(error), count: group.count)
             }
+            metrics.recordCommit(saves: group.count, duration: groupStarted.duration(to: clock.now))
             for (pending, result) in zip(group, results) {
                 pending.continuation.resume(with: result.mapError { error in
                     error as? StrataError ?? strataError(error, failure: .storeSave, operation: "save")
