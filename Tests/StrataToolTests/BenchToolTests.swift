@@ -162,6 +162,22 @@ struct BenchToolTests {
         #expect(run.stderr.contains("RESOURCE_EXHAUSTED"), "\(run.stderr)")
     }
 
+    @Test("The connection options of strata: -h/-p, --url, --auth-token-file, --connect-timeout")
+    func connectionOptions() throws {
+        let server = try LiveServer.start(["--auth-token", "sesame"])
+        defer { server.stop() }
+        let token = server.dataDirectory.appendingPathComponent("token")
+        try Data("sesame\n".utf8).write(to: token)
+        for arguments in [
+            ["-h", "127.0.0.1", "-p", "\(server.port)"], ["--url", "tcp://127.0.0.1:\(server.port)"], ["-p", "\(server.port)", "--connect-timeout", "2"],
+        ] {
+            let run = try Executables.run("strata-bench", arguments + ["--auth-token-file", token.path, "--entity", "Book", "-n", "5", "--mix", "count=1", "-q"], timeout: 30)
+            #expect(run.status == 0, "\(arguments): \(run.stderr)")
+        }
+        let badURL = try Executables.run("strata-bench", ["--url", "strata://x", "-n", "1"], timeout: 20)
+        #expect(badURL.status == 1 && badURL.stderr.contains("--url"), "\(badURL.stderr)")
+    }
+
     @Test("Bad options exit 1; an unreachable server exits 2")
     func failures() throws {
         let usage = try Executables.run("strata-bench", ["--mix", "get=x", "-n", "1"], timeout: 20)

@@ -30,6 +30,33 @@ struct CLICommandTests {
         #expect(overridden.stdout == "0\n")
     }
 
+    @Test("psql's and redis-cli's conventions: -h and -p, -p7420, --url, --timeout; the options listed in --help")
+    func conventionalConnectionOptions() throws {
+        let server = try LiveServer.start()
+        defer { server.stop() }
+        let port = String(server.port)
+        for arguments in [
+            ["-h", "127.0.0.1", "-p", port, "ping"], ["-p\(port)", "ping"], ["ping", "-p", port, "-h", "127.0.0.1"],
+            ["--url", "tcp://127.0.0.1:\(port)", "ping"], ["ping", "--url", "tcp://127.0.0.1:\(port)"],
+            ["--timeout", "3", "-p", port, "ping"],
+        ] {
+            let run = try CLI.bare(arguments)
+            #expect(run.status == 0, "\(arguments): \(run.stderr)")
+        }
+        #expect(try CLI.bare(["ping"], environment: ["STRATA_URL": "tcp://127.0.0.1:\(port)"]).status == 0)
+        // --port wins over the URL's port at the same level.
+        #expect(try CLI.bare(["--url", "tcp://127.0.0.1:1", "--port", port, "ping"]).status == 0)
+        for bad in [["--url", "http://127.0.0.1:\(port)", "ping"], ["--url", "tcp://", "ping"], ["--timeout", "0", "-p", port, "ping"], ["-h"]] {
+            let run = try CLI.bare(bad)
+            #expect(run.status == 1, "\(bad): \(run.stderr)")
+        }
+        let help = try CLI.bare(["--help"])
+        for option in ["-h, --host", "-p, --port", "--url", "--auth-token-file", "--timeout", "--tls-ca"] {
+            #expect(help.stdout.contains(option), "\(option) missing from strata --help")
+        }
+        #expect(help.stdout.contains("5 request failed"))
+    }
+
     @Test("--auth-token and STRATA_AUTH_TOKEN reach a server that requires a token")
     func authToken() throws {
         let server = try LiveServer.start(["--auth-token", "sesame"])
@@ -42,6 +69,12 @@ struct CLICommandTests {
         #expect(try cli.run(["--auth-token", "sesame", "count", "Book"]).stdout == "0\n")
         #expect(try cli.run(["count", "Book", "--auth-token=sesame"]).stdout == "0\n")
         #expect(try cli.run(["count", "Book"], environment: ["STRATA_AUTH_TOKEN": "sesame"]).stdout == "0\n")
+        // From a file: its first line.
+        let file = server.dataDirectory.appendingPathComponent("token")
+        try Data("sesame\nnot this\n".utf8).write(to: file)
+        #expect(try cli.run(["--auth-token-file", file.path, "count", "Book"]).stdout == "0\n")
+        #expect(try cli.run(["count", "Book", "--auth-token-file", file.path]).stdout == "0\n")
+        #expect(try cli.run(["--auth-token-file", file.path + ".missing", "count", "Book"]).status == 1)
     }
 
     @Test("Cannot connect: exit 2, the error on stderr, nothing on stdout")

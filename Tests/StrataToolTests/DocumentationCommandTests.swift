@@ -11,7 +11,8 @@ import Testing
 /// block preceded by an HTML comment `<!-- not run: REASON -->` (commands
 /// for another setup: a TLS server, several servers). Placeholders: `…` in
 /// an object ID (`strata://…/Book/p1`) stands for the identifier of the
-/// store, filled in by the test; `$(uuidgen)` gives a new UUID.
+/// store, filled in by the test; the default port 7420 stands for the test
+/// server's port; `$(uuidgen)` gives a new UUID.
 @Suite("Documented commands", .serialized, .timeLimit(.minutes(3)))
 struct DocumentationCommandTests {
     /// The commands of one document (see the suite's rules).
@@ -96,6 +97,7 @@ struct DocumentationCommandTests {
         defer { try? FileManager.default.removeItem(at: folder) }
         for command in commands {
             let filled = command.replacingOccurrences(of: "strata://…/", with: "strata://\(books)/")
+                .replacingOccurrences(of: "7420", with: "\(server.port)")
             let script = "strata() { \"\(strata.path)\" --port \(server.port) \"$@\"; }; uuidgen() { cat /proc/sys/kernel/random/uuid; }; \(filled)"
             let process = Process()
             process.executableURL = URL(fileURLWithPath: "/bin/sh")

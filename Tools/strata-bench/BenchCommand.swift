@@ -26,15 +26,22 @@ struct BenchCommand: AsyncParsableCommand {
         5 a request failed (beyond --max-error-rate), 6 a latency threshold \
         was breached.
         """,
-        version: StrataVersion.description
+        version: StrataVersion.description,
+        helpNames: [.long]
     )
 
-    @Option(help: "Server host (also STRATA_HOST).")
+    @Option(name: [.customShort("h"), .long], help: "Server host (also STRATA_HOST).")
     var host: String?
-    @Option(help: "Server port (also STRATA_PORT).")
+    @Option(name: [.customShort("p"), .long], help: "Server port (also STRATA_PORT).")
     var port: Int?
-    @Option(help: "Auth token (also STRATA_AUTH_TOKEN).")
+    @Option(help: ArgumentHelp("The server as a URL: tcp://HOST:PORT, or tls://HOST:PORT for TLS (also STRATA_URL).", valueName: "url"))
+    var url: String?
+    @Option(help: "Auth token (also STRATA_AUTH_TOKEN; --auth-token-file keeps it out of ps).")
     var authToken: String?
+    @Option(name: .customLong("auth-token-file"), help: ArgumentHelp("A file whose first line is the token.", valueName: "file"))
+    var authTokenFile: String?
+    @Option(help: ArgumentHelp("Seconds to wait for each connection and its hello (default 5; strata's --timeout).", valueName: "seconds"))
+    var connectTimeout: Double?
     @Flag(help: "Connect with TLS, trusting the system's CAs (also STRATA_TLS=1).")
     var tls = false
     @Option(name: .customLong("tls-ca"), help: ArgumentHelp("Connect with TLS, trusting the CAs of this PEM file (also STRATA_TLS_CA).", valueName: "file"))
@@ -156,6 +163,8 @@ struct BenchCommand: AsyncParsableCommand {
         if let warmup, DurationParsing.parse(warmup) == nil { throw ValidationError("--warmup: '\(warmup)' is not a duration") }
         if let rps, !(rps > 0) { throw ValidationError("--rps must be positive") }
         if let dataset, dataset < 0 { throw ValidationError("--dataset must not be negative") }
+        if let url, ServerURL(url) == nil { throw ValidationError("--url: '\(url)' is not tcp://HOST:PORT or tls://HOST:PORT") }
+        if let connectTimeout, !(connectTimeout > 0 && connectTimeout <= 86_400) { throw ValidationError("--connect-timeout must be more than 0 and at most 86400 seconds") }
         if let maxErrorRate, Self.rate(maxErrorRate) == nil { throw ValidationError("--max-error-rate: '\(maxErrorRate)' is not a fraction (0.01) or a percentage (1%)") }
         for (name, value) in [("--p50-under", p50Under), ("--p99-under", p99Under)] {
             if let value, DurationParsing.parse(value) == nil { throw ValidationError("\(name): '\(value)' is not a duration (5ms, 1.5ms, 200us)") }
@@ -167,12 +176,26 @@ struct BenchCommand: AsyncParsableCommand {
 
     func run() async throws {
         let environment = ProcessInfo.processInfo.environment
-        let host = self.host ?? environment["STRATA_HOST"] ?? "127.0.0.1"
-        let port = self.port ?? environment["STRATA_PORT"].flatMap(Int.init) ?? WireProtocol.defaultPort
-        let token = authToken ?? environment["STRATA_AUTH_TOKEN"]
+        func variable(_ name: String) -> String? { environment[name].flatMap { $0.isEmpty ? nil : $0 } }
+        guard let serverURL = (url ?? variable("STRATA_URL")).map({ ServerURL($0) }) ?? ServerURL("tcp://127.0.0.1") else {
+            throw ValidationError("STRATA_URL: '\(variable("STRATA_URL") ?? "")' is not tcp://HOST:PORT or tls://HOST:PORT")
+        }
+        let fromURL = url != nil
+        let host = self.host ?? (fromURL ? serverURL.host : nil) ?? variable("STRATA_HOST") ?? serverURL.host
+        let port = self.port ?? (fromURL ? serverURL.port : nil) ?? variable("STRATA_PORT").flatMap(Int.init) ?? serverURL.port ?? WireProtocol.defaultPort
+        var token = authToken
+        if token == nil, let authTokenFile {
+            guard let text = try? String(contentsOfFile: authTokenFile, encoding: .utf8),
+                  let line = text.split(separator: "\n", omittingEmptySubsequences: false).first?.trimmingCharacters(in: .whitespacesAndNewlines), !line.isEmpty else {
+                throw ValidationError("--auth-token-file: cannot read a token from the first line of \(authTokenFile)")
+            }
+            token = line
+        }
+        token = token ?? variable("STRATA_AUTH_TOKEN")
+        let connectTimeout = Duration.milliseconds(Int64(((self.connectTimeout ?? 5) * 1000).rounded()))
         let tls: ClientTLS?
         do {
-            tls = try ClientTLS.resolve(flag: self.tls ? true : nil, trustedCA: tlsCA, certificateChain: tlsCertificate, privateKey: tlsKey, environment: environment)
+            tls = try ClientTLS.resolve(flag: self.tls || serverURL.usesTLS ? true : nil, trustedCA: tlsCA, certificateChain: tlsCertificate, privateKey: tlsKey, environment: environment)
         } catch {
             throw ValidationError(error.message)
         }
@@ -189,7 +212,7 @@ struct BenchCommand: AsyncParsableCommand {
         let clients = (0..<(driver == .client ? connections : 1)).map { index in
             StrataClient(configuration: ClientConfiguration(
                 host: host, port: port, clientName: "strata-bench-\(index)", authToken: token,
-                acceptCompression: compression, compressRequests: compression, tls: tls, allowsPlaintextToken: insecure
+                acceptCompression: compression, compressRequests: compression, connectTimeout: connectTimeout, tls: tls, allowsPlaintextToken: insecure
             ))
         }
         do {
@@ -288,7 +311,7 @@ struct BenchCommand: AsyncParsableCommand {
         let wire: WireDriver?
         do {
             wire = driver == .wire
-                ? try await WireDriver.connect(host: host, port: port, count: connections, threads: threads, clientName: "strata-bench", authToken: token, compression: compression, tls: tls)
+                ? try await WireDriver.connect(host: host, port: port, count: connections, threads: threads, clientName: "strata-bench", authToken: token, compression: compression, tls: tls, connectTimeout: connectTimeout)
                 : nil
         } catch {
             Self.stderr("strata-bench: cannot connect to \(host):\(port): \(ClientTLS.describe(error, endpoint: "\(host):\(port)") ?? "\(error)")")

@@ -14,7 +14,7 @@ struct WireDriver: Sendable {
     private let group: MultiThreadedEventLoopGroup
 
     /// Opens `count` connections on `threads` event loops and says hello on each.
-    static func connect(host: String, port: Int, count: Int, threads: Int, clientName: String, authToken: String?, compression: Bool, tls: ClientTLS? = nil, maxFrameBytes: Int = WireProtocol.defaultMaxFrameBytes) async throws -> WireDriver {
+    static func connect(host: String, port: Int, count: Int, threads: Int, clientName: String, authToken: String?, compression: Bool, tls: ClientTLS? = nil, connectTimeout: Duration = .seconds(10), maxFrameBytes: Int = WireProtocol.defaultMaxFrameBytes) async throws -> WireDriver {
         let tlsContext = try tls.map { tls throws(StrataClientError) in (tls, try tls.makeContext()) }
         let group = MultiThreadedEventLoopGroup(numberOfThreads: threads)
         var channels: [any Channel] = []
@@ -30,7 +30,7 @@ struct WireDriver: Sendable {
                 let channel: any Channel
                 do {
                     channel = try await ClientBootstrap(group: group)
-                        .connectTimeout(.seconds(10))
+                        .connectTimeout(.nanoseconds(Int64(connectTimeout.components.seconds) * 1_000_000_000 + connectTimeout.components.attoseconds / 1_000_000_000))
                         .channelOption(.socketOption(.tcp_nodelay), value: 1)
                         .channelInitializer { channel in
                             channel.eventLoop.makeCompletedFuture {

@@ -6,13 +6,17 @@ import StrataWire
 /// optional).
 ///
 /// Precedence: options after the command, then options before it, then
-/// `STRATA_HOST`, `STRATA_PORT`, `STRATA_AUTH_TOKEN`, `STRATA_TLS`,
-/// `STRATA_TLS_CA`, `STRATA_TLS_CERT` and `STRATA_TLS_KEY`, then
-/// 127.0.0.1:7420 over plain TCP.
+/// `STRATA_HOST`, `STRATA_PORT`, `STRATA_URL`, `STRATA_AUTH_TOKEN`,
+/// `STRATA_TIMEOUT`, `STRATA_TLS`, `STRATA_TLS_CA`, `STRATA_TLS_CERT` and
+/// `STRATA_TLS_KEY`, then 127.0.0.1:7420 over plain TCP. `--host` and
+/// `--port` win over a `--url` given at the same level.
 struct ConnectionSettings: Sendable {
     var host: String?
     var port: Int?
+    var url: String?
     var authToken: String?
+    var authTokenFile: String?
+    var timeout: Double?
     var tls: Bool?
     var tlsCA: String?
     var tlsCertificate: String?
@@ -20,7 +24,9 @@ struct ConnectionSettings: Sendable {
     var insecure: Bool?
 
     /// The option names, each taking one value.
-    static let optionNames: Set<String> = ["--host", "--port", "--auth-token", "--tls-ca", "--tls-cert", "--tls-key"]
+    static let optionNames: Set<String> = [
+        "--host", "-h", "--port", "-p", "--url", "--auth-token", "--auth-token-file", "--timeout", "--tls-ca", "--tls-cert", "--tls-key",
+    ]
     /// The option names taking no value.
     static let flagNames: Set<String> = ["--tls", "--insecure"]
 
@@ -42,6 +48,11 @@ struct ConnectionSettings: Sendable {
                 name = String(argument[..<equals])
                 value = String(argument[argument.index(after: equals)...])
                 index += 1
+            } else if argument.count > 2, ["-h", "-p"].contains(String(argument.prefix(2))), !argument.hasPrefix("--") {
+                // psql's attached form: -p7420, -hdb.example.com.
+                name = String(argument.prefix(2))
+                value = String(argument.dropFirst(2))
+                index += 1
             } else if optionNames.contains(argument) {
                 guard index + 1 < arguments.count else { throw .usage("missing value for '\(argument)'") }
                 name = argument
@@ -51,10 +62,15 @@ struct ConnectionSettings: Sendable {
                 break
             }
             switch name {
-            case "--host": settings.host = value
-            case "--port":
-                guard let port = Int(value) else { throw .usage("--port: '\(value)' is not a port number") }
+            case "--host", "-h": settings.host = value
+            case "--port", "-p":
+                guard let port = Int(value) else { throw .usage("\(name): '\(value)' is not a port number") }
                 settings.port = port
+            case "--url": settings.url = value
+            case "--auth-token-file": settings.authTokenFile = value
+            case "--timeout":
+                guard let seconds = Double(value) else { throw .usage("--timeout: '\(value)' is not a number of seconds") }
+                settings.timeout = seconds
             case "--tls-ca": settings.tlsCA = value
             case "--tls-cert": settings.tlsCertificate = value
             case "--tls-key": settings.tlsKey = value
@@ -71,24 +87,52 @@ struct ConnectionSettings: Sendable {
         func variable(_ name: String) -> String? {
             environment[name].flatMap { $0.isEmpty ? nil : $0 }
         }
-        let host = self.host ?? fallback.host ?? variable("STRATA_HOST") ?? "127.0.0.1"
-        var port = self.port ?? fallback.port
+        // A URL gives a host, a port and TLS, below the explicit options of
+        // its own level.
+        func parts(_ text: String?, _ source: String) throws(CLIError) -> (host: String?, port: Int?, tls: Bool?) {
+            guard let text else { return (nil, nil, nil) }
+            guard let url = ServerURL(text) else {
+                throw .usage("\(source): '\(text)' is not tcp://HOST:PORT or tls://HOST:PORT")
+            }
+            return (url.host, url.port, url.usesTLS ? true : nil)
+        }
+        let own = try parts(url, "--url"), fallen = try parts(fallback.url, "--url"), environmental = try parts(variable("STRATA_URL"), "STRATA_URL")
+        let host = self.host ?? own.host ?? fallback.host ?? fallen.host ?? variable("STRATA_HOST") ?? environmental.host ?? "127.0.0.1"
+        var port = self.port ?? own.port ?? fallback.port ?? fallen.port
         if port == nil, let text = variable("STRATA_PORT") {
             guard let value = Int(text) else { throw .usage("STRATA_PORT: '\(text)' is not a port number") }
             port = value
         }
-        let resolvedPort = port ?? WireProtocol.defaultPort
+        let resolvedPort = port ?? environmental.port ?? WireProtocol.defaultPort
         guard (1...65_535).contains(resolvedPort) else { throw .usage("port \(resolvedPort) is not within 1…65535") }
-        let token = authToken ?? fallback.authToken ?? variable("STRATA_AUTH_TOKEN")
+        var token = authToken ?? fallback.authToken
+        if token == nil, let file = authTokenFile ?? fallback.authTokenFile {
+            guard let text = try? String(contentsOfFile: file, encoding: .utf8),
+                  let line = text.split(separator: "\n", omittingEmptySubsequences: false).first.map({ $0.trimmingCharacters(in: .whitespacesAndNewlines) }),
+                  !line.isEmpty else {
+                throw .usage("--auth-token-file: cannot read a token from the first line of \(file)")
+            }
+            token = line
+        }
+        token = token ?? variable("STRATA_AUTH_TOKEN")
+        var timeout = self.timeout ?? fallback.timeout
+        if timeout == nil, let text = variable("STRATA_TIMEOUT") {
+            guard let value = Double(text) else { throw .usage("STRATA_TIMEOUT: '\(text)' is not a number of seconds") }
+            timeout = value
+        }
+        if let timeout, !(timeout > 0 && timeout <= 86_400) { throw .usage("--timeout must be more than 0 and at most 86400 seconds") }
+        let urlTLS = own.tls ?? fallen.tls ?? environmental.tls
         let tls: ClientTLS?
         do {
-            tls = try ClientTLS.resolve(flag: self.tls ?? fallback.tls, trustedCA: tlsCA ?? fallback.tlsCA,
+            tls = try ClientTLS.resolve(flag: self.tls ?? fallback.tls ?? urlTLS, trustedCA: tlsCA ?? fallback.tlsCA,
                                         certificateChain: tlsCertificate ?? fallback.tlsCertificate, privateKey: tlsKey ?? fallback.tlsKey,
                                         environment: environment)
         } catch {
             throw .usage(error.message)
         }
-        return ClientConfiguration(host: host, port: resolvedPort, clientName: "strata", authToken: token, tls: tls,
-                                   allowsPlaintextToken: insecure ?? fallback.insecure ?? false)
+        var configuration = ClientConfiguration(host: host, port: resolvedPort, clientName: "strata", authToken: token, tls: tls,
+                                                allowsPlaintextToken: insecure ?? fallback.insecure ?? false)
+        if let timeout { configuration.connectTimeout = .milliseconds(Int64((timeout * 1000).rounded())) }
+        return configuration
     }
 }

@@ -81,7 +81,7 @@ struct ShellCommand: ClientCommand {
             case "shell":
                 throw CLIError.usage("already in the shell")
             default:
-                let command = try StrataCommand.parseAsRoot(words)
+                let command = try StrataCommand.parse(words)
                 if let client = command as? any ClientCommand {
                     try await client.execute(in: session)
                 } else if var asyncCommand = command as? any AsyncParsableCommand {

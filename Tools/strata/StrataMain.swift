@@ -15,7 +15,7 @@ enum StrataMain {
     static func run(_ arguments: [String]) async -> Int32 {
         do {
             let (leading, rest) = try ConnectionSettings.extractLeading(arguments)
-            var command = try StrataCommand.parseAsRoot(rest)
+            var command = try StrataCommand.parse(rest)
             if let client = command as? any ClientCommand {
                 let session = Session(configuration: try client.connection.settings.configuration(over: leading))
                 do {
