@@ -99,6 +99,114 @@ struct CLICommandTests {
         }
     }
 
+    /// Terminal cells of `character`, as the test counts them for the
+    /// characters it uses: CJK and emoji two, combining marks none.
+    private static func cells(_ character: Character) -> Int {
+        guard let first = character.unicodeScalars.first else { return 0 }
+        if first.properties.isEmojiPresentation || (0x3040...0x9FFF).contains(first.value) { return 2 }
+        return 1
+    }
+
+    @Test("fetch --format: streamed ndjson, json and CSV, --no-header, and tables aligned in terminal cells")
+    func fetchFormats() throws {
+        let server = try LiveServer.start()
+        defer { server.stop() }
+        let cli = CLI(server: server)
+        let titles = ["日本語の本", "🐟 Fish", "Cafe\u{301} au lait", "Comma, \"quoted\"", "plain"]
+        for title in titles { _ = try cli.insertBook(title) }
+
+        let ndjson = try cli.succeed(["fetch", "Book", "--format", "ndjson", "--sort", "title"]).split(separator: "\n")
+        #expect(ndjson.count == titles.count)
+        let parsed = try ndjson.map { try CLI.object(String($0)) }
+        #expect(Set(parsed.compactMap { ($0["values"] as? [String: Any])?["title"] as? String }) == Set(titles))
+
+        let json = try cli.succeed(["fetch", "Book", "--format", "json"])
+        let array = try #require(try JSONSerialization.jsonObject(with: Data(json.utf8)) as? [[String: Any]])
+        #expect(array.count == titles.count)
+        #expect(try cli.succeed(["fetch", "Book", "--format", "json", "--where", "title == 'none'"]) == "[]\n")
+
+        let csv = try cli.succeed(["fetch", "Book", "--format", "csv", "--sort", "title"])
+        let lines = csv.components(separatedBy: "\r\n").filter { !$0.isEmpty }
+        #expect(lines.first?.hasPrefix("id,entity,version,") == true, "\(csv)")
+        #expect(lines.count == titles.count + 1)
+        #expect(csv.contains("\"Comma, \"\"quoted\"\"\""), "\(csv)")
+        let headless = try cli.succeed(["fetch", "Book", "--format", "csv", "--no-header"])
+        #expect(headless.components(separatedBy: "\r\n").filter { !$0.isEmpty }.count == titles.count)
+        #expect(try cli.run(["fetch", "Book", "--json", "--format", "csv"]).status == 1)
+
+        // The table's columns line up in terminal cells.
+        let table = try cli.succeed(["fetch", "Book", "--sort", "title"]).split(separator: "\n").map(String.init)
+        let rule = try #require(table.dropFirst().first)
+        var starts: [Int] = []
+        var previous: Character = " "
+        for (offset, character) in rule.enumerated() {
+            if character == "-", previous == " " { starts.append(offset) }
+            previous = character
+        }
+        #expect(starts.count > 3)
+        for line in table.prefix(2 + titles.count) {
+            // The line as terminal cells: a wide character fills two.
+            var cells: [Character] = []
+            for character in line {
+                let width = Self.cells(character)
+                if width > 0 { cells.append(character) }
+                if width > 1 { cells.append("\u{0}") }
+            }
+            // Two blank cells before every column: nothing spills over.
+            for start in starts.dropFirst() where start < cells.count {
+                #expect(cells[start - 2] == " " && cells[start - 1] == " ", "column at cell \(start) is not preceded by its separator in: \(line)")
+            }
+        }
+        let bare = try cli.succeed(["fetch", "Book", "--no-header"]).split(separator: "\n")
+        #expect(bare.count == titles.count)
+    }
+
+    @Test("export and import: ndjson and CSV round-trip between servers, in bounded saves; a refused save stops the import naming its lines")
+    func exportImport() throws {
+        let source = try LiveServer.start()
+        defer { source.stop() }
+        let cli = CLI(server: source)
+        let titles = ["日本語の本", "Two\nlines, and \"quotes\"", "plain", "  spaced  ", "Comma, here"]
+        for (index, title) in titles.enumerated() {
+            // One book without an author: nil must come back nil.
+            _ = try cli.insertBook(title, uuid: UUID().uuidString, ["pages=\(index * 100)", "price=1\(index).50", index == 3 ? "author=" : "author=Ann"])
+        }
+        let folder = source.dataDirectory
+        let ndjson = folder.appendingPathComponent("books.ndjson"), csv = folder.appendingPathComponent("books.csv")
+        try Data(cli.succeed(["export", "Book"]).utf8).write(to: ndjson)
+        try Data(cli.succeed(["export", "Book", "--format", "csv"]).utf8).write(to: csv)
+        func snapshot(_ cli: CLI) throws -> [String] {
+            try cli.succeed(["fetch", "Book", "--format", "ndjson", "--sort", "uuid"]).split(separator: "\n").map { line in
+                let values = try CLI.object(String(line))["values"] as? [String: Any] ?? [:]
+                return ["uuid", "title", "pages", "price", "author"].map { "\(values[$0] ?? "nil")" }.joined(separator: "|")
+            }
+        }
+        let original = try snapshot(cli)
+        #expect(original.count == titles.count)
+        for file in [ndjson, csv] {
+            let target = try LiveServer.start()
+            defer { target.stop() }
+            let targetCLI = CLI(server: target)
+            let run = try targetCLI.run(["import", "Book", file.path, "--batch", "2"])
+            #expect(run.status == 0, "\(file.lastPathComponent): \(run.stderr)")
+            #expect(run.stdout == "imported \(titles.count) Book objects\n")
+            #expect(try snapshot(targetCLI) == original, "\(file.lastPathComponent)")
+            // Three saves of at most two objects.
+            #expect(try targetCLI.requests("save") == 3)
+            // Again: the UUIDs are unique, so the first save is refused, named.
+            let again = try targetCLI.run(["import", "Book", file.path, "--batch", "2"])
+            #expect(again.status == 3, "\(again.stderr)")
+            #expect(again.stderr.contains("the save of lines"), "\(again.stderr)")
+        }
+        // Flat objects from standard input; a bad line names itself.
+        let flat = "{\"uuid\": \"\(UUID().uuidString)\", \"title\": \"Flat\", \"pages\": 12}\n"
+        let stdinRun = try cli.run(["import", "Book", "-"], stdin: flat)
+        #expect(stdinRun.status == 0, "\(stdinRun.stderr)")
+        let bad = try cli.run(["import", "Book", "-"], stdin: flat + "{\"pages\": \"many\"}\n")
+        #expect(bad.status == 1)
+        #expect(bad.stderr.contains("line 2"), "\(bad.stderr)")
+    }
+
     @Test("model: the served model as a tree and as JSON")
     func model() throws {
         let server = try LiveServer.start()

@@ -12,7 +12,7 @@ struct ObjectPresenter {
     /// The keys shown for objects of `entityName`, in model order, then
     /// the extra keys `objects` carry (to-many lists asked for, newer
     /// properties), sorted.
-    private func keys(for entityName: String, objects: [Strata_V1_ObjectState]) -> [String] {
+    func keys(for entityName: String, objects: [Strata_V1_ObjectState]) -> [String] {
         var keys: [String] = []
         var seen: Set<String> = []
         func add(_ key: String) { if seen.insert(key).inserted { keys.append(key) } }
@@ -27,7 +27,7 @@ struct ObjectPresenter {
     }
 
     /// The Core Data type of `entity.key`, when it is an attribute.
-    private func type(of key: String, in entityName: String) -> String? {
+    func type(of key: String, in entityName: String) -> String? {
         model.entityIfKnown(entityName)?.attributes.first { $0.name == key }?.type
     }
 
@@ -52,19 +52,36 @@ struct ObjectPresenter {
         return .object(members)
     }
 
-    /// A table of `objects` of `entityName`, with a `(N rows)` footer.
-    func table(_ objects: [Strata_V1_ObjectState], entity entityName: String, fetched: [String]) -> String {
+    /// The CSV header of objects of `entityName` (``csv(_:keys:fetched:)``'s columns).
+    func csvHeader(keys: [String], fetched: [String]) -> String {
+        CSVWriter.line(["id", "entity", "version"] + keys + fetched)
+    }
+
+    /// One object as a CSV line with the columns `keys` (the entity's
+    /// shown properties: values as the table shows them, untruncated; nil
+    /// empty) then the fetched properties' IDs, comma-separated.
+    func csv(_ object: Strata_V1_ObjectState, keys: [String], fetched: [String]) -> String {
+        var fields = [object.id, object.entity, String(object.version)]
+        fields += keys.map { key in object.values[key].map { ValueFormatter.text($0, type: type(of: key, in: object.entity)) } ?? "" }
+        fields += fetched.map { (object.fetched[$0]?.ids ?? []).joined(separator: ",") }
+        return CSVWriter.line(fields)
+    }
+
+    /// A table of `objects` of `entityName`, with a `(N rows)` footer
+    /// (header and footer left out without `header`).
+    func table(_ objects: [Strata_V1_ObjectState], entity entityName: String, fetched: [String], header: Bool = true) -> String {
         let keys = keys(for: entityName, objects: objects)
         var columns = [TableRenderer.Column(title: "id"), TableRenderer.Column(title: "version", rightAligned: true)]
         columns += keys.map { TableRenderer.Column(title: $0, rightAligned: ValueFormatter.isNumeric(type(of: $0, in: entityName))) }
         columns += fetched.map { TableRenderer.Column(title: $0) }
-        var table = TableRenderer(columns: columns, style: style)
+        var table = TableRenderer(columns: columns, style: style, showsHeader: header)
         for object in objects {
             var row = [object.id, String(object.version)]
             row += keys.map { key in object.values[key].map { ValueFormatter.cell($0, type: type(of: key, in: object.entity)) } ?? "" }
             row += fetched.map { (object.fetched[$0]?.ids ?? []).joined(separator: ",") }
             table.rows.append(row)
         }
+        guard header else { return table.render() }
         return table.render() + style.dim("(\(objects.count) \(objects.count == 1 ? "row" : "rows"))") + "\n"
     }
 

@@ -27,7 +27,7 @@ struct StrataCommand: AsyncParsableCommand {
             PingCommand.self, ModelCommand.self, FetchCommand.self, CountCommand.self,
             InsertCommand.self, UpdateCommand.self, DeleteCommand.self, RefreshCommand.self,
             WatchCommand.self, StatsCommand.self, HistoryCommand.self, ShellCommand.self,
-            BackupCommand.self, AuthCommand.self,
+            ImportCommand.self, ExportCommand.self, BackupCommand.self, AuthCommand.self,
         ],
         helpNames: [.long]
     )
