@@ -107,8 +107,8 @@ if [ -z "${SKIP_REDIS:-}" ]; then
             echo "server vs redis: $op ($mode)…" >&2
             "$BIN/strata-bench" --workload books --port "$STRATA_PORT" $sflags --driver wire --threads 1 -d "$DURATION" --mix "$op=100" --warmup 3s --json --out "$WORK/$op-$mode.json" > /dev/null
             redis-benchmark -h 127.0.0.1 -p "$REDIS_PORT" $rflags -n 500000 -t "$rop" -d 200 -r 100000 --csv > "$WORK/redis-$op-$mode.csv"
-            s_rps=$(json "$WORK/$op-$mode.json" "d['throughput_rps']")
-            s_p99=$(json "$WORK/$op-$mode.json" "d['latency_ms']['p99']")
+            s_rps=$(json "$WORK/$op-$mode.json" "d['throughputRps']")
+            s_p99=$(json "$WORK/$op-$mode.json" "d['latencyMs']['p99']")
             r_rps=$(python3 -c "import csv,sys; r=list(csv.reader(open(sys.argv[1])))[1]; print(r[1])" "$WORK/redis-$op-$mode.csv")
             r_p99=$(python3 -c "import csv,sys; r=list(csv.reader(open(sys.argv[1])))[1]; print(r[6])" "$WORK/redis-$op-$mode.csv")
             row "$op $mode throughput (req/s)" "$s_rps" "$r_rps (redis ${rop^^})" "$(ratio "$s_rps" "$r_rps")"
@@ -138,7 +138,7 @@ if [ -z "${SKIP_REDIS:-}" ]; then
     kill "$DURABLE_PID" 2>/dev/null || true
     wait "$DURABLE_PID" 2>/dev/null || true
     d_rps=$(python3 -c "import csv,sys; r=list(csv.reader(open(sys.argv[1])))[1]; print(r[1])" "$WORK/redis-durable-set.csv")
-    s_rps=$(json "$WORK/insert-plain.json" "d['throughput_rps']")
+    s_rps=$(json "$WORK/insert-plain.json" "d['throughputRps']")
     row "insert plain vs durable SET (req/s)" "$s_rps" "$d_rps (SET, fsync always)" "$(ratio "$s_rps" "$d_rps")"
 fi
 
@@ -151,8 +151,8 @@ if [ -z "${SKIP_SCALE:-}" ]; then
         "$BIN/strata-bench" --workload books --port "$STRATA_PORT" --dataset "$n" --feedback-per-book 0 -n 1 --mix count=1 > /dev/null
         "$BIN/strata-bench" --workload books --port "$STRATA_PORT" -c 10 -d "$DURATION" --mix get=100 --json --out "$WORK/scale-get-$n.json" > /dev/null
         "$BIN/strata-bench" --workload books --port "$STRATA_PORT" -c 10 -d "$DURATION" --mix query=100 --json --out "$WORK/scale-query-$n.json" > /dev/null
-        g=$(json "$WORK/scale-get-$n.json" "d['latency_ms']['p50']"); g99=$(json "$WORK/scale-get-$n.json" "d['latency_ms']['p99']")
-        q=$(json "$WORK/scale-query-$n.json" "d['latency_ms']['p50']"); q99=$(json "$WORK/scale-query-$n.json" "d['latency_ms']['p99']")
+        g=$(json "$WORK/scale-get-$n.json" "d['latencyMs']['p50']"); g99=$(json "$WORK/scale-get-$n.json" "d['latencyMs']['p99']")
+        q=$(json "$WORK/scale-query-$n.json" "d['latencyMs']['p50']"); q99=$(json "$WORK/scale-query-$n.json" "d['latencyMs']['p99']")
         if [ -z "$first_query" ]; then first_query=$q; first_n=$n; fi
         row "get p50 / p99 at $n (ms)" "$g / $g99" "" ""
         row "query p50 / p99 at $n (ms)" "$q / $q99" "$first_query (query p50 at $first_n)" "$(ratio "$q" "$first_query")"
@@ -178,7 +178,7 @@ measure() { # $1 label, $2 json out, then strata-bench options; prints "rps cpu_
 import json, sys
 d = json.load(open(sys.argv[1])); ticks = int(sys.argv[3]) - int(sys.argv[2]); hz = int(sys.argv[4])
 n = d["requests"]
-print(d["throughput_rps"], round(ticks / hz * 1e6 / n, 1) if n else "n/a")
+print(d["throughputRps"], round(ticks / hz * 1e6 / n, 1) if n else "n/a")
 PY
 }
 if [ -z "${SKIP_SECURITY:-}" ]; then

@@ -40,7 +40,7 @@ struct RestoreCommand: ParsableCommand {
                 print("history starts again after token \(outcome.historyToken): consumers with older tokens get 134301 and fetch again")
             }
         } catch {
-            FileHandle.standardError.write(Data("strata-server: error \(error.code.rawValue): \(error.message)\n".utf8))
+            FileHandle.standardError.write(Data("error: \(error.message) (\(error.code.rawValue))\n".utf8))
             throw ExitCode.failure
         }
     }

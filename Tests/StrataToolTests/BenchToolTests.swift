@@ -30,11 +30,11 @@ struct BenchToolTests {
         #expect(Self.int(report["ok"]).map { $0 + errorCount } == 400)
         // Conflicts are counted, never anything else.
         #expect(Set(errors.keys).isSubset(of: ["ABORTED"]), "\(errors)")
-        #expect((report["duration_s"] as? NSNumber)?.doubleValue ?? 0 > 0)
-        #expect((report["throughput_rps"] as? NSNumber)?.doubleValue ?? 0 > 0)
-        let latency = try #require(report["latency_ms"] as? [String: Any])
+        #expect((report["durationSeconds"] as? NSNumber)?.doubleValue ?? 0 > 0)
+        #expect((report["throughputRps"] as? NSNumber)?.doubleValue ?? 0 > 0)
+        let latency = try #require(report["latencyMs"] as? [String: Any])
         for key in ["p50", "p90", "p99", "p999", "max"] {
-            #expect(latency[key] is NSNumber, "latency_ms.\(key) missing")
+            #expect(latency[key] is NSNumber, "latencyMs.\(key) missing")
         }
         let p50 = (latency["p50"] as? NSNumber)?.doubleValue ?? -1
         let max = (latency["max"] as? NSNumber)?.doubleValue ?? -1
@@ -48,7 +48,7 @@ struct BenchToolTests {
             let requests = try #require(Self.int(op["requests"]), "\(name)")
             let opErrors = (op["errors"] as? [String: Any])?.values.compactMap(Self.int).reduce(0, +) ?? 0
             #expect(Self.int(op["ok"]).map { $0 + opErrors } == requests, "\(name)")
-            #expect(op["latency_ms"] is [String: Any], "\(name)")
+            #expect(op["latencyMs"] is [String: Any], "\(name)")
             byName[name] = requests
             total += requests
         }
@@ -124,7 +124,7 @@ struct BenchToolTests {
         #expect(Self.int(report["ok"]).map { $0 + errors.values.compactMap(Self.int).reduce(0, +) } == requests)
         #expect(Self.int(report["ok"]) ?? 0 > 0)
         // Far less than the 20 s asked for: the run ended with the server.
-        #expect((report["duration_s"] as? NSNumber)?.doubleValue ?? 99 < 15)
+        #expect((report["durationSeconds"] as? NSNumber)?.doubleValue ?? 99 < 15)
         #expect(Set(errors.keys).isSubset(of: ["UNAVAILABLE"]), "\(errors)")
     }
 

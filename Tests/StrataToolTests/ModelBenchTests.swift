@@ -42,8 +42,8 @@ struct ModelBenchTests {
         var sum = 0
         for (_, value) in operations { sum += Self.int((value as? [String: Any])?["requests"]) ?? 0 }
         #expect(sum == 300)
-        let seconds = try #require((report["duration_s"] as? NSNumber)?.doubleValue)
-        let throughput = try #require((report["throughput_rps"] as? NSNumber)?.doubleValue)
+        let seconds = try #require((report["durationSeconds"] as? NSNumber)?.doubleValue)
+        let throughput = try #require((report["throughputRps"] as? NSNumber)?.doubleValue)
         #expect(abs(throughput - 300 / seconds) <= max(1, throughput * 0.01), "throughput \(throughput) for 300 requests in \(seconds) s")
         #expect((report["settings"] as? [String: Any])?["entity"] as? String == "Item")
 
@@ -85,6 +85,26 @@ struct ModelBenchTests {
         let bad = try Self.bench(server, ["--entity", "Movement", "-n", "1", "--mix", "insert=1", "--values", values.path])
         #expect(bad.status == 1)
         #expect(bad.stderr.contains("--values line 1: delta"), "\(bad.stderr)")
+    }
+
+    @Test("--timeout fails slow requests as DEADLINE_EXCEEDED; --ramp grows an open loop's rate linearly", arguments: ["wire", "client"])
+    func timeoutAndRamp(driver: String) throws {
+        let server = try LiveServer.start(["--model", Self.model])
+        defer { server.stop() }
+        // No answer comes within a microsecond: every request times out.
+        let late = try Self.bench(server, ["--entity", "Shelf", "--dataset", "5", "-n", "40", "-c", "2", "--driver", driver, "--timeout", "1us", "--json"])
+        #expect(late.status == 5, "\(late.stderr)")
+        let report = try Self.object(late.stdout)
+        #expect(Self.int(report["requests"]) == 40)
+        #expect((report["errors"] as? [String: Any]).map { Set($0.keys) } == ["DEADLINE_EXCEEDED"], "\(late.stdout)")
+        // 200/s reached over the whole 2 s: half the requests of a flat run.
+        let ramped = try Self.bench(server, ["--entity", "Shelf", "--mix", "count=1", "--rps", "200", "-d", "2s", "--ramp", "2s", "--driver", driver, "--json"])
+        #expect(ramped.status == 0, "\(ramped.stderr)")
+        let requests = try #require(Self.int(try Self.object(ramped.stdout)["requests"]))
+        #expect((150...215).contains(requests), "\(requests) requests")
+        // A closed loop ramps its requests in flight.
+        let closed = try Self.bench(server, ["--entity", "Shelf", "--mix", "count=1", "-c", "4", "-d", "1s", "--ramp", "500ms", "--driver", driver, "-q"])
+        #expect(closed.status == 0, "\(closed.stderr)")
     }
 
     @Test("Never writes unasked; names the entities; thresholds and failures set the exit status")

@@ -372,7 +372,7 @@ struct MultiProcessTests {
         let notification = try #require(report["notification"] as? [String: Any])
         #expect((notification["matched"] as? NSNumber)?.intValue == 100)
         #expect((notification["missing"] as? NSNumber)?.intValue == 0)
-        let latency = try #require(notification["latency_ms"] as? [String: Any])
+        let latency = try #require(notification["latencyMs"] as? [String: Any])
         let p50 = (latency["p50"] as? NSNumber)?.doubleValue ?? -1
         let max = (latency["max"] as? NSNumber)?.doubleValue ?? -1
         #expect(p50 >= 0 && p50 <= max)

@@ -57,7 +57,7 @@ for n in 1 2 4; do
     start_servers "$data" "$n"
     bench_pids=()
     for i in $(seq 0 $((n - 1))); do
-        "$BIN/strata-bench" --port $((BASE_PORT + i)) -c "$CONNECTIONS" -d "$DURATION" --mix insert=100 --json \
+        "$BIN/strata-bench" --workload books --port $((BASE_PORT + i)) -c "$CONNECTIONS" -d "$DURATION" --mix insert=100 --json \
             > "$WORK/bench-$n-$i.json" 2> "$WORK/bench-$n-$i.err" &
         bench_pids+=($!)
     done
@@ -67,7 +67,7 @@ for n in 1 2 4; do
     errors=0
     for i in $(seq 0 $((n - 1))); do
         # Acknowledged inserts only: a refused request is no throughput.
-        total=$(python3 -c "print($total + $(json "$WORK/bench-$n-$i.json" "d['ok'] / d['duration_s']"))")
+        total=$(python3 -c "print($total + $(json "$WORK/bench-$n-$i.json" "d['ok'] / d['durationSeconds']"))")
         errors=$((errors + $(json "$WORK/bench-$n-$i.json" "sum(d['errors'].values())")))
     done
     [ -z "$single" ] && single=$total
@@ -78,9 +78,9 @@ done
 echo
 data="$WORK/data-notify"
 start_servers "$data" 2
-"$BIN/strata-bench" --port "$BASE_PORT" --watch-port $((BASE_PORT + 1)) -c 4 --rps "$NOTIFY_RPS" -d "$DURATION" \
+"$BIN/strata-bench" --workload books --port "$BASE_PORT" --watch-port $((BASE_PORT + 1)) -c 4 --rps "$NOTIFY_RPS" -d "$DURATION" \
     --mix insert=100 --json > "$WORK/notify.json" 2> "$WORK/notify.err"
 stop_servers
 echo "| cross-process notification (insert on A → announced by B) | p50 ms | p90 ms | p99 ms | max ms | announced | missing |"
 echo "|---|---|---|---|---|---|---|"
-echo "| $NOTIFY_RPS inserts/s | $(json "$WORK/notify.json" "d['notification']['latency_ms']['p50']") | $(json "$WORK/notify.json" "d['notification']['latency_ms']['p90']") | $(json "$WORK/notify.json" "d['notification']['latency_ms']['p99']") | $(json "$WORK/notify.json" "d['notification']['latency_ms']['max']") | $(json "$WORK/notify.json" "d['notification']['matched']") | $(json "$WORK/notify.json" "d['notification']['missing']") |"
+echo "| $NOTIFY_RPS inserts/s | $(json "$WORK/notify.json" "d['notification']['latencyMs']['p50']") | $(json "$WORK/notify.json" "d['notification']['latencyMs']['p90']") | $(json "$WORK/notify.json" "d['notification']['latencyMs']['p99']") | $(json "$WORK/notify.json" "d['notification']['latencyMs']['max']") | $(json "$WORK/notify.json" "d['notification']['matched']") | $(json "$WORK/notify.json" "d['notification']['missing']") |"

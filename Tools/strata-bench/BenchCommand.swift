@@ -86,6 +86,10 @@ struct BenchCommand: AsyncParsableCommand {
     var p99Under: String?
     @Option(help: "Run the load this long first without recording.")
     var warmup: String?
+    @Option(help: ArgumentHelp("Grow the load linearly from nothing to full over this long (closed loop: requests in flight; --rps: the rate), as k6's ramping stages.", valueName: "duration"))
+    var ramp: String?
+    @Option(help: ArgumentHelp("Count a request as failed (DEADLINE_EXCEEDED) when its answer takes longer than this (e.g. 500ms); its answer is ignored.", valueName: "duration"))
+    var timeout: String?
     @Flag(help: "Ask for compressed frames (and compress large requests).")
     var compression = false
     @Flag(help: "Print one JSON object instead of the report.")
@@ -161,6 +165,8 @@ struct BenchCommand: AsyncParsableCommand {
         if let requests, requests < 1 { throw ValidationError("-n must be at least 1") }
         if let duration, DurationParsing.parse(duration) == nil { throw ValidationError("-d: '\(duration)' is not a duration (10s, 500ms, 2m)") }
         if let warmup, DurationParsing.parse(warmup) == nil { throw ValidationError("--warmup: '\(warmup)' is not a duration") }
+        if let ramp, DurationParsing.parse(ramp) == nil { throw ValidationError("--ramp: '\(ramp)' is not a duration") }
+        if let timeout, (DurationParsing.parse(timeout) ?? .zero) <= .zero { throw ValidationError("--timeout: '\(timeout)' is not a duration above zero") }
         if let rps, !(rps > 0) { throw ValidationError("--rps must be positive") }
         if let dataset, dataset < 0 { throw ValidationError("--dataset must not be negative") }
         if let url, ServerURL(url) == nil { throw ValidationError("--url: '\(url)' is not tcp://HOST:PORT or tls://HOST:PORT") }
@@ -201,7 +207,7 @@ struct BenchCommand: AsyncParsableCommand {
         }
         let plain = ClientConfiguration(host: host, port: port, authToken: token, tls: tls, allowsPlaintextToken: insecure)
         if let refusal = plain.plaintextTokenRefusal {
-            Self.stderr("strata-bench: \(refusal)")
+            Self.stderr("error: \(refusal)")
             throw ExitCode(2)
         }
         let mix = try OperationMix(parsing: mix)
@@ -221,7 +227,7 @@ struct BenchCommand: AsyncParsableCommand {
                 try await group.waitForAll()
             }
         } catch {
-            Self.stderr("strata-bench: cannot connect to \(host):\(port): \(ClientTLS.describe(error, endpoint: "\(host):\(port)") ?? "\(error)")")
+            Self.stderr("error: cannot connect to \(host):\(port): \(ClientTLS.describe(error, endpoint: "\(host):\(port)") ?? "\(error)")")
             throw ExitCode(2)
         }
         defer { Task { for client in clients { await client.close() } } }
@@ -257,7 +263,7 @@ struct BenchCommand: AsyncParsableCommand {
                     }
                 }
             } catch let error as BenchError {
-                Self.stderr("strata-bench: \(error)")
+                Self.stderr("error: \(error)")
                 throw ExitCode(Status.usage)
             }
         }
@@ -287,11 +293,11 @@ struct BenchCommand: AsyncParsableCommand {
                 versions = try await Workload.existing(entity: entity, predicate: generator == nil && workload == .books ? "" : predicate, limit: 100_000, client: clients[0])
             }
         } catch let error as StrataClientError {
-            Self.stderr("strata-bench: cannot prepare the load: \(error)")
+            Self.stderr("error: cannot prepare the load: \(error)")
             throw ExitCode(error.isConnectionError ? Status.connection : Status.requestsFailed)
         }
         if versions.isEmpty, needsIDs {
-            Self.stderr("strata-bench: no \(entity) objects to get, update or refresh\(predicate.isEmpty || workload == .books ? "" : " match --where"): insert some with --dataset N (strata-bench never writes unasked), or leave get, update and refresh out of --mix")
+            Self.stderr("error: no \(entity) objects to get, update or refresh\(predicate.isEmpty || workload == .books ? "" : " match --where"): insert some with --dataset N (strata-bench never writes unasked), or leave get, update and refresh out of --mix")
             throw ExitCode(Status.usage)
         }
         var probe: NotificationProbe?
@@ -302,7 +308,7 @@ struct BenchCommand: AsyncParsableCommand {
                 try await started.start(entity: entity)
                 probe = started
             } catch {
-                Self.stderr("strata-bench: cannot subscribe on \(watchHost ?? host):\(watchPort): \(error)")
+                Self.stderr("error: cannot subscribe on \(watchHost ?? host):\(watchPort): \(error)")
                 throw ExitCode(2)
             }
         }
@@ -314,7 +320,7 @@ struct BenchCommand: AsyncParsableCommand {
                 ? try await WireDriver.connect(host: host, port: port, count: connections, threads: threads, clientName: "strata-bench", authToken: token, compression: compression, tls: tls, connectTimeout: connectTimeout)
                 : nil
         } catch {
-            Self.stderr("strata-bench: cannot connect to \(host):\(port): \(ClientTLS.describe(error, endpoint: "\(host):\(port)") ?? "\(error)")")
+            Self.stderr("error: cannot connect to \(host):\(port): \(ClientTLS.describe(error, endpoint: "\(host):\(port)") ?? "\(error)")")
             throw ExitCode(2)
         }
         defer { if let wire { Task { await wire.close() } } }
@@ -326,29 +332,35 @@ struct BenchCommand: AsyncParsableCommand {
             preparesGets: driver == .wire && mix.includes(.get), probe: probe
         )
         let concurrency = self.concurrency ?? connections
-        func load(requestLimit: Int?, duration: Duration?, progress: LoadRunner.Progress, seed: UInt64) async -> (Recorder, Duration) {
+        let shape = LoadShape(
+            rate: rps,
+            ramp: ramp.flatMap(DurationParsing.parse).map(Report.seconds) ?? 0,
+            timeout: timeout.flatMap(DurationParsing.parse).map(Report.seconds)
+        )
+        func load(requestLimit: Int?, duration: Duration?, progress: LoadRunner.Progress, seed: UInt64, shape: LoadShape) async -> (Recorder, Duration) {
             if let wire {
-                return await wire.run(workload: workload, mix: mix, concurrency: concurrency, requestLimit: requestLimit, duration: duration, rate: rps, progress: progress, seed: seed)
+                return await wire.run(workload: workload, mix: mix, concurrency: concurrency, requestLimit: requestLimit, duration: duration, rate: rps, shape: shape, progress: progress, seed: seed)
             }
-            let runner = LoadRunner(clients: clients, workload: workload, mix: mix, concurrency: concurrency, requestLimit: requestLimit, duration: duration, rate: rps)
+            let runner = LoadRunner(clients: clients, workload: workload, mix: mix, concurrency: concurrency, requestLimit: requestLimit, duration: duration, rate: rps, shape: shape)
             return await runner.run(progress: progress, seed: seed)
         }
         if let warmup, let warmupDuration = DurationParsing.parse(warmup), warmupDuration > .zero {
-            _ = await load(requestLimit: nil, duration: warmupDuration, progress: LoadRunner.Progress(), seed: 7)
+            // The warmup runs at full load (no ramp).
+            _ = await load(requestLimit: nil, duration: warmupDuration, progress: LoadRunner.Progress(), seed: 7, shape: LoadShape(rate: rps, ramp: 0, timeout: shape.timeout))
         }
         let limit = duration == nil ? (requests ?? 10_000) : nil
         let progress = LoadRunner.Progress()
         let ticker = interactive ? Task { await Self.showProgress(progress) } : nil
-        let (recorder, elapsed) = await load(requestLimit: limit, duration: duration.flatMap(DurationParsing.parse), progress: progress, seed: 42)
+        let (recorder, elapsed) = await load(requestLimit: limit, duration: duration.flatMap(DurationParsing.parse), progress: progress, seed: 42, shape: shape)
         ticker?.cancel()
         if interactive { Self.progressLine("") }
 
         let settings: [String: Any] = [
             "host": host, "port": port, "connections": connections, "concurrency": concurrency,
-            "mix": mix.description, "rps": rps ?? 0, "requests_limit": limit ?? 0,
-            "duration_limit_s": duration.flatMap(DurationParsing.parse).map(Report.seconds) ?? 0,
+            "mix": mix.description, "rps": rps ?? 0, "requestsLimit": limit ?? 0,
+            "durationLimitSeconds": duration.flatMap(DurationParsing.parse).map(Report.seconds) ?? 0,
             "dataset": versions.count, "compression": compression, "where": predicate, "driver": driver.rawValue, "threads": threads,
-            "workload": self.workload.rawValue, "entity": entity,
+            "workload": self.workload.rawValue, "entity": entity, "rampSeconds": shape.ramp, "timeoutSeconds": shape.timeout ?? 0,
         ]
         var report = Report(recorder: recorder, duration: elapsed, settings: settings)
         if let probe {
@@ -370,7 +382,7 @@ struct BenchCommand: AsyncParsableCommand {
         }
         if let limit, recorder.requests < limit {
             // Every connection closed before the count was reached.
-            Self.stderr("strata-bench: only \(recorder.requests) of \(limit) requests were made: the server closed the connections")
+            Self.stderr("error: only \(recorder.requests) of \(limit) requests were made: the server closed the connections")
             throw ExitCode(Status.connection)
         }
         // k6-style thresholds: latencies, then failures.
@@ -387,11 +399,11 @@ struct BenchCommand: AsyncParsableCommand {
         let allowed = maxErrorRate.flatMap(Self.rate) ?? 0
         let rate = recorder.requests > 0 ? Double(failed) / Double(recorder.requests) : 0
         if !breached.isEmpty {
-            for line in breached { Self.stderr("strata-bench: threshold breached: \(line)") }
+            for line in breached { Self.stderr("error: threshold breached: \(line)") }
             throw ExitCode(Status.threshold)
         }
         if failed > 0, rate > allowed {
-            Self.stderr(String(format: "strata-bench: %d of %d requests failed (%.2f%%%@)", failed, recorder.requests, rate * 100, maxErrorRate.map { ", more than --max-error-rate \($0)" } ?? ""))
+            Self.stderr(String(format: "error: %d of %d requests failed (%.2f%%%@)", failed, recorder.requests, rate * 100, maxErrorRate.map { ", more than --max-error-rate \($0)" } ?? ""))
             // Only lost connections: the server went away (2), else 5.
             let statuses = Set(recorder.errors.values.flatMap(\.keys))
             throw ExitCode(statuses == ["UNAVAILABLE"] ? Status.connection : Status.requestsFailed)

@@ -53,8 +53,8 @@ struct Report {
             "requests": requests,
             "ok": ok,
             "errors": errors,
-            "throughput_rps": seconds > 0 ? (Double(requests) / seconds * 10).rounded() / 10 : 0,
-            "latency_ms": Self.latency(histogram),
+            "throughputRps": seconds > 0 ? (Double(requests) / seconds * 10).rounded() / 10 : 0,
+            "latencyMs": Self.latency(histogram),
         ]
     }
 
@@ -65,7 +65,7 @@ struct Report {
             for (code, count) in byCode { errors[code, default: 0] += count }
         }
         var object = figures(ok: recorder.ok.values.reduce(0, +), errors: errors, histogram: recorder.overall)
-        object["duration_s"] = (seconds * 1000).rounded() / 1000
+        object["durationSeconds"] = (seconds * 1000).rounded() / 1000
         var operations: [String: Any] = [:]
         for operation in BenchOperation.allCases {
             guard let histogram = recorder.latencies[operation] else { continue }
@@ -77,7 +77,7 @@ struct Report {
             object["notification"] = [
                 "matched": notification.matched,
                 "missing": notification.missing,
-                "latency_ms": Self.latency(notification.latencies),
+                "latencyMs": Self.latency(notification.latencies),
             ] as [String: Any]
         }
         return object

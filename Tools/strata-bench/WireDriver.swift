@@ -61,12 +61,12 @@ struct WireDriver: Sendable {
     /// Runs one phase: `concurrency` requests in flight, spread over the
     /// connections; returns every connection's figures merged and the
     /// phase's wall time.
-    func run(workload: Workload, mix: OperationMix, concurrency: Int, requestLimit: Int?, duration: Duration?, rate: Double?, progress: LoadRunner.Progress, seed: UInt64) async -> (Recorder, Duration) {
+    func run(workload: Workload, mix: OperationMix, concurrency: Int, requestLimit: Int?, duration: Duration?, rate: Double?, shape: LoadShape, progress: LoadRunner.Progress, seed: UInt64) async -> (Recorder, Duration) {
         let clock = ContinuousClock()
         let started = clock.now
         let start = NIODeadline.now()
         let deadline = duration.map { start + .nanoseconds(Int64($0.components.seconds) * 1_000_000_000 + $0.components.attoseconds / 1_000_000_000) }
-        let phase = LoadPhase(workload: workload, mix: mix, requestLimit: requestLimit, start: start, deadline: deadline, rate: rate, progress: progress)
+        let phase = LoadPhase(workload: workload, mix: mix, requestLimit: requestLimit, start: start, deadline: deadline, rate: rate, shape: shape, progress: progress)
         var results: [EventLoopFuture<Recorder>] = []
         for (index, channel) in channels.enumerated() {
             let slots = concurrency / channels.count + (index < concurrency % channels.count ? 1 : 0)

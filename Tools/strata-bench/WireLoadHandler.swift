@@ -14,6 +14,8 @@ struct LoadPhase: Sendable {
     let deadline: NIODeadline?
     /// Requests per second, open loop (request k is due at start + k / rate).
     let rate: Double?
+    /// The ramp and the per-request timeout.
+    let shape: LoadShape
     /// Shared by every connection: the request counter and the progress line.
     let progress: LoadRunner.Progress
 }
@@ -57,6 +59,8 @@ final class WireLoadHandler: ChannelInboundHandler {
         var scheduled = 0
         /// No more requests to take (count or duration reached, or closed).
         var exhausted: Bool
+        /// Checks timeouts and opens slots during the ramp.
+        var ticker: Scheduled<Void>?
 
         init(phase: LoadPhase, slots: Int, finished: EventLoopPromise<Recorder>, random: SplitMix64, exhausted: Bool) {
             self.phase = phase
@@ -112,6 +116,7 @@ final class WireLoadHandler: ChannelInboundHandler {
         assert(run == nil && pending.isEmpty, "a phase started before the last one finished")
         if let previous = run { previous.finished.succeed(previous.recorder) }
         run = Run(phase: start.phase, slots: start.slots, finished: start.finished, random: SplitMix64(seed: start.seed), exhausted: !isOpen || start.slots == 0)
+        scheduleTick(context: context)
         fill(context: context)
         flushIfNeeded(context: context)
     }
@@ -179,13 +184,48 @@ final class WireLoadHandler: ChannelInboundHandler {
         fail(context: context, error)
     }
 
+    /// Schedules the next ``tick(context:)`` while the phase has a timeout
+    /// or a closed-loop ramp: often enough for a tenth of the timeout, at
+    /// most every 100 ms.
+    private func scheduleTick(context: ChannelHandlerContext) {
+        guard let current = run else { return }
+        let shape = current.phase.shape
+        guard shape.timeout != nil || (shape.ramp > 0 && current.phase.rate == nil) else { return }
+        let every = min(0.1, max(0.001, (shape.timeout ?? 0.1) / 10))
+        let loopBound = NIOLoopBound((self, context), eventLoop: context.eventLoop)
+        current.ticker = context.eventLoop.assumeIsolated().scheduleTask(in: .nanoseconds(Int64(every * 1e9))) {
+            let (handler, context) = loopBound.value
+            handler.tick(context: context)
+        }
+    }
+
+    /// Fails the requests past their timeout (their answers, if they come,
+    /// are ignored), and sends more as the ramp opens slots.
+    private func tick(context: ChannelHandlerContext) {
+        guard let current = run else { return }
+        defer { if run === current { scheduleTick(context: context) } }
+        if let timeout = current.phase.shape.timeout {
+            let now = NIODeadline.now()
+            let limit = TimeAmount.nanoseconds(Int64(timeout * 1e9))
+            for (id, request) in pending where now - request.due > limit {
+                pending[id] = nil
+                record(request, failure: "DEADLINE_EXCEEDED", at: now)
+            }
+        }
+        fill(context: context)
+        flushIfNeeded(context: context)
+    }
+
     // MARK: Sending
 
-    /// Sends requests until `slots` are in flight or none is left to take.
+    /// Sends requests until `slots` are in flight (fewer during a ramp) or
+    /// none is left to take.
     private func fill(context: ChannelHandlerContext) {
         guard let current = run else { return }
         let phase = current.phase
-        while !current.exhausted, pending.count + current.scheduled < current.slots {
+        let elapsed = Double((NIODeadline.now() - phase.start).nanoseconds) / 1e9
+        let slots = phase.rate == nil ? phase.shape.slots(current.slots, elapsed: elapsed) : current.slots
+        while !current.exhausted, pending.count + current.scheduled < slots {
             let serial = phase.progress.issued.add(1, ordering: .relaxed).oldValue
             if let limit = phase.requestLimit, serial >= limit {
                 current.exhausted = true
@@ -194,7 +234,8 @@ final class WireLoadHandler: ChannelInboundHandler {
             let now = NIODeadline.now()
             var due = now
             if let rate = phase.rate {
-                due = phase.start + .nanoseconds(Int64(Double(serial) * 1e9 / rate))
+                due = phase.start + .nanoseconds(Int64(phase.shape.due(serial: serial) * 1e9))
+                _ = rate
                 if let deadline = phase.deadline, due >= deadline {
                     current.exhausted = true
                     break
@@ -382,6 +423,7 @@ final class WireLoadHandler: ChannelInboundHandler {
 
     private func finishIfDone() {
         guard let current = run, current.exhausted, pending.isEmpty, current.scheduled == 0 else { return }
+        current.ticker?.cancel()
         run = nil
         current.finished.succeed(current.recorder)
     }

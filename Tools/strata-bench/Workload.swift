@@ -218,6 +218,12 @@ final class Workload: Sendable {
     /// Performs one operation through the client library.
     func perform(_ operation: BenchOperation, client: StrataClient, random: inout SplitMix64, serial: Int) async throws {
         let (request, target) = request(operation, random: &random, serial: serial)
+        try await send(request, target: target, client: client)
+    }
+
+    /// Sends one request built by ``request(_:random:serial:)`` through the
+    /// client library and learns from its answer.
+    func send(_ request: Strata_V1_ClientFrame.OneOf_Request, target: String?, client: StrataClient) async throws {
         do {
             switch request {
             case .refresh(let refresh):
