@@ -93,6 +93,13 @@ let package = Package(
             dependencies: ["StrataModel", "StrataStore", "StrataContext"],
             swiftSettings: strictSettings
         ),
+        // The system libedit, for the shell's line editing (strata shell).
+        .systemLibrary(
+            name: "CStrataEdit",
+            path: "Sources/CStrataEdit",
+            pkgConfig: "libedit",
+            providers: [.apt(["libedit-dev"])]
+        ),
         // The system zlib, for compressed frames.
         .systemLibrary(
             name: "CStrataZlib",
@@ -222,6 +229,7 @@ let package = Package(
                 "StrataWire",
                 "StrataClient",
                 "StrataText",
+                "CStrataEdit",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "SwiftProtobuf", package: "swift-protobuf"),
                 .product(name: "Logging", package: "swift-log"),

@@ -5,6 +5,68 @@ import Testing
 /// client's change.
 @Suite("strata shell and watch", .serialized, .timeLimit(.minutes(1)))
 struct CLIShellAndWatchTests {
+    @Test("-f FILE runs a script; errors name their line; --stop-on-error stops at the first")
+    func scriptFile() throws {
+        let server = try LiveServer.start()
+        defer { server.stop() }
+        let cli = CLI(server: server)
+        let file = server.dataDirectory.appendingPathComponent("script.strata")
+        try Data("count Book\nfetch Nope\ncount Book\n".utf8).write(to: file)
+        let all = try cli.run(["shell", "-f", file.path])
+        #expect(all.status == 1)
+        #expect(all.stdout == "0\n0\n", "\(all.stdout)")
+        #expect(all.stderr.hasPrefix("\(file.path):2: error: "), "\(all.stderr)")
+        let stopped = try cli.run(["shell", "-f", file.path, "--stop-on-error"])
+        #expect(stopped.status == 1)
+        #expect(stopped.stdout == "0\n", "\(stopped.stdout)")
+        // From a pipe, errors name the line too.
+        let piped = try cli.run(["shell", "--stop-on-error"], stdin: "ping --json\nnonsense\nping\n")
+        #expect(piped.status == 1)
+        #expect(piped.stderr.hasPrefix("line 2: "), "\(piped.stderr)")
+    }
+
+    @Test("On a terminal: Tab completes commands, entities and properties; Ctrl-R searches the history, kept in $STRATA_HISTFILE (0600)")
+    func terminalEditing() throws {
+        guard FileManager.default.isExecutableFile(atPath: "/usr/bin/script") else {
+            Issue.record("util-linux's script(1) is needed to give the shell a terminal")
+            return
+        }
+        let server = try LiveServer.start(sample: true)
+        defer { server.stop() }
+        let strata = try #require(Executables.url("strata"))
+        let history = server.dataDirectory.appendingPathComponent("history")
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/script")
+        process.arguments = ["-q", "-c", "'\(strata.path)' -p \(server.port) shell", "/dev/null"]
+        process.environment = ProcessInfo.processInfo.environment.merging(CLI.environment) { _, new in new }
+            .merging(["STRATA_HISTFILE": history.path, "TERM": "xterm"]) { _, new in new }
+        let input = Pipe(), output = Pipe()
+        process.standardInput = input
+        process.standardOutput = output
+        process.standardError = output
+        try process.run()
+        // Keys one burst at a time, as a person types them.
+        let uuid = UUID().uuidString
+        for keys in ["cou\tBo\t\r", "ins\tBo\tti\tTabbed uuid=\(uuid)\r", "\u{12}cou", "\r", "history\r", "\u{4}"] {
+            Thread.sleep(forTimeInterval: 0.4)
+            input.fileHandleForWriting.write(Data(keys.utf8))
+        }
+        let deadline = Date().addingTimeInterval(10)
+        while process.isRunning, Date() < deadline { Thread.sleep(forTimeInterval: 0.05) }
+        if process.isRunning { process.terminate() }
+        let text = String(decoding: output.fileHandleForReading.availableData, as: UTF8.self)
+        // count Book ran twice (typed, then found with Ctrl-R): 12, then 13.
+        let lines = text.components(separatedBy: "\r\n").map { $0.trimmingCharacters(in: .whitespaces) }
+        #expect(lines.contains("12"), "\(text)")
+        #expect(lines.contains("13"), "\(text)")
+        let kept = try String(contentsOf: history, encoding: .utf8)
+        #expect(kept.contains("count\\040Book"), "\(kept)")
+        #expect(kept.contains("insert\\040Book\\040title=Tabbed"), "\(kept)")
+        #expect((try FileManager.default.attributesOfItem(atPath: history.path)[.posixPermissions] as? Int) == 0o600)
+        let count = try CLI(server: server).succeed(["count", "Book", "--where", "title == 'Tabbed'"])
+        #expect(count == "1\n")
+    }
+
     @Test("The shell reads commands from a pipe; begin … save sends one change set")
     func shellFromPipe() throws {
         let server = try LiveServer.start()

@@ -4,6 +4,14 @@ import StrataWire
 
 /// Turns any error a command throws into its stderr lines and exit status.
 enum ErrorReporter {
+    /// Prints `error` to stderr (help and clean exits to stdout), after
+    /// `place` (a script's line) when given, and returns the exit status
+    /// the process should end with.
+    static func report(_ error: any Error, at place: String?) -> Int32 {
+        if let place { Console.errorOutput("\(place): ") }
+        return report(error)
+    }
+
     /// Prints `error` to stderr (help and clean exits to stdout) and
     /// returns the exit status the process should end with.
     static func report(_ error: any Error) -> Int32 {
