@@ -8,7 +8,7 @@ import SwiftProtobuf
 /// loop, to the request waiting for it (by request id, in any order) and
 /// every notification to its subscription, through a ``ClientRouter``.
 final class ClientConnection: Sendable {
-    typealias Responses = ClientRouter.Responses
+    typealias Responses = ThrottledResponses
 
     private let router: ClientRouter
     private let channel: any Channel
@@ -52,6 +52,11 @@ final class ClientConnection: Sendable {
         } catch {
             throw StrataClientError(.unavailable, "cannot connect to \(endpoint): \(error)")
         }
+        router.throttle.attach { [channel] reading in
+            channel.eventLoop.execute {
+                channel.setOption(ChannelOptions.autoRead, value: reading).whenFailure { _ in }
+            }
+        }
         return ClientConnection(router: router, channel: channel, compressRequests: configuration.compressRequests, endpoint: endpoint)
     }
 
@@ -63,12 +68,15 @@ final class ClientConnection: Sendable {
     /// OK or the connection fails.
     func send(_ frame: Strata_V1_ClientFrame) async throws -> Responses {
         let bytes = try serialized(frame)
-        let (stream, continuation) = Responses.makeStream()
+        let (stream, continuation) = ClientRouter.Responses.makeStream()
         let id = frame.requestID
         if let failure = router.register(.stream(continuation), for: id) { throw failure }
-        continuation.onTermination = { [router] _ in _ = router.remove(id) }
+        continuation.onTermination = { [router] _ in
+            _ = router.remove(id)
+            router.throttle.dropped(id)
+        }
         write(bytes, id: id)
-        return stream
+        return ThrottledResponses(frames: stream, throttle: router.throttle, id: id)
     }
 
     /// Sends a single-answer request and returns its one frame. For a

@@ -39,6 +39,12 @@ final class ClientRouter: Sendable {
     }
 
     private let state = NIOLockedValueBox(State())
+    /// Stops the connection's reads while streams hold too many frames.
+    let throttle = ReadThrottle()
+
+    init() {
+        throttle.attach(starving: { [weak self] buffered in self?.hasStarvingWaiter(buffered: buffered) ?? false })
+    }
 
     /// Whether the connection has not failed.
     var isOpen: Bool { state.withLockedValue { $0.failure == nil } }
@@ -46,10 +52,24 @@ final class ClientRouter: Sendable {
     /// Registers a waiter for request `id`, or answers the connection's
     /// failure when it has already failed.
     func register(_ waiter: Waiter, for id: UInt64) -> StrataClientError? {
-        state.withLockedValue { state in
+        let failure: StrataClientError? = state.withLockedValue { state in
             if let failure = state.failure { return failure }
             state.pending[id] = waiter
             return nil
+        }
+        // A paused connection reads again for a request that may be awaited.
+        if failure == nil { throttle.requestRegistered() }
+        return failure
+    }
+
+    /// Whether a request waits with no frame buffered for it (`buffered`:
+    /// frames waiting in streams, by request): its answer must be read.
+    func hasStarvingWaiter(buffered: [UInt64: Int]) -> Bool {
+        state.withLockedValue { state in
+            state.pending.contains { id, waiter in
+                if case .stream = waiter { return (buffered[id] ?? 0) == 0 }
+                return true
+            }
         }
     }
 
@@ -123,6 +143,7 @@ final class ClientRouter: Sendable {
             if failed {
                 continuation.finish(throwing: StrataClientError(status: message.status))
             } else {
+                throttle.yielded(message.requestID)
                 continuation.yield(message)
                 if last { continuation.finish() }
             }

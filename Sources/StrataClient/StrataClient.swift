@@ -123,8 +123,11 @@ public actor StrataClient {
     }
 
     /// Runs a fetch and yields its batches as they arrive (a cancelled
-    /// task's iteration ends early, without an error).
-    public nonisolated func fetchBatches(_ request: Strata_V1_FetchRequest) async throws -> AsyncThrowingMapSequence<AsyncThrowingStream<Strata_V1_ServerFrame, any Error>, Strata_V1_FetchBatch> {
+    /// task's iteration ends early, without an error). A consumer slower
+    /// than the network holds the server back: the connection stops
+    /// reading while 32 frames wait unconsumed (``ReadThrottle``), which
+    /// also delays the connection's other answers and notifications.
+    public nonisolated func fetchBatches(_ request: Strata_V1_FetchRequest) async throws -> some AsyncSequence<Strata_V1_FetchBatch, any Error> {
         let responses = try await send(.fetch(request))
         return responses.map { frame in
             guard case .fetch(let batch)? = frame.response else {

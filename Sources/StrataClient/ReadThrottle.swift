@@ -1,0 +1,115 @@
+import NIOConcurrencyHelpers
+import StrataWire
+
+/// Backpressure for streamed answers (fetch batches, backup chunks): the
+/// connection stops reading from the socket while its streams hold
+/// ``pauseAt`` frames their consumers have not taken, and reads again once
+/// they are down to ``resumeAt``. A consumer slower than the network (a
+/// fetch written to a slow pipe) then holds the server's writes back, as
+/// the server does for a client that does not read, instead of buffering
+/// the whole answer in memory. Frames a consumer abandons (it stopped
+/// iterating) stop counting.
+///
+/// Reading never stops while a request waits with nothing buffered for it
+/// (``ClientRouter/hasStarvingWaiter(buffered:)``): a consumer that sends
+/// another request on the same connection before taking more frames
+/// would otherwise wait forever for an answer left unread.
+final class ReadThrottle: Sendable {
+    /// Frames waiting in streams at which reading stops.
+    static let pauseAt = 32
+    /// Frames waiting at which reading resumes.
+    static let resumeAt = 8
+
+    private struct State {
+        var waiting: [UInt64: Int] = [:]
+        var total = 0
+        var paused = false
+        var setReading: (@Sendable (Bool) -> Void)?
+        /// Whether a request waits with no frame buffered for it.
+        var starving: (@Sendable (_ buffered: [UInt64: Int]) -> Bool)?
+    }
+
+    private let state = NIOLockedValueBox(State())
+
+    /// Installs what turns reading off and on (the channel's `autoRead`).
+    func attach(_ setReading: @escaping @Sendable (Bool) -> Void) {
+        state.withLockedValue { $0.setReading = setReading }
+    }
+
+    /// Installs the check for requests that wait with nothing buffered.
+    func attach(starving: @escaping @Sendable (_ buffered: [UInt64: Int]) -> Bool) {
+        state.withLockedValue { $0.starving = starving }
+    }
+
+    /// A request was registered: reading resumes if it may be waited for.
+    func requestRegistered() {
+        change(0, by: 0)
+    }
+
+    /// A frame of request `id` went into its stream.
+    func yielded(_ id: UInt64) {
+        change(id, by: 1)
+    }
+
+    /// The consumer of request `id`'s stream took a frame.
+    func consumed(_ id: UInt64) {
+        change(id, by: -1)
+    }
+
+    /// Request `id`'s stream ended; what its consumer left stops counting.
+    func dropped(_ id: UInt64) {
+        let left = state.withLockedValue { $0.waiting[id] ?? 0 }
+        if left > 0 { change(id, by: -left) }
+        state.withLockedValue { _ = $0.waiting.removeValue(forKey: id) }
+    }
+
+    /// Frames waiting now, in every stream.
+    var waiting: Int { state.withLockedValue { $0.total } }
+
+    private func change(_ id: UInt64, by delta: Int) {
+        let action: (@Sendable (Bool) -> Void, Bool)? = state.withLockedValue { state in
+            if delta != 0 {
+                state.waiting[id, default: 0] += delta
+                if state.waiting[id, default: 0] <= 0 { state.waiting[id] = nil }
+                state.total += delta
+            }
+            let starving = state.starving?(state.waiting) ?? false
+            if !state.paused, state.total >= Self.pauseAt, !starving, let setReading = state.setReading {
+                state.paused = true
+                return (setReading, false)
+            }
+            if state.paused, state.total <= Self.resumeAt || starving, let setReading = state.setReading {
+                state.paused = false
+                return (setReading, true)
+            }
+            return nil
+        }
+        if let (setReading, reading) = action { setReading(reading) }
+    }
+}
+
+/// A request's answer frames, each counted as taken when its consumer
+/// takes it (see ``ReadThrottle``).
+struct ThrottledResponses: AsyncSequence, Sendable {
+    typealias Element = Strata_V1_ServerFrame
+
+    let frames: ClientRouter.Responses
+    let throttle: ReadThrottle
+    let id: UInt64
+
+    struct AsyncIterator: AsyncIteratorProtocol {
+        var base: ClientRouter.Responses.AsyncIterator
+        let throttle: ReadThrottle
+        let id: UInt64
+
+        mutating func next() async throws -> Strata_V1_ServerFrame? {
+            let frame = try await base.next()
+            if frame != nil { throttle.consumed(id) }
+            return frame
+        }
+    }
+
+    func makeAsyncIterator() -> AsyncIterator {
+        AsyncIterator(base: frames.makeAsyncIterator(), throttle: throttle, id: id)
+    }
+}
