@@ -33,8 +33,10 @@ struct RestoreCommand: ParsableCommand {
     func run() throws {
         umask(0o077)
         do {
+            let existed = FileManager.default.fileExists(atPath: to)
             let outcome = try StoreRestore.restore(from: URL(fileURLWithPath: backup), to: URL(fileURLWithPath: to), replacingAnotherStore: force)
             print("restored \(to) from \(backup) (\(outcome.format.rawValue) store)")
+            if !existed { print("there was no store file at \(to): the backup is now the store there (check the path if you meant to replace one)") }
             for file in outcome.keptFiles { print("kept the previous file as \(file)") }
             if outcome.historyToken > 0 {
                 print("history starts again after token \(outcome.historyToken): consumers with older tokens get 134301 and fetch again")

@@ -111,6 +111,6 @@ struct SecurityOptions: ParsableArguments {
         if let file = sources?.authFile { ways.append("auth file (\(file.tokens.count) tokens, \(file.certificates.count) certificate subjects)") }
         if let jwt = sources?.jwt { ways.append("JWT (\(jwt.kind.rawValue) keys)") }
         if tls?.requiresClientCertificates == true { ways.append("client certificates") }
-        return ways.isEmpty ? "none: every client may do everything" : ways.joined(separator: ", ")
+        return ways.isEmpty ? "none (every client may do everything)" : ways.joined(separator: ", ")
     }
 }

@@ -273,7 +273,7 @@ struct StrataServerCommand: AsyncParsableCommand {
             try? await container.close()
             throw ExitCode.failure
         }
-        logger.info("transport: \(tls.map { "TLS 1.2+\($0.requiresClientCertificates ? ", client certificates required" : "")" } ?? "plain TCP"); authentication: \(security.describeAuthentication(authentication, tls: tls)); access rules: \(rules.map { _ in "from \(security.rules ?? "")" } ?? "none, authenticated clients may do everything")")
+        logger.info("transport: \(tls.map { "TLS 1.2+\($0.requiresClientCertificates ? ", client certificates required" : "")" } ?? "plain TCP"); authentication: \(security.describeAuthentication(authentication, tls: tls)); access rules: \(rules.map { _ in "from \(security.rules ?? "")" } ?? (authentication == nil && tls?.requiresClientCertificates != true ? "none" : "none, authenticated clients may do everything"))")
         if let expiry = tls?.certificateExpiry { logger.info("TLS certificate valid until \(expiry)") }
         if security.insecure, StrataServer.networkRefusal({ var c = configuration; c.allowsInsecureNetwork = false; return c }()) != nil {
             logger.warning("--insecure: serving \(host) without TLS and authentication: anyone who reaches the port can read and change every object")

@@ -68,5 +68,11 @@ struct BackupToolTests {
         let other = try Executables.run("strata-server", ["restore", feedback, "--to", storeFile])
         #expect(other.status == 1)
         #expect(other.stderr.contains("is a backup of store"), "\(other.stderr)")
+        // To a path with no store (a lost disk, or a typo): it says so.
+        let fresh = data.appendingPathComponent("elsewhere/Feedback.sqlite").path
+        try FileManager.default.createDirectory(atPath: data.appendingPathComponent("elsewhere").path, withIntermediateDirectories: true)
+        let created = try Executables.run("strata-server", ["restore", feedback, "--to", fresh])
+        #expect(created.status == 0, "\(created.stderr)")
+        #expect(created.stdout.contains("there was no store file at \(fresh)"), "\(created.stdout)")
     }
 }

@@ -170,10 +170,15 @@ struct BenchToolTests {
         try Data("sesame\n".utf8).write(to: token)
         for arguments in [
             ["-h", "127.0.0.1", "-p", "\(server.port)"], ["--url", "tcp://127.0.0.1:\(server.port)"], ["-p", "\(server.port)", "--connect-timeout", "2"],
+            ["-p\(server.port)"],
         ] {
             let run = try Executables.run("strata-bench", arguments + ["--auth-token-file", token.path, "--entity", "Book", "-n", "5", "--mix", "count=1", "-q"], timeout: 30)
             #expect(run.status == 0, "\(arguments): \(run.stderr)")
         }
+        // A refused token exits 1, as in strata.
+        let refused = try Executables.run("strata-bench", ["-p", "\(server.port)", "--entity", "Book", "-n", "1", "--mix", "count=1"], environment: ["STRATA_AUTH_TOKEN": ""], timeout: 30)
+        #expect(refused.status == 1, "\(refused.stderr)")
+        #expect(refused.stderr.hasPrefix("error: UNAUTHENTICATED"), "\(refused.stderr)")
         let badURL = try Executables.run("strata-bench", ["--url", "strata://x", "-n", "1"], timeout: 20)
         #expect(badURL.status == 1 && badURL.stderr.contains("--url"), "\(badURL.stderr)")
     }
@@ -191,6 +196,6 @@ struct BenchToolTests {
         #expect(driver.status != 0 && driver.stderr.contains("driver"))
         let unreachable = try Executables.run("strata-bench", ["--workload", "books", "--port", "1", "-n", "1"], timeout: 20)
         #expect(unreachable.status == 2, "\(unreachable.stderr)")
-        #expect(unreachable.stderr.contains("cannot connect"))
+        #expect(unreachable.stderr.contains("cannot connect to 127.0.0.1:1: connection refused"), "\(unreachable.stderr)")
     }
 }

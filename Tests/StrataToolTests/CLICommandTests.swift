@@ -36,7 +36,7 @@ struct CLICommandTests {
         defer { server.stop() }
         let port = String(server.port)
         for arguments in [
-            ["-h", "127.0.0.1", "-p", port, "ping"], ["-p\(port)", "ping"], ["ping", "-p", port, "-h", "127.0.0.1"],
+            ["-h", "127.0.0.1", "-p", port, "ping"], ["-p\(port)", "ping"], ["ping", "-p", port, "-h", "127.0.0.1"], ["ping", "-p\(port)"],
             ["--url", "tcp://127.0.0.1:\(port)", "ping"], ["ping", "--url", "tcp://127.0.0.1:\(port)"],
             ["--timeout", "3", "-p", port, "ping"],
         ] {
@@ -205,6 +205,11 @@ struct CLICommandTests {
         let bad = try cli.run(["import", "Book", "-"], stdin: flat + "{\"pages\": \"many\"}\n")
         #expect(bad.status == 1)
         #expect(bad.stderr.contains("line 2"), "\(bad.stderr)")
+        // CSV from standard input names its format.
+        let csvIn = "uuid,title,pages\r\n\(UUID().uuidString),\"From, stdin\",7\r\n"
+        let piped = try cli.run(["import", "Book", "-", "--format", "csv"], stdin: csvIn)
+        #expect(piped.status == 0, "\(piped.stderr)")
+        #expect(try cli.succeed(["count", "Book", "--where", "title == 'From, stdin' AND pages == 7"]) == "1\n")
     }
 
     @Test("model: the served model as a tree and as JSON")

@@ -1,4 +1,5 @@
 import Foundation
+import NIOConcurrencyHelpers
 import Testing
 
 /// `strata shell` fed from a pipe, and `strata watch` seeing another
@@ -19,6 +20,11 @@ struct CLIShellAndWatchTests {
         let stopped = try cli.run(["shell", "-f", file.path, "--stop-on-error"])
         #expect(stopped.status == 1)
         #expect(stopped.stdout == "0\n", "\(stopped.stdout)")
+        // A refused save inside begin … save keeps its own status (3, a
+        // conflict), even though the change set is left unsaved.
+        let uuid = UUID().uuidString
+        let conflict = try cli.run(["shell", "--stop-on-error"], stdin: "insert Book uuid=\(uuid) title=One\nbegin\ninsert Book uuid=\(uuid) title=Two\nsave\n")
+        #expect(conflict.status == 3, "\(conflict.stderr)")
         // From a pipe, errors name the line too.
         let piped = try cli.run(["shell", "--stop-on-error"], stdin: "ping --json\nnonsense\nping\n")
         #expect(piped.status == 1)
@@ -44,17 +50,35 @@ struct CLIShellAndWatchTests {
         process.standardInput = input
         process.standardOutput = output
         process.standardError = output
+        let received = NIOLockedValueBox(Data())
+        output.fileHandleForReading.readabilityHandler = { handle in
+            let chunk = handle.availableData
+            received.withLockedValue { $0.append(chunk) }
+        }
         try process.run()
+        /// Waits until the shell has written `count` prompts (it is ready
+        /// for the next keys), however busy the machine is.
+        func prompts(_ count: Int) {
+            let deadline = Date().addingTimeInterval(20)
+            while Date() < deadline {
+                let text = String(decoding: received.withLockedValue { $0 }, as: UTF8.self)
+                if text.components(separatedBy: "strata> ").count - 1 >= count { return }
+                Thread.sleep(forTimeInterval: 0.05)
+            }
+        }
         // Keys one burst at a time, as a person types them.
         let uuid = UUID().uuidString
-        for keys in ["cou\tBo\t\r", "ins\tBo\tti\tTabbed uuid=\(uuid)\r", "\u{12}cou", "\r", "history\r", "\u{4}"] {
-            Thread.sleep(forTimeInterval: 0.4)
+        for (index, keys) in ["cou\tBo\t\r", "ins\tBo\tti\tTabbed uuid=\(uuid)\r", "\u{12}cou", "\r", "history\r", "\u{4}"].enumerated() {
+            // Ctrl-R's search and its Enter come within one prompt.
+            prompts([1, 2, 3, 3, 4, 5][index])
+            Thread.sleep(forTimeInterval: 0.2)
             input.fileHandleForWriting.write(Data(keys.utf8))
         }
-        let deadline = Date().addingTimeInterval(10)
+        let deadline = Date().addingTimeInterval(20)
         while process.isRunning, Date() < deadline { Thread.sleep(forTimeInterval: 0.05) }
         if process.isRunning { process.terminate() }
-        let text = String(decoding: output.fileHandleForReading.availableData, as: UTF8.self)
+        output.fileHandleForReading.readabilityHandler = nil
+        let text = String(decoding: received.withLockedValue { $0 }, as: UTF8.self)
         // count Book ran twice (typed, then found with Ctrl-R): 12, then 13.
         let lines = text.components(separatedBy: "\r\n").map { $0.trimmingCharacters(in: .whitespaces) }
         #expect(lines.contains("12"), "\(text)")

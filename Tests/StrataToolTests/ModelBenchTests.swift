@@ -80,11 +80,19 @@ struct ModelBenchTests {
         let run = try Self.bench(server, ["--entity", "Movement", "-c", "1", "-n", "20", "--mix", "insert=1", "--values", values.path, "--json"])
         #expect(run.status == 0, "\(run.stderr)")
         #expect(try cli.succeed(["count", "Movement", "--where", "item != nil AND delta IN {5, -3}"]).trimmingCharacters(in: .whitespacesAndNewlines) == "20")
-        // A bad line names itself.
-        try Data("{\"delta\": \"many\"}\n".utf8).write(to: values)
-        let bad = try Self.bench(server, ["--entity", "Movement", "-n", "1", "--mix", "insert=1", "--values", values.path])
-        #expect(bad.status == 1)
-        #expect(bad.stderr.contains("--values line 1: delta"), "\(bad.stderr)")
+        // A bad line names itself: a wrong type, a value out of the
+        // model's bounds, an ID that is not one, or of another entity.
+        for (line, complaint) in [
+            ("{\"delta\": \"many\"}", "--values line 1: delta"),
+            ("{\"item\": \"\(item)\", \"delta\": 5000}", "above the model's maximum"),
+            ("{\"item\": \"foo\"}", "is not an object ID"),
+            ("{\"item\": \"\(item.replacingOccurrences(of: "/Item/", with: "/Shelf/"))\"}", "an object of Shelf, not of Item"),
+        ] {
+            try Data((line + "\n").utf8).write(to: values)
+            let bad = try Self.bench(server, ["--entity", "Movement", "-n", "1", "--mix", "insert=1", "--values", values.path])
+            #expect(bad.status == 1, "\(line): \(bad.stderr)")
+            #expect(bad.stderr.contains(complaint), "\(line): \(bad.stderr)")
+        }
     }
 
     @Test("--timeout fails slow requests as DEADLINE_EXCEEDED; --ramp grows an open loop's rate linearly", arguments: ["wire", "client"])

@@ -129,10 +129,15 @@ struct BenchCommand: AsyncParsableCommand {
         static let threshold: Int32 = 6
     }
 
-    /// Parses and runs; usage errors exit 1, as in `strata`.
+    /// Parses and runs; usage errors exit 1, as in `strata`. psql's
+    /// `-p7420` is taken as `-p 7420`.
     static func main() async {
         do {
-            var command = try parseAsRoot()
+            let arguments = CommandLine.arguments.dropFirst().flatMap { argument -> [String] in
+                guard argument.count > 2, argument.hasPrefix("-p"), argument.dropFirst(2).allSatisfy(\.isNumber) else { return [argument] }
+                return ["-p", String(argument.dropFirst(2))]
+            }
+            var command = try parseAsRoot(arguments)
             if var command = command as? any AsyncParsableCommand {
                 try await command.run()
             } else {
@@ -227,8 +232,7 @@ struct BenchCommand: AsyncParsableCommand {
                 try await group.waitForAll()
             }
         } catch {
-            Self.stderr("error: cannot connect to \(host):\(port): \(ClientTLS.describe(error, endpoint: "\(host):\(port)") ?? "\(error)")")
-            throw ExitCode(2)
+            throw Self.connectionFailure(error, endpoint: "\(host):\(port)")
         }
         defer { Task { for client in clients { await client.close() } } }
 
@@ -320,8 +324,7 @@ struct BenchCommand: AsyncParsableCommand {
                 ? try await WireDriver.connect(host: host, port: port, count: connections, threads: threads, clientName: "strata-bench", authToken: token, compression: compression, tls: tls, connectTimeout: connectTimeout)
                 : nil
         } catch {
-            Self.stderr("error: cannot connect to \(host):\(port): \(ClientTLS.describe(error, endpoint: "\(host):\(port)") ?? "\(error)")")
-            throw ExitCode(2)
+            throw Self.connectionFailure(error, endpoint: "\(host):\(port)")
         }
         defer { if let wire { Task { await wire.close() } } }
         let workload = Workload(
@@ -404,10 +407,35 @@ struct BenchCommand: AsyncParsableCommand {
         }
         if failed > 0, rate > allowed {
             Self.stderr(String(format: "error: %d of %d requests failed (%.2f%%%@)", failed, recorder.requests, rate * 100, maxErrorRate.map { ", more than --max-error-rate \($0)" } ?? ""))
+            for (code, message) in recorder.messages.sorted(by: { $0.key < $1.key }) { Self.stderr("  first \(code): \(message)") }
             // Only lost connections: the server went away (2), else 5.
             let statuses = Set(recorder.errors.values.flatMap(\.keys))
             throw ExitCode(statuses == ["UNAVAILABLE"] ? Status.connection : Status.requestsFailed)
         }
+    }
+
+    /// Says why connecting failed, as `strata` does, and returns the exit
+    /// status of the table: 1 for a refused token or certificate (as
+    /// `strata`), 2 for a server that cannot be reached.
+    static func connectionFailure(_ error: any Error, endpoint: String) -> ExitCode {
+        let text = "\(error)"
+        if let tls = ClientTLS.describe(error, endpoint: endpoint) {
+            stderr("error: \(tls)")
+            return ExitCode(Status.connection)
+        }
+        if let client = error as? StrataClientError, client.code == .unauthenticated || client.code == .permissionDenied {
+            stderr("error: \(client.code.name): \(client.message)")
+            return ExitCode(Status.usage)
+        }
+        if text.contains("UNAUTHENTICATED") || text.contains("PERMISSION_DENIED") {
+            stderr("error: \(text)")
+            return ExitCode(Status.usage)
+        }
+        let reason = text.contains("Connection refused") || text.contains("errno: 111")
+            ? "connection refused (is strata-server running there?)"
+            : text.contains("connectTimeout") || text.contains("timed out") ? "timed out" : text
+        stderr("error: cannot connect to \(endpoint): \(reason)")
+        return ExitCode(Status.connection)
     }
 
     /// `0.01` or `1%` as a fraction in 0...1.

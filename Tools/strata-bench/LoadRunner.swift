@@ -54,10 +54,12 @@ struct LoadRunner: Sendable {
                         }
                         let operation = mix.pick(Int(random.next() % UInt64(mix.total)))
                         var failure: String?
+                        var message: String?
                         do {
                             try await Self.perform(operation, workload: workload, client: client, random: &random, serial: serial, timeout: shape.timeout)
                         } catch let error as StrataClientError {
                             failure = error.code.name
+                            message = error.message
                         } catch is TimedOut {
                             failure = "DEADLINE_EXCEEDED"
                         } catch {
@@ -65,7 +67,7 @@ struct LoadRunner: Sendable {
                         }
                         let elapsed = clock.now - due
                         let micros = UInt64(max(0, elapsed.components.seconds)) * 1_000_000 + UInt64(max(0, elapsed.components.attoseconds) / 1_000_000_000_000)
-                        recorder.record(operation, micros: micros, error: failure, second: Int((clock.now - start).components.seconds))
+                        recorder.record(operation, micros: micros, error: failure, second: Int((clock.now - start).components.seconds), message: message)
                         progress.done.add(1, ordering: .relaxed)
                         if failure != nil { progress.failed.add(1, ordering: .relaxed) }
                     }

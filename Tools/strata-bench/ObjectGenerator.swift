@@ -46,7 +46,7 @@ struct ObjectGenerator: Sendable {
         }
         self.entity = name
         self.nonce = nonce
-        let supplied = try Self.parse(valueLines, entity: entity)
+        let supplied = try Self.parse(valueLines, entity: entity, model: model)
         self.supplied = supplied
         // A property every line gives need not be generated.
         let given = supplied.isEmpty ? Set<String>() : supplied.dropFirst().reduce(Set(supplied[0].keys)) { $0.intersection($1.keys) }
@@ -172,9 +172,11 @@ struct ObjectGenerator: Sendable {
     }
 
     /// Parses `--values` lines against the entity: each a JSON object whose
-    /// members are attributes (JSON scalars, typed by the model) or
-    /// relationships (an object ID, or an array of them).
-    static func parse(_ lines: [String], entity: Strata_V1_EntityInfo) throws -> [[String: Strata_V1_Value]] {
+    /// members are attributes (JSON scalars, typed by the model, within its
+    /// bounds) or relationships (an object ID of the destination entity, or
+    /// an array of them), so that what the server would refuse is refused
+    /// at start, naming the line and the property.
+    static func parse(_ lines: [String], entity: Strata_V1_EntityInfo, model: Strata_V1_GetModelResponse) throws -> [[String: Strata_V1_Value]] {
         var objects: [[String: Strata_V1_Value]] = []
         for (index, line) in lines.enumerated() where !line.trimmingCharacters(in: .whitespaces).isEmpty {
             let place = "--values line \(index + 1)"
@@ -191,19 +193,36 @@ struct ObjectGenerator: Sendable {
                     case let number as NSNumber: text = attribute.type == "Boolean" ? (number.boolValue ? "true" : "false") : number.stringValue
                     default: throw BenchError.usage("\(place): \(name): expected a JSON string, number, boolean or null")
                     }
+                    let value: PropertyValue
                     do {
-                        values[name] = try ValueText.attributeValue(text, type: attribute.type, field: "\(place): \(name)").wire
+                        value = try ValueText.attributeValue(text, type: attribute.type, field: "\(place): \(name)")
                     } catch {
                         throw BenchError.usage(error.message)
                     }
+                    if let problem = boundsProblem(value, attribute) { throw BenchError.usage("\(place): \(name): \(problem)") }
+                    values[name] = value.wire
                 } else if let relationship = entity.relationships.first(where: { $0.name == name }) {
+                    let ids: [String]
                     if relationship.toMany {
-                        guard let ids = json as? [String] else { throw BenchError.usage("\(place): \(name): expected an array of object IDs") }
-                        values[name] = Strata_V1_Value.with { $0.objects = Strata_V1_ObjectIDList.with { $0.ids = ids } }
+                        guard let list = json as? [String] else { throw BenchError.usage("\(place): \(name): expected an array of object IDs") }
+                        ids = list
                     } else {
                         guard let id = json as? String else { throw BenchError.usage("\(place): \(name): expected an object ID") }
-                        values[name] = Strata_V1_Value.with { $0.object = id }
+                        ids = [id]
                     }
+                    for id in ids {
+                        // strata://STORE/Entity/pN, of the destination or a subentity.
+                        let parts = id.split(separator: "/", omittingEmptySubsequences: false)
+                        guard id.hasPrefix("strata://"), parts.count == 5, parts[4].hasPrefix("p"), Int64(parts[4].dropFirst()) != nil else {
+                            throw BenchError.usage("\(place): \(name): '\(id)' is not an object ID (strata://STORE/\(relationship.destination)/pN, as strata fetch prints it)")
+                        }
+                        guard isKind(String(parts[3]), of: relationship.destination, in: model) else {
+                            throw BenchError.usage("\(place): \(name): '\(id)' is an object of \(parts[3]), not of \(relationship.destination)")
+                        }
+                    }
+                    values[name] = relationship.toMany
+                        ? Strata_V1_Value.with { $0.objects = Strata_V1_ObjectIDList.with { $0.ids = ids } }
+                        : Strata_V1_Value.with { $0.object = ids[0] }
                 } else {
                     throw BenchError.usage("\(place): \(entity.name) has no property '\(name)'")
                 }
@@ -211,6 +230,48 @@ struct ObjectGenerator: Sendable {
             objects.append(values)
         }
         return objects
+    }
+}
+
+extension ObjectGenerator {
+    /// Why `value` is outside the attribute's bounds (numbers and dates:
+    /// values; strings and binary data: lengths), or nil.
+    static func boundsProblem(_ value: PropertyValue, _ attribute: Strata_V1_AttributeInfo) -> String? {
+        let minimum = attribute.hasMinValue ? (try? PropertyValue(wire: attribute.minValue, field: attribute.name)) : nil
+        let maximum = attribute.hasMaxValue ? (try? PropertyValue(wire: attribute.maxValue, field: attribute.name)) : nil
+        guard minimum != nil || maximum != nil else { return nil }
+        func range() -> String { "\(minimum.map { "\($0)" } ?? "…")…\(maximum.map { "\($0)" } ?? "…")" }
+        switch value {
+        case .string(let text):
+            let length = Int64(text.count)
+            if let least = minimum?.integerValue, length < least { return "\(length) characters, fewer than the model's minimum of \(least)" }
+            if let most = maximum?.integerValue, length > most { return "\(length) characters, more than the model's maximum of \(most)" }
+        case .binary(let data):
+            let length = Int64(data.count)
+            if let least = minimum?.integerValue, length < least { return "\(length) bytes, fewer than the model's minimum of \(least)" }
+            if let most = maximum?.integerValue, length > most { return "\(length) bytes, more than the model's maximum of \(most)" }
+        case .date(let date):
+            if let least = minimum?.dateValue, date < least { return "\(date) is before the model's minimum (\(range()))" }
+            if let most = maximum?.dateValue, date > most { return "\(date) is after the model's maximum (\(range()))" }
+        default:
+            if let number = value.numericValue {
+                if let least = minimum?.numericValue, number < least { return "\(value) is below the model's minimum (\(range()))" }
+                if let most = maximum?.numericValue, number > most { return "\(value) is above the model's maximum (\(range()))" }
+            }
+        }
+        return nil
+    }
+
+    /// Whether `entity` is `ancestor` or one of its subentities in `model`.
+    static func isKind(_ entity: String, of ancestor: String, in model: Strata_V1_GetModelResponse) -> Bool {
+        var current: String? = entity
+        var seen: Set<String> = []
+        while let name = current, seen.insert(name).inserted {
+            if name == ancestor { return true }
+            let parent = model.entities.first { $0.name == name }?.parent ?? ""
+            current = parent.isEmpty ? nil : parent
+        }
+        return false
     }
 }
 

@@ -8,6 +8,8 @@ struct Recorder: Sendable {
     var ok: [BenchOperation: Int] = [:]
     /// Failures per operation and status name.
     var errors: [BenchOperation: [String: Int]] = [:]
+    /// The first message the server gave for each failure status.
+    var messages: [String: String] = [:]
     /// Every operation's figures per second of the run (by when each
     /// request was answered, or failed), for `--timeseries`.
     var intervals: [Int: Interval] = [:]
@@ -25,7 +27,8 @@ struct Recorder: Sendable {
 
     /// Counts a request finished `second` seconds into the run; `micros`
     /// nil for one never sent (no latency to tell).
-    mutating func record(_ operation: BenchOperation, micros: UInt64?, error: String?, second: Int) {
+    mutating func record(_ operation: BenchOperation, micros: UInt64?, error: String?, second: Int, message: String? = nil) {
+        if let error, let message, !message.isEmpty, messages[error] == nil { messages[error] = message }
         let clamped = micros.map { min(max($0, 1), 120_000_000) }
         if let clamped {
             _ = latencies[operation, default: Self.makeHistogram()].record(clamped)
@@ -49,6 +52,7 @@ struct Recorder: Sendable {
         for (operation, byCode) in other.errors {
             for (code, count) in byCode { errors[operation, default: [:]][code, default: 0] += count }
         }
+        for (code, message) in other.messages where messages[code] == nil { messages[code] = message }
         for (second, interval) in other.intervals {
             if intervals[second] == nil { intervals[second] = Interval() }
             intervals[second]?.ok += interval.ok

@@ -73,6 +73,7 @@ struct Report {
         }
         object["operations"] = operations
         object["settings"] = settings
+        object["errorMessages"] = recorder.messages
         if let notification {
             object["notification"] = [
                 "matched": notification.matched,
@@ -98,6 +99,9 @@ struct Report {
         for codes in recorder.errors.values { for (code, count) in codes { byCode[code, default: 0] += count } }
         if !byCode.isEmpty {
             lines.append("errors by status: " + byCode.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(separator: ", "))
+            for (code, message) in recorder.messages.sorted(by: { $0.key < $1.key }) {
+                lines.append("  first \(code): \(message)")
+            }
         }
         lines.append("")
         let header = ["operation", "requests", "errors", "req/s", "min", "p50", "p90", "p99", "p99.9", "max"]
@@ -163,7 +167,9 @@ struct Report {
             let count = interval.latencies.totalCount
             let p50 = count > 0 ? Double(interval.latencies.valueAtPercentile(50)) / 1000 : 0
             let p99 = count > 0 ? Double(interval.latencies.valueAtPercentile(99)) / 1000 : 0
-            lines.append("\(second),\(requests),\(interval.errors),\(requests)," + String(format: "%.3f,%.3f", p50, p99))
+            // The run's last second may be cut short: its rate is over its length.
+            let length = second == last ? min(1, max(0.001, seconds - Double(second))) : 1
+            lines.append("\(second),\(requests),\(interval.errors)," + String(format: "%.1f,%.3f,%.3f", Double(requests) / length, p50, p99))
         }
         return lines.joined(separator: "\n") + "\n"
     }

@@ -152,10 +152,11 @@ final class WireLoadHandler: ChannelInboundHandler {
             failure = header.code.name
         }
         // An insert's answer only matters to the notification probe.
+        var message: String?
         if (request.operation == .insert && run?.phase.workload.probe != nil) || request.operation == .update || header.code != .ok {
-            learn(from: frame, request: request)
+            message = learn(from: frame, request: request)
         }
-        record(request, failure: failure, at: now)
+        record(request, failure: failure, at: now, message: message)
         fill(context: context)
     }
 
@@ -401,22 +402,26 @@ final class WireLoadHandler: ChannelInboundHandler {
     }
 
     /// Saves teach the workload versions; refused updates, conflicts.
-    private func learn(from frame: Frame, request: Pending) {
+    /// Returns a refusal's message.
+    @discardableResult
+    private func learn(from frame: Frame, request: Pending) -> String? {
         guard let workload = run?.phase.workload,
-              let message = try? Strata_V1_ServerFrame(serializedBytes: ProtobufBytes(frame.payload)) else { return }
+              let message = try? Strata_V1_ServerFrame(serializedBytes: ProtobufBytes(frame.payload)) else { return nil }
         if message.hasStatus, message.status.code != .ok {
             workload.refused(message.status.conflicts, target: request.target)
+            return message.status.message
         } else if case .save(let response)? = message.response {
             workload.saved(response, target: request.target)
         }
+        return nil
     }
 
     /// Counts a request answered (or failed) at `time`; nil for one never sent.
-    private func record(_ request: Pending, failure: String?, at time: NIODeadline?) {
+    private func record(_ request: Pending, failure: String?, at time: NIODeadline?, message: String? = nil) {
         guard let phase = run?.phase else { return }
         let micros = time.map { UInt64(max(0, ($0 - request.due).nanoseconds) / 1000) }
         let second = Int(((time ?? NIODeadline.now()) - phase.start).nanoseconds / 1_000_000_000)
-        run?.recorder.record(request.operation, micros: micros, error: failure, second: second)
+        run?.recorder.record(request.operation, micros: micros, error: failure, second: second, message: message)
         phase.progress.done.add(1, ordering: .relaxed)
         if failure != nil { phase.progress.failed.add(1, ordering: .relaxed) }
     }

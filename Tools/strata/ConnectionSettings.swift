@@ -54,7 +54,9 @@ struct ConnectionSettings: Sendable {
                 value = String(argument.dropFirst(2))
                 index += 1
             } else if optionNames.contains(argument) {
-                guard index + 1 < arguments.count else { throw .usage("missing value for '\(argument)'") }
+                guard index + 1 < arguments.count else {
+                    throw .usage("missing value for '\(argument)'" + (argument == "-h" ? " (-h is the host, as in psql; help is --help)" : ""))
+                }
                 name = argument
                 value = arguments[index + 1]
                 index += 2
@@ -107,10 +109,15 @@ struct ConnectionSettings: Sendable {
         guard (1...65_535).contains(resolvedPort) else { throw .usage("port \(resolvedPort) is not within 1…65535") }
         var token = authToken ?? fallback.authToken
         if token == nil, let file = authTokenFile ?? fallback.authTokenFile {
-            guard let text = try? String(contentsOfFile: file, encoding: .utf8),
-                  let line = text.split(separator: "\n", omittingEmptySubsequences: false).first.map({ $0.trimmingCharacters(in: .whitespacesAndNewlines) }),
+            let text: String
+            do {
+                text = try String(contentsOfFile: file, encoding: .utf8)
+            } catch {
+                throw .usage("--auth-token-file: cannot read \(file): \(FileManager.default.fileExists(atPath: file) ? "not readable" : "no such file")")
+            }
+            guard let line = text.split(separator: "\n", omittingEmptySubsequences: false).first.map({ $0.trimmingCharacters(in: .whitespacesAndNewlines) }),
                   !line.isEmpty else {
-                throw .usage("--auth-token-file: cannot read a token from the first line of \(file)")
+                throw .usage("--auth-token-file: the first line of \(file) is empty")
             }
             token = line
         }

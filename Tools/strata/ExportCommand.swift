@@ -18,14 +18,10 @@ struct ExportCommand: ClientCommand {
     var predicate: String?
 
     @Option(help: "ndjson or csv.")
-    var format: OutputFormat = .ndjson
+    var format: ImportCommand.Format = .ndjson
 
     @Flag(name: .customLong("no-header"), help: "Leave out the CSV header.")
     var noHeader = false
-
-    func validate() throws {
-        guard format == .ndjson || format == .csv else { throw ValidationError("--format must be ndjson or csv") }
-    }
 
     func execute(in session: Session) async throws {
         var arguments = [entity, "--format", format.rawValue]

@@ -29,8 +29,14 @@ struct ImportCommand: ClientCommand {
     @Argument(help: "The file ('-' for standard input).")
     var file: String
 
-    @Option(help: "ndjson or csv (default: from the file's extension, else ndjson).")
-    var format: OutputFormat?
+    /// The formats an import reads.
+    enum Format: String, ExpressibleByArgument {
+        case ndjson
+        case csv
+    }
+
+    @Option(help: "The file's format (default: csv for a .csv file, else ndjson; give it for standard input).")
+    var format: Format?
 
     @Option(help: "Objects per save.")
     var batch: Int = 500
@@ -40,7 +46,6 @@ struct ImportCommand: ClientCommand {
 
     func validate() throws {
         guard (1...10_000).contains(batch) else { throw ValidationError("--batch must be from 1 to 10000") }
-        if let format, format != .ndjson, format != .csv { throw ValidationError("--format must be ndjson or csv") }
     }
 
     func execute(in session: Session) async throws {

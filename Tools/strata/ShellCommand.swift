@@ -78,7 +78,8 @@ struct ShellCommand: ClientCommand {
         if let transaction = session.transaction, !transaction.isEmpty {
             Console.error("error: input ended inside begin … save: \(transaction.count) unsaved change\(transaction.count == 1 ? "" : "s") dropped")
             session.transaction = nil
-            status = ExitStatus.invalidInput.rawValue
+            // A failure that ended the script keeps its own status.
+            if status == ExitStatus.success.rawValue { status = ExitStatus.invalidInput.rawValue }
         }
         if status != ExitStatus.success.rawValue, !terminal || stopOnError { throw ExitCode(status) }
     }

@@ -35,7 +35,8 @@ struct StrataCommand: AsyncParsableCommand {
     /// Parses a command line (after the leading connection options),
     /// first joining `--sort` to a value that starts with '-' (`--sort
     /// -pages` becomes `--sort=-pages`), which the parser would otherwise
-    /// read as the short options `-p`… .
+    /// read as the short options `-p`…, and splitting psql's `-p7420`
+    /// into `-p 7420`.
     static func parse(_ arguments: [String]) throws -> any ParsableCommand {
         var joined: [String] = []
         var index = 0
@@ -44,11 +45,17 @@ struct StrataCommand: AsyncParsableCommand {
                 joined.append("--sort=" + arguments[index + 1])
                 index += 2
             } else {
-                joined.append(arguments[index])
+                joined += splittingAttachedPort(arguments[index])
                 index += 1
             }
         }
         return try parseAsRoot(joined)
+    }
+
+    /// `-p7420` as `-p 7420` (other arguments as they are).
+    static func splittingAttachedPort(_ argument: String) -> [String] {
+        guard argument.count > 2, argument.hasPrefix("-p"), argument.dropFirst(2).allSatisfy(\.isNumber) else { return [argument] }
+        return ["-p", String(argument.dropFirst(2))]
     }
 
     /// Listed in `strata --help`; `StrataMain` takes them before the
