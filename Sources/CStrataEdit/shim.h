@@ -9,8 +9,8 @@
 
 /// Names the program (for ~/.editrc sections) and installs the completion
 /// function, which alone decides the candidates (no file-name fallback).
-static inline void strata_edit_setup(const char *name, rl_completion_func_t *complete) {
-    rl_readline_name = name;
+static inline void strata_edit_setup(rl_completion_func_t *complete) {
+    rl_readline_name = "strata";
     rl_attempted_completion_function = complete;
     rl_completion_append_character = ' ';
 }

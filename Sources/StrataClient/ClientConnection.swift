@@ -52,9 +52,11 @@ final class ClientConnection: Sendable {
         } catch {
             throw StrataClientError(.unavailable, "cannot connect to \(endpoint): \(error)")
         }
-        router.throttle.attach { [channel] reading in
+        router.throttle.attach { [channel, weak throttle = router.throttle] _ in
+            // The state as it is when this runs, not as it was when queued.
             channel.eventLoop.execute {
-                channel.setOption(ChannelOptions.autoRead, value: reading).whenFailure { _ in }
+                guard let throttle else { return }
+                channel.setOption(ChannelOptions.autoRead, value: throttle.isReading).whenFailure { _ in }
             }
         }
         return ClientConnection(router: router, channel: channel, compressRequests: configuration.compressRequests, endpoint: endpoint)
@@ -71,10 +73,10 @@ final class ClientConnection: Sendable {
         let (stream, continuation) = ClientRouter.Responses.makeStream()
         let id = frame.requestID
         if let failure = router.register(.stream(continuation), for: id) { throw failure }
-        continuation.onTermination = { [router] _ in
-            _ = router.remove(id)
-            router.throttle.dropped(id)
-        }
+        // The stream's frames stop counting when its consumer lets go of
+        // it (ThrottledResponses.Lease), not when it finishes: finished, it
+        // may still hold frames the consumer will take.
+        continuation.onTermination = { [router] _ in _ = router.remove(id) }
         write(bytes, id: id)
         return ThrottledResponses(frames: stream, throttle: router.throttle, id: id)
     }

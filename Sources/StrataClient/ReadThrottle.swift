@@ -56,22 +56,28 @@ final class ReadThrottle: Sendable {
         change(id, by: -1)
     }
 
-    /// Request `id`'s stream ended; what its consumer left stops counting.
+    /// Request `id`'s stream is gone (its consumer stopped iterating, or
+    /// let go of it): what it left stops counting, and later takes of it
+    /// count for nothing.
     func dropped(_ id: UInt64) {
-        let left = state.withLockedValue { $0.waiting[id] ?? 0 }
-        if left > 0 { change(id, by: -left) }
-        state.withLockedValue { _ = $0.waiting.removeValue(forKey: id) }
+        change(id, by: 0, dropping: true)
     }
 
     /// Frames waiting now, in every stream.
     var waiting: Int { state.withLockedValue { $0.total } }
 
-    private func change(_ id: UInt64, by delta: Int) {
+    /// Whether the connection should read now.
+    var isReading: Bool { state.withLockedValue { !$0.paused } }
+
+    private func change(_ id: UInt64, by delta: Int, dropping: Bool = false) {
         let action: (@Sendable (Bool) -> Void, Bool)? = state.withLockedValue { state in
-            if delta != 0 {
-                state.waiting[id, default: 0] += delta
-                if state.waiting[id, default: 0] <= 0 { state.waiting[id] = nil }
-                state.total += delta
+            if dropping {
+                state.total -= state.waiting.removeValue(forKey: id) ?? 0
+            } else if delta > 0 || state.waiting[id] != nil {
+                // A take from a stream already dropped counts for nothing.
+                let now = max(0, state.waiting[id, default: 0] + delta)
+                state.total += now - state.waiting[id, default: 0]
+                state.waiting[id] = now == 0 ? nil : now
             }
             let starving = state.starving?(state.waiting) ?? false
             if !state.paused, state.total >= Self.pauseAt, !starving, let setReading = state.setReading {
@@ -84,6 +90,9 @@ final class ReadThrottle: Sendable {
             }
             return nil
         }
+        // The installed function applies the state as it is when it runs
+        // (see ClientConnection), so two changes racing to it cannot leave
+        // the channel paused while the state says reading.
         if let (setReading, reading) = action { setReading(reading) }
     }
 }
@@ -94,22 +103,39 @@ struct ThrottledResponses: AsyncSequence, Sendable {
     typealias Element = Strata_V1_ServerFrame
 
     let frames: ClientRouter.Responses
-    let throttle: ReadThrottle
-    let id: UInt64
+    let lease: Lease
 
-    struct AsyncIterator: AsyncIteratorProtocol {
-        var base: ClientRouter.Responses.AsyncIterator
+    /// Holds a stream's place in the count: when the sequence and its
+    /// iterators are all gone, what they left unconsumed stops counting.
+    final class Lease: Sendable {
         let throttle: ReadThrottle
         let id: UInt64
 
+        init(throttle: ReadThrottle, id: UInt64) {
+            self.throttle = throttle
+            self.id = id
+        }
+
+        deinit { throttle.dropped(id) }
+    }
+
+    init(frames: ClientRouter.Responses, throttle: ReadThrottle, id: UInt64) {
+        self.frames = frames
+        self.lease = Lease(throttle: throttle, id: id)
+    }
+
+    struct AsyncIterator: AsyncIteratorProtocol {
+        var base: ClientRouter.Responses.AsyncIterator
+        let lease: Lease
+
         mutating func next() async throws -> Strata_V1_ServerFrame? {
             let frame = try await base.next()
-            if frame != nil { throttle.consumed(id) }
+            if frame != nil { lease.throttle.consumed(lease.id) }
             return frame
         }
     }
 
     func makeAsyncIterator() -> AsyncIterator {
-        AsyncIterator(base: frames.makeAsyncIterator(), throttle: throttle, id: id)
+        AsyncIterator(base: frames.makeAsyncIterator(), lease: lease)
     }
 }

@@ -18,7 +18,8 @@ public struct ServerURL: Sendable, Hashable {
               let host = components.host, !host.isEmpty, components.path.isEmpty || components.path == "/",
               components.query == nil, components.user == nil else { return nil }
         if let port = components.port, !(1...65_535).contains(port) { return nil }
-        self.host = host
+        // swift-foundation keeps an IPv6 literal's brackets; NIO wants it bare.
+        self.host = host.hasPrefix("[") && host.hasSuffix("]") ? String(host.dropFirst().dropLast()) : host
         self.port = components.port
         self.usesTLS = scheme == "tls"
     }

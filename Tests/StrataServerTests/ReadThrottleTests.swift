@@ -29,6 +29,36 @@ import Testing
         #expect(throttle.waiting == 0)
     }
 
+    @Test func finishedStreamsCountUntilTakenAndDroppedOnesNeverGoNegative() {
+        let throttle = ReadThrottle()
+        for _ in 0..<3 { throttle.yielded(5) }
+        // The stream finished; its consumer still takes all three.
+        for _ in 0..<3 { throttle.consumed(5) }
+        #expect(throttle.waiting == 0)
+        throttle.dropped(5)
+        #expect(throttle.waiting == 0)
+        // Dropped with frames left: they stop counting, later takes count for nothing.
+        throttle.yielded(6)
+        throttle.yielded(6)
+        throttle.dropped(6)
+        throttle.consumed(6)
+        #expect(throttle.waiting == 0)
+        throttle.yielded(7)
+        #expect(throttle.waiting == 1)
+    }
+
+    @Test func serverURLs() {
+        #expect(ServerURL("tcp://db.example.com:7420") == ServerURL("tcp://db.example.com:7420"))
+        #expect(ServerURL("tcp://db.example.com:7420")?.host == "db.example.com")
+        #expect(ServerURL("tcp://db.example.com:7420")?.port == 7420)
+        #expect(ServerURL("tls://db.example.com")?.usesTLS == true)
+        #expect(ServerURL("tls://db.example.com")?.port == nil)
+        #expect(ServerURL("tcp://[::1]:7420")?.host == "::1")
+        for bad in ["http://x:1", "strata://x/Book/p1", "tcp://", "tcp://x:70000", "tcp://x/path", "x:7420", "tcp://u@x:1"] {
+            #expect(ServerURL(bad) == nil, "\(bad)")
+        }
+    }
+
     @Test func aSlowConsumerOfALongFetchGetsEveryBatch() async throws {
         let server = try await TestServer.start()
         let client = server.client()

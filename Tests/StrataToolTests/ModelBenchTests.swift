@@ -63,6 +63,21 @@ struct ModelBenchTests {
         #expect(try cli.succeed(["count", "Item", "--where", "code != nil"]).trimmingCharacters(in: .whitespacesAndNewlines) == "0", "a patterned optional string is left out")
     }
 
+    @Test("Unique values stay unique across seeding, warmup and the run, in narrow ranges; one-sided bounds are kept", arguments: ["wire", "client"])
+    func uniqueAndOneSided(driver: String) throws {
+        let server = try LiveServer.start(["--model", Self.model])
+        defer { server.stop() }
+        let run = try Self.bench(server, ["--entity", "Shelf", "--dataset", "200", "--warmup", "300ms", "-n", "300", "-c", "4", "--mix", "insert=1", "--driver", driver, "--json"])
+        #expect(run.status == 0, "\(run.stderr)")
+        let report = try Self.object(run.stdout)
+        #expect((report["errors"] as? [String: Any])?.isEmpty == true, "\(run.stdout)")
+        let cli = CLI(server: server)
+        let shelves = try #require(Int(try cli.succeed(["count", "Shelf"]).trimmingCharacters(in: .whitespacesAndNewlines)))
+        #expect(shelves >= 500)
+        let outside = "depth > -5 OR openedAt > CAST(-31622400, 'NSDate') OR badge MATCHES '.{7,}'"
+        #expect(try cli.succeed(["count", "Shelf", "--where", outside]).trimmingCharacters(in: .whitespacesAndNewlines) == "0")
+    }
+
     @Test("What cannot be generated is refused at start, naming the property; --values supplies it")
     func mandatoryRelationshipNeedsValues() throws {
         let server = try LiveServer.start(["--model", Self.model])

@@ -40,7 +40,7 @@ struct BenchCommand: AsyncParsableCommand {
     var authToken: String?
     @Option(name: .customLong("auth-token-file"), help: ArgumentHelp("A file whose first line is the token.", valueName: "file"))
     var authTokenFile: String?
-    @Option(help: ArgumentHelp("Seconds to wait for each connection and its hello (default 5; strata's --timeout).", valueName: "seconds"))
+    @Option(help: ArgumentHelp("Seconds to wait for each TCP connection to be made (default 5; strata's --timeout).", valueName: "seconds"))
     var connectTimeout: Double?
     @Flag(help: "Connect with TLS, trusting the system's CAs (also STRATA_TLS=1).")
     var tls = false
@@ -172,7 +172,7 @@ struct BenchCommand: AsyncParsableCommand {
         if let warmup, DurationParsing.parse(warmup) == nil { throw ValidationError("--warmup: '\(warmup)' is not a duration") }
         if let ramp, DurationParsing.parse(ramp) == nil { throw ValidationError("--ramp: '\(ramp)' is not a duration") }
         if let timeout, (DurationParsing.parse(timeout) ?? .zero) <= .zero { throw ValidationError("--timeout: '\(timeout)' is not a duration above zero") }
-        if let rps, !(rps > 0) { throw ValidationError("--rps must be positive") }
+        if let rps, !(0.001...10_000_000).contains(rps) { throw ValidationError("--rps must be from 0.001 to 10000000") }
         if let dataset, dataset < 0 { throw ValidationError("--dataset must not be negative") }
         if let url, ServerURL(url) == nil { throw ValidationError("--url: '\(url)' is not tcp://HOST:PORT or tls://HOST:PORT") }
         if let connectTimeout, !(connectTimeout > 0 && connectTimeout <= 86_400) { throw ValidationError("--connect-timeout must be more than 0 and at most 86400 seconds") }
@@ -213,7 +213,7 @@ struct BenchCommand: AsyncParsableCommand {
         let plain = ClientConfiguration(host: host, port: port, authToken: token, tls: tls, allowsPlaintextToken: insecure)
         if let refusal = plain.plaintextTokenRefusal {
             Self.stderr("error: \(refusal)")
-            throw ExitCode(2)
+            throw ExitCode(Status.usage)
         }
         let mix = try OperationMix(parsing: mix)
         let interactive = isatty(STDOUT_FILENO) == 1 && !json && !csv && !quiet
@@ -298,7 +298,12 @@ struct BenchCommand: AsyncParsableCommand {
             }
         } catch let error as StrataClientError {
             Self.stderr("error: cannot prepare the load: \(error)")
-            throw ExitCode(error.isConnectionError ? Status.connection : Status.requestsFailed)
+            // The table of docs/cli.md: a refused predicate or value is 1.
+            switch error.code {
+            case .unavailable, .cancelled, .deadlineExceeded: throw ExitCode(Status.connection)
+            case .internal, .unknown, .dataLoss, .resourceExhausted, .unimplemented: throw ExitCode(Status.requestsFailed)
+            default: throw ExitCode(Status.usage)
+            }
         }
         if versions.isEmpty, needsIDs {
             Self.stderr("error: no \(entity) objects to get, update or refresh\(predicate.isEmpty || workload == .books ? "" : " match --where"): insert some with --dataset N (strata-bench never writes unasked), or leave get, update and refresh out of --mix")

@@ -23,9 +23,15 @@ struct LoadShape: Sendable {
     }
 
     /// How many of `slots` requests may be in flight `elapsed` seconds
-    /// after the start (closed loop): at least one, all once the ramp is over.
+    /// after the start (closed loop): from none, all once the ramp is over.
     func slots(_ slots: Int, elapsed: Double) -> Int {
         guard ramp > 0, elapsed < ramp else { return slots }
-        return max(1, min(slots, Int((Double(slots) * elapsed / ramp).rounded(.up))))
+        return max(0, min(slots, Int((Double(slots) * elapsed / ramp).rounded(.up))))
+    }
+
+    /// The share of connection `index` (of `connections`) in `allowed`
+    /// requests in flight, dealt round-robin as the slots are.
+    static func share(of allowed: Int, connection index: Int, of connections: Int) -> Int {
+        allowed / connections + (index < allowed % connections ? 1 : 0)
     }
 }

@@ -2,6 +2,7 @@ import Foundation
 import StrataModel
 import StrataText
 import StrataWire
+import Synchronization
 
 /// The values of the objects `strata-bench` inserts into any model's
 /// entity, from the served model (GetModel): a value of its type for every
@@ -87,31 +88,36 @@ struct ObjectGenerator: Sendable {
         "Binary", "UUID", "URI", "Transformable",
     ]
 
-    /// The serial of the first object ``Workload/seed(count:generator:batch:client:progress:)``
-    /// inserts: far from the load's own serials (0, 1, …), so that values
-    /// made unique from a serial never repeat between the two.
-    static let seedSerials = 1 << 40
+    /// Numbers the objects this run makes (seeding, warmup and the
+    /// measured load draw from one count), so that values made unique from
+    /// the number never repeat within a run.
+    let counter = ObjectCounter()
 
-    /// The values of object number `serial`.
-    func values(serial: Int, random: inout SplitMix64) -> [String: Strata_V1_Value] {
+    /// The values of the next object.
+    func values(random: inout SplitMix64) -> [String: Strata_V1_Value] {
+        let number = counter.next()
         var values: [String: Strata_V1_Value] = [:]
         for attribute in attributes {
-            values[attribute.name] = value(attribute, serial: serial, random: &random).wire
+            values[attribute.name] = value(attribute, number: number, random: &random).wire
         }
         if !supplied.isEmpty {
-            for (name, value) in supplied[serial % supplied.count] { values[name] = value }
+            for (name, value) in supplied[number % supplied.count] { values[name] = value }
         }
         return values
     }
 
-    /// One attribute's value for object `serial`: within its bounds,
-    /// unique (from `serial` and the run's nonce) when a constraint names it.
-    func value(_ attribute: Attribute, serial: Int, random: inout SplitMix64) -> PropertyValue {
-        let counter = nonce &+ UInt64(serial)
-        func bounds(_ low: Int64, _ high: Int64) -> (Int64, Int64) {
-            let lower = attribute.minimum.integerValue ?? low
-            // Unique values use the whole range, others a million values.
-            let upper = attribute.maximum.integerValue ?? (attribute.unique ? high : max(lower, min(high, lower &+ 1_000_000)))
+    /// A value for `attribute` of object `number`: within its bounds and,
+    /// when a uniqueness constraint names it, distinct for every number of
+    /// the run (the run's nonce plus the number, stepped through the
+    /// attribute's range, which repeats only once the range is exhausted).
+    func value(_ attribute: Attribute, number: Int, random: inout SplitMix64) -> PropertyValue {
+        let counter = nonce &+ UInt64(number)
+        /// The range of an integer attribute: its bounds, a default
+        /// width below a lone maximum or above a lone minimum.
+        func bounds(_ low: Int64, _ high: Int64, width: Int64) -> (Int64, Int64) {
+            let minimum = attribute.minimum.integerValue, maximum = attribute.maximum.integerValue
+            let lower = minimum ?? maximum.map { $0 < low ? max(Int64.min / 2, $0 &- width) : low } ?? low
+            let upper = maximum ?? (attribute.unique ? high : max(lower, min(high, lower &+ width)))
             return (lower, max(lower, upper))
         }
         func draw(_ lower: Int64, _ upper: Int64) -> Int64 {
@@ -121,51 +127,64 @@ struct ObjectGenerator: Sendable {
         }
         switch attribute.type {
         case "Integer 16":
-            let (lower, upper) = bounds(0, Int64(Int16.max))
+            let (lower, upper) = bounds(0, Int64(Int16.max), width: 1000)
             return .integer(min(max(draw(lower, upper), Int64(Int16.min)), Int64(Int16.max)))
         case "Integer 32":
-            let (lower, upper) = bounds(0, Int64(Int32.max))
+            let (lower, upper) = bounds(0, Int64(Int32.max), width: 1_000_000)
             return .integer(min(max(draw(lower, upper), Int64(Int32.min)), Int64(Int32.max)))
         case "Integer 64":
-            let (lower, upper) = bounds(0, attribute.unique ? Int64.max : 1_000_000)
+            let (lower, upper) = bounds(0, attribute.unique ? Int64.max : 1_000_000, width: 1_000_000)
             return .integer(draw(lower, upper))
         case "Decimal", "Double", "Float":
-            let lower = attribute.minimum.numericValue ?? 0
-            let upper = max(lower, attribute.maximum.numericValue ?? lower + 10_000)
-            let fraction = attribute.unique ? Double(counter % 1_000_000_007) / 1_000_000_007 : Double(random.next() % 1_000_000) / 1_000_000
-            let number = lower + (upper - lower) * fraction
+            let minimum = attribute.minimum.numericValue, maximum = attribute.maximum.numericValue
+            let lower = minimum ?? maximum.map { $0 < 0 ? $0 - 10_000 : 0 } ?? 0
+            let upper = max(lower, maximum ?? lower + 10_000)
+            if attribute.unique {
+                // Distinct steps through the range: cents for decimals,
+                // 2^20 steps for binary floating point.
+                let steps: Double = attribute.type == "Decimal" ? max(1, ((upper - lower) * 100).rounded(.down) + 1) : 1_048_576
+                let step = Double(counter % UInt64(min(steps, 9e15)))
+                if attribute.type == "Decimal" {
+                    return .decimal(Decimal(string: String(format: "%.2f", lower)).map { $0 + Decimal(step) / 100 } ?? Decimal(lower))
+                }
+                return .double(lower + (upper - lower) * step / steps)
+            }
+            let number = lower + (upper - lower) * Double(random.next() % 1_000_000) / 1_000_000
             if attribute.type == "Decimal" {
-                let cents = (number * 100).rounded(.down) / 100
-                return .decimal(Decimal(string: String(format: "%.2f", max(lower, cents))) ?? Decimal(lower))
+                return .decimal(Decimal(string: String(format: "%.2f", min(upper, max(lower, (number * 100).rounded(.down) / 100)))) ?? Decimal(lower))
             }
             return .double(number)
         case "String":
             let least = Int(attribute.minimum.integerValue ?? 0)
             let most = Int(attribute.maximum.integerValue ?? 64)
-            var text = attribute.unique ? "\(String(counter, radix: 36))-\(serial)" : "bench \(serial) \(String(random.next() % 1_000_000, radix: 36))"
-            if text.count < least { text += String(repeating: "x", count: least - text.count) }
+            // Unique: the number in base 36, whose last digits differ
+            // first, so a cut keeps them.
+            var text = attribute.unique ? String(counter, radix: 36) : "bench \(number) \(String(random.next() % 1_000_000, radix: 36))"
+            if text.count < least { text = String(repeating: "x", count: least - text.count) + text }
             if most > 0, text.count > most { text = String(text.suffix(most)) }
             return .string(text)
         case "Boolean":
             return .boolean(random.next() % 2 == 0)
         case "Date":
-            let lower = attribute.minimum.dateValue ?? Date(timeIntervalSince1970: 1_600_000_000)
-            let upper = attribute.maximum.dateValue ?? max(lower, Date(timeIntervalSince1970: 1_800_000_000))
-            let span = max(0, upper.timeIntervalSince(lower))
-            let fraction = attribute.unique ? Double(counter % 1_000_003) / 1_000_003 : Double(random.next() % 1_000_000) / 1_000_000
-            return .date(Date(timeIntervalSince1970: (lower.timeIntervalSince1970 + span * fraction).rounded()))
+            let minimum = attribute.minimum.dateValue, maximum = attribute.maximum.dateValue
+            let lower = minimum ?? maximum.map { $0.addingTimeInterval(-200_000_000) } ?? Date(timeIntervalSince1970: 1_600_000_000)
+            let upper = maximum ?? max(lower, lower.addingTimeInterval(200_000_000))
+            let span = max(0, upper.timeIntervalSince(lower).rounded(.down))
+            // Unique: whole seconds, stepped; others anywhere in the range.
+            let offset = attribute.unique ? Double(counter % UInt64(span + 1)) : (span * Double(random.next() % 1_000_000) / 1_000_000).rounded(.down)
+            return .date(Date(timeIntervalSince1970: (lower.timeIntervalSince1970.rounded(.up) + offset)))
         case "Binary", "Transformable":
             let least = Int(attribute.minimum.integerValue ?? 0)
             let most = Int(attribute.maximum.integerValue ?? 32)
-            var bytes: [UInt8] = []
-            if attribute.unique { bytes = withUnsafeBytes(of: counter.bigEndian, Array.init) }
             let length = max(least, min(most, 16))
+            // Unique: the number's low bytes first, within the length.
+            var bytes: [UInt8] = attribute.unique ? withUnsafeBytes(of: counter.littleEndian, Array.init) : []
             while bytes.count < length { bytes.append(UInt8(truncatingIfNeeded: random.next())) }
-            return .binary(Data(bytes.prefix(max(length, attribute.unique ? 8 : 0))))
+            return .binary(Data(bytes.prefix(length)))
         case "UUID":
             return .uuid(UUID())
         case "URI":
-            return .uri("https://example.com/strata-bench/\(String(counter, radix: 36))/\(serial)")
+            return .uri("https://example.com/strata-bench/\(String(counter, radix: 36))")
         default:
             return .null
         }
@@ -231,6 +250,14 @@ struct ObjectGenerator: Sendable {
         }
         return objects
     }
+}
+
+/// A count shared by every copy of a generator and every connection.
+final class ObjectCounter: Sendable {
+    private let value = Atomic<Int>(0)
+
+    /// The next number (0, 1, …).
+    func next() -> Int { value.add(1, ordering: .relaxed).oldValue }
 }
 
 extension ObjectGenerator {

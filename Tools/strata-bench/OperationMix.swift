@@ -43,8 +43,8 @@ struct OperationMix: Sendable, CustomStringConvertible {
     init(parsing text: String) throws {
         for part in text.split(separator: ",") {
             let pair = part.split(separator: "=", maxSplits: 1).map { $0.trimmingCharacters(in: .whitespaces) }
-            guard pair.count == 2, let operation = BenchOperation(rawValue: pair[0]), let weight = Int(pair[1]), weight >= 0 else {
-                throw BenchError.usage("--mix: '\(part)' is not NAME=WEIGHT with NAME one of \(BenchOperation.allCases.map(\.rawValue).joined(separator: ", ")) and WEIGHT a whole number")
+            guard pair.count == 2, let operation = BenchOperation(rawValue: pair[0]), let weight = Int(pair[1]), (0...1_000_000).contains(weight) else {
+                throw BenchError.usage("--mix: '\(part)' is not NAME=WEIGHT with NAME one of \(BenchOperation.allCases.map(\.rawValue).joined(separator: ", ")) and WEIGHT a whole number from 0 to 1000000")
             }
             weights[operation] = weight
         }

@@ -71,7 +71,7 @@ struct WireDriver: Sendable {
         for (index, channel) in channels.enumerated() {
             let slots = concurrency / channels.count + (index < concurrency % channels.count ? 1 : 0)
             let finished = channel.eventLoop.makePromise(of: Recorder.self)
-            let start = StartPhase(phase: phase, slots: slots, seed: seed &+ UInt64(index) &* 0x9E37_79B9, finished: finished)
+            let start = StartPhase(phase: phase, slots: slots, index: index, connections: channels.count, concurrency: concurrency, seed: seed &+ UInt64(index) &* 0x9E37_79B9, finished: finished)
             channel.eventLoop.execute {
                 // A closed channel's pipeline no longer has the handler.
                 if channel.isActive {

@@ -26,6 +26,11 @@ struct StartPhase: Sendable {
     let phase: LoadPhase
     /// Requests this connection keeps in flight.
     let slots: Int
+    /// This connection's place among the driver's (for the ramp's share).
+    let index: Int
+    let connections: Int
+    /// Requests in flight across every connection.
+    let concurrency: Int
     let seed: UInt64
     let finished: EventLoopPromise<Recorder>
 }
@@ -46,12 +51,17 @@ final class WireLoadHandler: ChannelInboundHandler {
         var operation: BenchOperation
         var due: NIODeadline
         var target: String?
+        /// When it was written (a `--timeout` counts from here).
+        var sent = NIODeadline.now()
     }
 
     /// A phase under way (a class: changed in place, never copied).
     private final class Run {
         let phase: LoadPhase
         let slots: Int
+        let index: Int
+        let connections: Int
+        let concurrency: Int
         let finished: EventLoopPromise<Recorder>
         var random: SplitMix64
         var recorder = Recorder()
@@ -62,9 +72,12 @@ final class WireLoadHandler: ChannelInboundHandler {
         /// Checks timeouts and opens slots during the ramp.
         var ticker: Scheduled<Void>?
 
-        init(phase: LoadPhase, slots: Int, finished: EventLoopPromise<Recorder>, random: SplitMix64, exhausted: Bool) {
+        init(phase: LoadPhase, slots: Int, index: Int, connections: Int, concurrency: Int, finished: EventLoopPromise<Recorder>, random: SplitMix64, exhausted: Bool) {
             self.phase = phase
             self.slots = slots
+            self.index = index
+            self.connections = connections
+            self.concurrency = concurrency
             self.finished = finished
             self.random = random
             self.exhausted = exhausted
@@ -115,7 +128,8 @@ final class WireLoadHandler: ChannelInboundHandler {
         // One phase at a time: the driver waits for each before the next.
         assert(run == nil && pending.isEmpty, "a phase started before the last one finished")
         if let previous = run { previous.finished.succeed(previous.recorder) }
-        run = Run(phase: start.phase, slots: start.slots, finished: start.finished, random: SplitMix64(seed: start.seed), exhausted: !isOpen || start.slots == 0)
+        run = Run(phase: start.phase, slots: start.slots, index: start.index, connections: start.connections, concurrency: start.concurrency,
+                  finished: start.finished, random: SplitMix64(seed: start.seed), exhausted: !isOpen || start.slots == 0)
         scheduleTick(context: context)
         fill(context: context)
         flushIfNeeded(context: context)
@@ -208,7 +222,7 @@ final class WireLoadHandler: ChannelInboundHandler {
         if let timeout = current.phase.shape.timeout {
             let now = NIODeadline.now()
             let limit = TimeAmount.nanoseconds(Int64(timeout * 1e9))
-            for (id, request) in pending where now - request.due > limit {
+            for (id, request) in pending where now - request.sent > limit {
                 pending[id] = nil
                 record(request, failure: "DEADLINE_EXCEEDED", at: now)
             }
@@ -225,7 +239,16 @@ final class WireLoadHandler: ChannelInboundHandler {
         guard let current = run else { return }
         let phase = current.phase
         let elapsed = Double((NIODeadline.now() - phase.start).nanoseconds) / 1e9
-        let slots = phase.rate == nil ? phase.shape.slots(current.slots, elapsed: elapsed) : current.slots
+        // During a closed-loop ramp: this connection's share of the slots
+        // open so far across every connection.
+        let slots = phase.rate == nil && phase.shape.ramp > 0
+            ? min(current.slots, LoadShape.share(of: phase.shape.slots(current.concurrency, elapsed: elapsed), connection: current.index, of: current.connections))
+            : current.slots
+        // A connection still waiting for its share ends with the others.
+        if phase.rate == nil, slots == 0 {
+            if let deadline = phase.deadline, NIODeadline.now() >= deadline { current.exhausted = true }
+            if let limit = phase.requestLimit, phase.progress.issued.load(ordering: .relaxed) >= limit { current.exhausted = true }
+        }
         while !current.exhausted, pending.count + current.scheduled < slots {
             let serial = phase.progress.issued.add(1, ordering: .relaxed).oldValue
             if let limit = phase.requestLimit, serial >= limit {

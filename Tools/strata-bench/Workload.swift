@@ -104,7 +104,7 @@ final class Workload: Sendable {
                     Strata_V1_InsertedObject.with {
                         $0.temporaryID = "s\(index)"
                         $0.entity = generator.entity
-                        $0.values = generator.values(serial: ObjectGenerator.seedSerials + index, random: &random)
+                        $0.values = generator.values(random: &random)
                     }
                 }
             }
@@ -161,7 +161,7 @@ final class Workload: Sendable {
                     $0.inserts = [Strata_V1_InsertedObject.with {
                         $0.temporaryID = "n"
                         $0.entity = generator.entity
-                        $0.values = generator.values(serial: serial, random: &random)
+                        $0.values = generator.values(random: &random)
                     }]
                 }), nil)
             }
@@ -183,7 +183,7 @@ final class Workload: Sendable {
                     $0.id = id
                     $0.baseVersion = base
                     if let generator, let attribute = generator.updatable {
-                        $0.values[attribute.name] = generator.value(attribute, serial: serial, random: &random).wire
+                        $0.values[attribute.name] = generator.value(attribute, number: generator.counter.next(), random: &random).wire
                     } else {
                         $0.values["pages"] = PropertyValue.integer(Int64(random.next() % 1000) + 1).wire
                     }

@@ -21,7 +21,7 @@ struct ConnectionOptions: ParsableArguments {
     @Option(name: .customLong("auth-token-file"), help: ArgumentHelp("A file whose first line is the token.", valueName: "file"))
     var authTokenFile: String?
 
-    @Option(help: ArgumentHelp("Seconds to wait for the connection and its hello (default 5, or $STRATA_TIMEOUT).", valueName: "seconds"))
+    @Option(help: ArgumentHelp("Seconds to wait for the TCP connection to be made (default 5, or $STRATA_TIMEOUT).", valueName: "seconds"))
     var timeout: Double?
 
     @Flag(help: "Connect with TLS, trusting the system's CAs (or $STRATA_TLS=1).")

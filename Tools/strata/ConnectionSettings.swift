@@ -96,7 +96,7 @@ struct ConnectionSettings: Sendable {
             guard let url = ServerURL(text) else {
                 throw .usage("\(source): '\(text)' is not tcp://HOST:PORT or tls://HOST:PORT")
             }
-            return (url.host, url.port, url.usesTLS ? true : nil)
+            return (url.host, url.port, url.usesTLS)
         }
         let own = try parts(url, "--url"), fallen = try parts(fallback.url, "--url"), environmental = try parts(variable("STRATA_URL"), "STRATA_URL")
         let host = self.host ?? own.host ?? fallback.host ?? fallen.host ?? variable("STRATA_HOST") ?? environmental.host ?? "127.0.0.1"

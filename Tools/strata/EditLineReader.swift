@@ -18,7 +18,7 @@ struct EditLineReader: LineSource {
         self.historyFile = historyFile
         // libedit takes the terminal's character set from the locale.
         setlocale(LC_CTYPE, "")
-        strata_edit_setup("strata", { text, start, _ in
+        strata_edit_setup({ text, start, _ in
             strata_edit_completion_over()
             return ShellCompletion.matches(text: text, start: Int(start))
         })

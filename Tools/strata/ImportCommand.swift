@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import StrataClient
+import StrataModel
 import StrataWire
 
 /// `strata import ENTITY FILE [--format ndjson|csv] [--batch N]`: inserts
@@ -57,23 +58,39 @@ struct ImportCommand: ClientCommand {
         var reader = try RecordReader(path: file, kind: format == .csv ? .csv : .lines)
         var skipped: Set<String> = []
         /// The values to send for `key` = `text`, or nil to leave it out.
-        func value(_ key: String, _ text: String?) throws(CLIError) -> Strata_V1_Value? {
+        /// The value of `key` for an object of `info`; a JSON string for a
+        /// string attribute is taken as it is (so "" and "null" stay
+        /// strings), anything else is typed from its text.
+        func value(_ key: String, _ text: String?, in info: Strata_V1_EntityInfo, exactString: Bool = false) throws(CLIError) -> Strata_V1_Value? {
             if let attribute = info.attributes.first(where: { $0.name == key }) {
                 if attribute.transient || !attribute.derivation.isEmpty { return nil }
+                if exactString, attribute.type == "String", let text { return PropertyValue.string(text).wire }
             } else if info.relationships.contains(where: { $0.name == key }), !relationships {
                 skipped.insert(key)
                 return nil
             }
             return try parser.value(text ?? "null", key: key, entity: info)
         }
+        /// The entity a row names (export writes each object's own): the
+        /// command's entity or one of its concrete subentities.
+        func rowEntity(_ name: String?, line: Int) throws(CLIError) -> Strata_V1_EntityInfo {
+            guard let name, !name.isEmpty, name != entity else { return info }
+            guard model.isKind(name, of: entity), let sub = model.entityIfKnown(name) else {
+                throw CLIError.invalid("line \(line): an object of \(name), not of \(entity)")
+            }
+            if sub.isAbstract { throw CLIError.invalid("line \(line): \(name) is abstract") }
+            return sub
+        }
 
         var header: [String]?
-        var pending: [(values: [String: Strata_V1_Value], line: Int)] = []
+        /// Export's leading id, entity and version columns, when the header has them.
+        var metadataColumns = 0
+        var pending: [(entity: String, values: [String: Strata_V1_Value], line: Int)] = []
         var imported = 0
         func flush() async throws {
             guard !pending.isEmpty else { return }
             var changes = ChangeSet()
-            for object in pending { _ = changes.insert(entity: entity, configuration: "", values: object.values) }
+            for object in pending { _ = changes.insert(entity: object.entity, configuration: "", values: object.values) }
             do {
                 _ = try await session.client.save(changes.request)
             } catch let error as StrataClientError {
@@ -86,19 +103,22 @@ struct ImportCommand: ClientCommand {
         while true {
             let line = reader.line
             var values: [String: Strata_V1_Value] = [:]
+            var objectInfo = info
             if format == .csv {
                 guard let record = try reader.nextRecord() else { break }
                 if record.count == 1, record[0].isEmpty { continue }
                 guard let names = header else {
                     header = record
+                    metadataColumns = Array(record.prefix(3)) == ["id", "entity", "version"] ? 3 : 0
                     continue
                 }
                 guard record.count == names.count else {
                     throw CLIError.invalid("line \(line): \(record.count) fields, and the header names \(names.count)")
                 }
-                for (name, text) in zip(names, record) where !["id", "entity", "version"].contains(name) {
+                if metadataColumns == 3 { objectInfo = try rowEntity(record[1], line: line) }
+                for (name, text) in zip(names, record).dropFirst(metadataColumns) {
                     do {
-                        values[name] = try value(name, text.isEmpty ? nil : text)
+                        values[name] = try value(name, text.isEmpty ? nil : text, in: objectInfo)
                     } catch {
                         throw CLIError.invalid("line \(line): \(error.message)")
                     }
@@ -110,9 +130,7 @@ struct ImportCommand: ClientCommand {
                     throw CLIError.invalid("line \(line): not a JSON object")
                 }
                 if let exported = object["values"] as? [String: Any], object["id"] != nil {
-                    if let kind = object["entity"] as? String, kind != entity, !model.isKind(kind, of: entity) {
-                        throw CLIError.invalid("line \(line): an object of \(kind), not of \(entity)")
-                    }
+                    objectInfo = try rowEntity(object["entity"] as? String, line: line)
                     object = exported
                 }
                 for (name, member) in object {
@@ -121,19 +139,19 @@ struct ImportCommand: ClientCommand {
                     case is NSNull: text = nil
                     case let string as String: text = string
                     case let number as NSNumber:
-                        let type = info.attributes.first { $0.name == name }?.type
+                        let type = objectInfo.attributes.first { $0.name == name }?.type
                         text = type == "Boolean" ? (number.boolValue ? "true" : "false") : number.stringValue
                     case let ids as [String]: text = ids.joined(separator: ",")
                     default: throw CLIError.invalid("line \(line): \(name): expected a string, number, boolean, null or an array of object IDs")
                     }
                     do {
-                        values[name] = try value(name, text)
+                        values[name] = try value(name, text, in: objectInfo, exactString: member is String)
                     } catch {
                         throw CLIError.invalid("line \(line): \(error.message)")
                     }
                 }
             }
-            pending.append((values, line))
+            pending.append((objectInfo.name, values, line))
             if pending.count >= batch { try await flush() }
         }
         try await flush()

@@ -19,8 +19,8 @@ struct StrataCommand: AsyncParsableCommand {
 
             Exit status (the same table for strata, strata-bench and strata-server): 0 success, \
             1 invalid input or usage, 2 cannot connect or connection lost, 3 conflict (version or \
-            uniqueness), 4 not found, 5 request failed (refused or failed by the server for another \
-            reason), 6 threshold breached (strata-bench).
+            uniqueness), 4 not found, 5 request failed (the server failed it: an internal error, an \
+            exhausted resource, an operation it does not have), 6 threshold breached (strata-bench).
             """,
         version: StrataVersion.description,
         subcommands: [
