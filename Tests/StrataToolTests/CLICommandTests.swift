@@ -57,6 +57,27 @@ struct CLICommandTests {
         #expect(help.stdout.contains("5 request failed"))
     }
 
+    @Test("The shells' completion scripts complete entity names from the server the typed options name")
+    func entityCompletion() throws {
+        let server = try LiveServer.start()
+        defer { server.stop() }
+        let port = String(server.port)
+        // What a completion script runs when Tab is pressed after `strata -p PORT fetch B`.
+        let names = try CLI.bare(["---completion", "fetch", "--", "positional@0", "4", "1", "strata", "-p", port, "fetch", "B"])
+        #expect(names.status == 0, "\(names.stderr)")
+        #expect(names.stdout.split(separator: "\n") == ["Book"], "\(names.stdout)")
+        let all = try CLI.bare(["---completion", "export", "--", "positional@0", "4", "0", "strata", "-p", port, "export", ""])
+        #expect(all.stdout.split(separator: "\n") == ["Book", "Feedback"], "\(all.stdout)")
+        // No server there: no names, no error, quickly.
+        let started = Date()
+        let none = try CLI.bare(["---completion", "count", "--", "positional@0", "4", "0", "strata", "-p", "1", "count", ""])
+        #expect(none.status == 0)
+        #expect(none.stdout.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty)
+        #expect(Date().timeIntervalSince(started) < 10)
+        let script = try CLI.bare(["--generate-completion-script", "bash"])
+        #expect(script.stdout.contains("---completion fetch -- positional@0"), "the bash script asks strata for entity names")
+    }
+
     @Test("--auth-token and STRATA_AUTH_TOKEN reach a server that requires a token")
     func authToken() throws {
         let server = try LiveServer.start(["--auth-token", "sesame"])

@@ -9,7 +9,7 @@ struct CountCommand: ClientCommand {
 
     @OptionGroup(title: "Connection") var connection: ConnectionOptions
 
-    @Argument(help: "The entity (objects of its subentities are counted).")
+    @Argument(help: "The entity (objects of its subentities are counted).", completion: EntityCompletion.kind)
     var entity: String
 
     @Option(name: .customLong("where"), help: ArgumentHelp("A predicate in NSPredicate syntax.", valueName: "predicate"))

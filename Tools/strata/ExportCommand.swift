@@ -11,7 +11,7 @@ struct ExportCommand: ClientCommand {
 
     @OptionGroup(title: "Connection") var connection: ConnectionOptions
 
-    @Argument(help: "The entity (objects of its subentities are included).")
+    @Argument(help: "The entity (objects of its subentities are included).", completion: EntityCompletion.kind)
     var entity: String
 
     @Option(name: .customLong("where"), help: ArgumentHelp("Only the objects this predicate selects.", valueName: "predicate"))

@@ -20,7 +20,7 @@ struct FetchCommand: ClientCommand {
 
     @OptionGroup(title: "Connection") var connection: ConnectionOptions
 
-    @Argument(help: "The entity (objects of its subentities are included).")
+    @Argument(help: "The entity (objects of its subentities are included).", completion: EntityCompletion.kind)
     var entity: String
 
     @Option(name: .customLong("where"), help: ArgumentHelp("A predicate in NSPredicate syntax.", valueName: "predicate"))

@@ -24,7 +24,7 @@ struct ImportCommand: ClientCommand {
 
     @OptionGroup(title: "Connection") var connection: ConnectionOptions
 
-    @Argument(help: "The entity of the objects.")
+    @Argument(help: "The entity of the objects.", completion: EntityCompletion.kind)
     var entity: String
 
     @Argument(help: "The file ('-' for standard input).")

@@ -11,7 +11,7 @@ struct InsertCommand: ClientCommand {
 
     @OptionGroup(title: "Connection") var connection: ConnectionOptions
 
-    @Argument(help: "The entity.")
+    @Argument(help: "The entity.", completion: EntityCompletion.kind)
     var entity: String
 
     @Argument(help: ArgumentHelp("Property values, typed by the model ('key=' or 'key=null' for nil).", valueName: "key=value"))

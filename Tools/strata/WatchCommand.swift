@@ -15,7 +15,7 @@ struct WatchCommand: ClientCommand {
 
     @OptionGroup(title: "Connection") var connection: ConnectionOptions
 
-    @Argument(help: "The entity to watch (default: every entity).")
+    @Argument(help: "The entity to watch (default: every entity).", completion: EntityCompletion.kind)
     var entity: String?
 
     @Option(name: .customLong("where"), help: ArgumentHelp("Report inserts and updates only of objects matching this predicate.", valueName: "predicate"))
