@@ -113,15 +113,29 @@ struct StrataServerCommand: AsyncParsableCommand {
     var busyTimeout: Int = 5_000
 
     /// Parses the command line after the options the environment gives
-    /// (``EnvironmentOptions``), then runs.
+    /// (``EnvironmentOptions``), then runs. Usage errors exit 1, as in
+    /// `strata` and `strata-bench` (docs/cli.md's table), not
+    /// ArgumentParser's 64.
     static func main() async {
-        let arguments: [String]
         do {
-            arguments = try EnvironmentOptions.arguments(Array(CommandLine.arguments.dropFirst()), environment: ProcessInfo.processInfo.environment)
+            let arguments = try EnvironmentOptions.arguments(Array(CommandLine.arguments.dropFirst()), environment: ProcessInfo.processInfo.environment)
+            var command = try parseAsRoot(arguments)
+            if var command = command as? any AsyncParsableCommand {
+                try await command.run()
+            } else {
+                try command.run()
+            }
+        } catch let code as ExitCode {
+            Foundation.exit(code.rawValue)
         } catch {
-            exit(withError: error)
+            let code = exitCode(for: error)
+            if code.isSuccess {
+                print(fullMessage(for: error))
+                Foundation.exit(0)
+            }
+            FileHandle.standardError.write(Data((fullMessage(for: error) + "\n").utf8))
+            Foundation.exit(code == .validationFailure ? 1 : code.rawValue)
         }
-        await main(arguments)
     }
 
     /// Ten years of hours: far beyond any retention, far below an overflow.
