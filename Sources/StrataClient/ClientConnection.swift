@@ -52,10 +52,9 @@ final class ClientConnection: Sendable {
         } catch {
             throw StrataClientError(.unavailable, "cannot connect to \(endpoint): \(error)")
         }
-        router.throttle.attach { [channel, weak throttle = router.throttle] _ in
+        router.throttle.attach { [channel] throttle in
             // The state as it is when this runs, not as it was when queued.
             channel.eventLoop.execute {
-                guard let throttle else { return }
                 channel.setOption(ChannelOptions.autoRead, value: throttle.isReading).whenFailure { _ in }
             }
         }

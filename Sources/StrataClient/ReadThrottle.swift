@@ -24,16 +24,19 @@ final class ReadThrottle: Sendable {
         var waiting: [UInt64: Int] = [:]
         var total = 0
         var paused = false
-        var setReading: (@Sendable (Bool) -> Void)?
+        /// Applies the throttle's state to the channel (given the throttle,
+        /// so that the function holds no reference to it).
+        var apply: (@Sendable (ReadThrottle) -> Void)?
         /// Whether a request waits with no frame buffered for it.
         var starving: (@Sendable (_ buffered: [UInt64: Int]) -> Bool)?
     }
 
     private let state = NIOLockedValueBox(State())
 
-    /// Installs what turns reading off and on (the channel's `autoRead`).
-    func attach(_ setReading: @escaping @Sendable (Bool) -> Void) {
-        state.withLockedValue { $0.setReading = setReading }
+    /// Installs what turns reading off and on (the channel's `autoRead`),
+    /// applying ``isReading`` as it is when it runs.
+    func attach(_ apply: @escaping @Sendable (ReadThrottle) -> Void) {
+        state.withLockedValue { $0.apply = apply }
     }
 
     /// Installs the check for requests that wait with nothing buffered.
@@ -70,7 +73,7 @@ final class ReadThrottle: Sendable {
     var isReading: Bool { state.withLockedValue { !$0.paused } }
 
     private func change(_ id: UInt64, by delta: Int, dropping: Bool = false) {
-        let action: (@Sendable (Bool) -> Void, Bool)? = state.withLockedValue { state in
+        let apply: (@Sendable (ReadThrottle) -> Void)? = state.withLockedValue { state in
             if dropping {
                 state.total -= state.waiting.removeValue(forKey: id) ?? 0
             } else if delta > 0 || state.waiting[id] != nil {
@@ -80,20 +83,20 @@ final class ReadThrottle: Sendable {
                 state.waiting[id] = now == 0 ? nil : now
             }
             let starving = state.starving?(state.waiting) ?? false
-            if !state.paused, state.total >= Self.pauseAt, !starving, let setReading = state.setReading {
+            if !state.paused, state.total >= Self.pauseAt, !starving, state.apply != nil {
                 state.paused = true
-                return (setReading, false)
+                return state.apply
             }
-            if state.paused, state.total <= Self.resumeAt || starving, let setReading = state.setReading {
+            if state.paused, state.total <= Self.resumeAt || starving, state.apply != nil {
                 state.paused = false
-                return (setReading, true)
+                return state.apply
             }
             return nil
         }
         // The installed function applies the state as it is when it runs
         // (see ClientConnection), so two changes racing to it cannot leave
         // the channel paused while the state says reading.
-        if let (setReading, reading) = action { setReading(reading) }
+        apply?(self)
     }
 }
 

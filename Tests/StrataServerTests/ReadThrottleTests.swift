@@ -11,7 +11,7 @@ import Testing
     @Test func readingStopsAtTheHighMarkAndResumesAtTheLow() {
         let throttle = ReadThrottle()
         let calls = NIOLockedValueBox<[Bool]>([])
-        throttle.attach { reading in calls.withLockedValue { $0.append(reading) } }
+        throttle.attach { throttle in calls.withLockedValue { $0.append(throttle.isReading) } }
         for _ in 0..<(ReadThrottle.pauseAt - 1) { throttle.yielded(1) }
         #expect(calls.withLockedValue { $0 }.isEmpty)
         throttle.yielded(2)
