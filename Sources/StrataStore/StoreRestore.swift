@@ -85,11 +85,12 @@ public enum StoreRestore {
         if format == .sqlite {
             do {
                 token = try advance(staged, past: replaced)
+                // Again, just before the files move: a server may have started.
+                try refuseIfInUse(path)
             } catch {
                 unlink(staged)
                 throw error
             }
-            try refuseIfInUse(path)
         }
         let suffix = ".replaced-\(timestamp())-\(String(UInt32.random(in: 0...UInt32.max), radix: 36))"
         var kept: [(original: String, aside: String)] = []
