@@ -7,6 +7,7 @@ import Testing
 
 /// The operators' HTTP endpoint of the built server, read with a real HTTP
 /// client (URLSession).
+extension ToolTests {
 @Suite("Admin endpoint", .timeLimit(.minutes(1)))
 struct AdminEndpointTests {
     /// The port in `admin endpoint http://127.0.0.1:PORT`.
@@ -77,7 +78,9 @@ struct AdminEndpointTests {
         #expect(Self.adminPort(in: server.log) == nil)
     }
 }
+}
 
+extension ToolTests {
 @Suite("Versions", .timeLimit(.minutes(1)))
 struct VersionTests {
     @Test("--version on every tool; the hello and Stats carry the server's version")
@@ -95,7 +98,9 @@ struct VersionTests {
         #expect(try CLI.object(cli.succeed(["stats", "--json"]))["serverVersion"] as? String == software)
     }
 }
+}
 
+extension ToolTests {
 @Suite("Data at rest", .timeLimit(.minutes(1)))
 struct DataAtRestTests {
     @Test("A clean shutdown leaves every save in the .sqlite file alone; data files are the owner's only")
@@ -121,7 +126,9 @@ struct DataAtRestTests {
         }
     }
 }
+}
 
+extension ToolTests {
 @Suite("Structured logs", .timeLimit(.minutes(1)))
 struct StructuredLogTests {
     @Test("--log-format json writes one JSON object per line, with level, label, message and metadata")
@@ -148,7 +155,9 @@ struct StructuredLogTests {
         #expect(!server.log.contains("secret-token-123"))
     }
 }
+}
 
+extension ToolTests {
 @Suite("The bundled sample", .timeLimit(.minutes(1)))
 struct SampleSeedTests {
     @Test("New sample stores get a dozen books and their feedback, once; --empty skips them")
@@ -173,4 +182,5 @@ struct SampleSeedTests {
         defer { empty.stop() }
         #expect(try CLI(server: empty).succeed(["count", "Book"]).trimmingCharacters(in: .whitespacesAndNewlines) == "0")
     }
+}
 }

@@ -4,6 +4,7 @@ import Testing
 /// `strata backup` and `strata-server restore`, run as an operator would:
 /// a copy of the sample's books while the server runs, a second server
 /// serving the copy read-only, and the copy restored over later changes.
+extension ToolTests {
 @Suite("Backup and restore", .serialized, .timeLimit(.minutes(3)))
 struct BackupToolTests {
     @Test func backUpServeReadOnlyAndRestore() throws {
@@ -75,4 +76,5 @@ struct BackupToolTests {
         #expect(created.status == 0, "\(created.stderr)")
         #expect(created.stdout.contains("there was no store file at \(fresh)"), "\(created.stdout)")
     }
+}
 }

@@ -2,6 +2,7 @@ import Foundation
 import Testing
 
 /// Runs the built `strata-bench` against a live `strata-server`.
+extension ToolTests {
 @Suite("strata-bench executable", .serialized, .timeLimit(.minutes(2)))
 struct BenchToolTests {
     private static func object(_ text: String) throws -> [String: Any] {
@@ -198,4 +199,5 @@ struct BenchToolTests {
         #expect(unreachable.status == 2, "\(unreachable.stderr)")
         #expect(unreachable.stderr.contains("cannot connect to 127.0.0.1:1: connection refused"), "\(unreachable.stderr)")
     }
+}
 }

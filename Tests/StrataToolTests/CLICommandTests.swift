@@ -3,6 +3,7 @@ import Testing
 
 /// `strata`'s commands against a live server: output, `--json` validity and
 /// exit statuses (0 ok, 1 invalid input, 2 cannot connect, 3 conflict, 4 not found).
+extension ToolTests {
 @Suite("strata client commands", .serialized, .timeLimit(.minutes(1)))
 struct CLICommandTests {
     @Test("ping: options before or after the command, STRATA_HOST/STRATA_PORT, --json")
@@ -468,4 +469,5 @@ struct CLICommandTests {
         #expect(text.contains("save"))
         #expect(text.contains("Books.sqlite"))
     }
+}
 }

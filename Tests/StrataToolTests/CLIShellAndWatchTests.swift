@@ -4,6 +4,7 @@ import Testing
 
 /// `strata shell` fed from a pipe, and `strata watch` seeing another
 /// client's change.
+extension ToolTests {
 @Suite("strata shell and watch", .serialized, .timeLimit(.minutes(1)))
 struct CLIShellAndWatchTests {
     @Test("-f FILE runs a script; errors name their line; --stop-on-error stops at the first")
@@ -276,4 +277,5 @@ struct CLIShellAndWatchTests {
         #expect(lines.first?.contains("updated \(id) (v2: pages)") == true, "\(output)")
         #expect(lines.last?.contains("deleted \(id)") == true, "\(output)")
     }
+}
 }

@@ -7,6 +7,7 @@ import Testing
 /// caps what it promises, connections past the cap are refused at once,
 /// and idle connections cost little memory. Counts come from
 /// `STRATA_IDLE_CONNECTIONS` (default 1000).
+extension ToolTests {
 @Suite("Connection limits", .serialized, .timeLimit(.minutes(3)))
 struct ConnectionLimitTests {
     /// A process's resident memory in MiB, from /proc.
@@ -78,4 +79,5 @@ struct ConnectionLimitTests {
         #expect(after <= 200 * max(1, count / 1000), "\(after) MiB for \(count) idle connections")
         for client in clients { await client.close() }
     }
+}
 }

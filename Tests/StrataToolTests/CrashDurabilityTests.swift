@@ -6,6 +6,7 @@ import Testing
 /// lost, duplicated or half-written and that the SQLite files are intact.
 /// `STRATA_CRASH_ROUNDS` sets the rounds (default 3; the script's own
 /// default, 50, is for a run by hand).
+extension ToolTests {
 @Suite("kill -9 durability", .serialized, .timeLimit(.minutes(5)))
 struct CrashDurabilityTests {
     static var rounds: Int { Int(ProcessInfo.processInfo.environment["STRATA_CRASH_ROUNDS"] ?? "") ?? 3 }
@@ -44,4 +45,5 @@ struct CrashDurabilityTests {
         let acknowledged = summary.split(separator: " ").drop { $0 != "acknowledged" }.dropFirst().first.flatMap { Int($0) } ?? 0
         #expect(acknowledged > 0, "\(summary)")
     }
+}
 }

@@ -13,6 +13,7 @@ import Testing
 /// an object ID (`strata://…/Book/p1`) stands for the identifier of the
 /// store, filled in by the test; the default port 7420 stands for the test
 /// server's port; `$(uuidgen)` gives a new UUID.
+extension ToolTests {
 @Suite("Documented commands", .serialized, .timeLimit(.minutes(3)))
 struct DocumentationCommandTests {
     /// The commands of one document (see the suite's rules).
@@ -113,4 +114,5 @@ struct DocumentationCommandTests {
             #expect(process.terminationStatus == 0, "\(path): \(command): \(String(decoding: data, as: UTF8.self))")
         }
     }
+}
 }

@@ -2,6 +2,7 @@ import Foundation
 import Testing
 
 /// `strata-server`'s options from `STRATA_SERVER_*` variables.
+extension ToolTests {
 @Suite("Server options from the environment", .serialized, .timeLimit(.minutes(2)))
 struct EnvironmentOptionTests {
     /// Starts `strata-server ARGS` with `environment` added and returns its
@@ -101,4 +102,5 @@ struct EnvironmentOptionTests {
             #expect(documentation.contains("`\(variable)`"), "\(variable) is not in docs/server.md")
         }
     }
+}
 }

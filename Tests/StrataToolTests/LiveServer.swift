@@ -142,6 +142,7 @@ enum Executables {
     }
 }
 
+extension ToolTests {
 @Suite("strata-server executable", .timeLimit(.minutes(1)))
 struct ServerExecutableTests {
     @Test("Starts on the bundled sample, says so in one line, stops cleanly on SIGTERM")
@@ -196,4 +197,5 @@ struct ServerExecutableTests {
         #expect(run.stderr.contains(option[0]), "\(run.stderr)")
         #expect(!run.stderr.contains("Fatal error"), "\(run.stderr)")
     }
+}
 }

@@ -5,6 +5,7 @@ import Testing
 /// (`Tests/ModelFixtures/Warehouse.contents`): generated values within the
 /// model's bounds and constraints, the report's arithmetic, its outputs,
 /// thresholds and exit statuses.
+extension ToolTests {
 @Suite("strata-bench on any model", .serialized, .timeLimit(.minutes(2)))
 struct ModelBenchTests {
     static let model = Executables.packageRoot.appendingPathComponent("Tests/ModelFixtures/Warehouse.contents").path
@@ -156,4 +157,5 @@ struct ModelBenchTests {
         #expect(tolerated.status == 0, "\(tolerated.stderr)")
         #expect(tolerated.stdout.isEmpty)
     }
+}
 }

@@ -8,6 +8,7 @@ import Testing
 /// Several `strata-server` processes on one data directory: saves through
 /// one reach the others' subscribers, concurrent writers lose nothing, a
 /// writer killed mid-save leaves a sound store.
+extension ToolTests {
 @Suite("Many processes on one store", .serialized, .timeLimit(.minutes(3)))
 struct MultiProcessTests {
     /// A fresh shared data directory.
@@ -389,4 +390,5 @@ struct MultiProcessTests {
         #expect(second.status != 0)
         #expect(second.stderr.contains("open in another process"), "\(second.stderr)")
     }
+}
 }

@@ -5,6 +5,7 @@ import Testing
 
 /// TLS, auth files and reloads through the built executables: what an
 /// operator types.
+extension ToolTests {
 @Suite("Securing a server from the command line", .timeLimit(.minutes(2)))
 struct SecurityToolTests {
     /// Writes an auth file granting each (token, subject, roles).
@@ -185,4 +186,5 @@ struct SecurityToolTests {
         }
         return false
     }
+}
 }
