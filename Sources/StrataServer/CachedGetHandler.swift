@@ -114,7 +114,7 @@ final class CachedGetHandler: ChannelInboundHandler, RemovableChannelHandler {
                 states.append(encoded)
                 continue
             }
-            guard let encoded = try? RowEncoding.encodedState(of: row.snapshot) else { return nil }
+            let encoded = RowEncoding.encodedState(of: row.snapshot)
             if encoded.count <= RowEncoding.maximumAttachedBytes {
                 cache.attach(encoded, to: row.snapshot, readAt: generation)
             }

@@ -35,7 +35,7 @@ final class ResponseWriter: Sendable {
     static func frame(_ message: Strata_V1_ServerFrame, compresses: Bool, maxFrameBytes: Int) throws -> Frame {
         let bytes: [UInt8] = try message.serializedBytes()
         guard bytes.count <= maxFrameBytes else {
-            throw WireError(.resourceExhausted, "the answer is \(bytes.count) bytes, more than the frame limit of \(maxFrameBytes) bytes (for a fetch: ask for fewer objects per batch with batch_size, or fewer fetched properties and relationships)")
+            throw tooLarge(bytes.count, maxFrameBytes: maxFrameBytes)
         }
         return Frame(payload: ByteBuffer(bytes: bytes), compressed: compresses && bytes.count >= WireProtocol.compressionThreshold)
     }
@@ -47,6 +47,35 @@ final class ResponseWriter: Sendable {
         frame.moreFollows = more
         frame.response = body
         try await send(frame)
+    }
+
+    /// Sends one batch of a fetch's answer: `batch` is a `FetchBatch`
+    /// message's bytes, framed here as `ServerFrame.fetch` (field 13) with
+    /// the request ID (field 1) and `more_follows` (field 3) before it.
+    func send(requestID: UInt64, more: Bool, fetchBatch batch: ByteBuffer) async throws {
+        let payloadBytes = (requestID != 0 ? 1 + ByteBuffer.protobufVarintSize(requestID) : 0) + (more ? 2 : 0)
+            + 1 + ByteBuffer.protobufVarintSize(UInt64(batch.readableBytes)) + batch.readableBytes
+        guard payloadBytes <= maxFrameBytes else {
+            throw Self.tooLarge(payloadBytes, maxFrameBytes: maxFrameBytes)
+        }
+        var payload = ByteBufferAllocator().buffer(capacity: payloadBytes)
+        if requestID != 0 {
+            payload.writeInteger(UInt8(0x08))       // ServerFrame.request_id: field 1, varint
+            payload.writeProtobufVarint(requestID)
+        }
+        if more {
+            payload.writeInteger(UInt8(0x18))       // ServerFrame.more_follows: field 3, varint
+            payload.writeInteger(UInt8(1))
+        }
+        payload.writeInteger(UInt8(0x6A))           // ServerFrame.fetch: field 13, length-delimited
+        payload.writeProtobufVarint(UInt64(batch.readableBytes))
+        payload.writeImmutableBuffer(batch)
+        try await outbound.write(Frame(payload: payload, compressed: state.compresses && payloadBytes >= WireProtocol.compressionThreshold))
+    }
+
+    /// The refusal of an answer past the frame limit.
+    private static func tooLarge(_ bytes: Int, maxFrameBytes: Int) -> WireError {
+        WireError(.resourceExhausted, "the answer is \(bytes) bytes, more than the frame limit of \(maxFrameBytes) bytes (for a fetch: ask for fewer objects per batch with batch_size, or fewer fetched properties and relationships)")
     }
 
     /// Sends a failure: the last frame of its request.

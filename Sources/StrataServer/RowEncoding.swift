@@ -14,8 +14,10 @@ enum RowEncoding {
     static let maximumAttachedBytes = 4096
 
     /// The encoding of a row as an `ObjectState`, as the async side answers it.
-    static func encodedState(of snapshot: Snapshot) throws -> [UInt8] {
-        try ServerCore.state(of: snapshot).serializedBytes()
+    static func encodedState(of snapshot: Snapshot) -> [UInt8] {
+        var buffer = ByteBufferAllocator().buffer(capacity: 256)
+        ObjectStateEncoding.writeState(of: snapshot, into: &buffer)
+        return Array(buffer.readableBytesView)
     }
 
     /// The wire frame (flag byte, 4-byte length, payload; uncompressed) of

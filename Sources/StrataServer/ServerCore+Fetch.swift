@@ -1,4 +1,5 @@
 import Foundation
+import NIOCore
 import StrataContext
 import StrataModel
 import StrataQuery
@@ -6,13 +7,14 @@ import StrataStore
 import StrataWire
 
 extension ServerCore {
-    /// Runs a fetch, handing each batch to `send` (`more` is true for all
-    /// but the last, which carries the total).
+    /// Runs a fetch, handing each batch to `send` as the bytes of a
+    /// `FetchBatch` message (`more` is true for all but the last, which
+    /// carries the total).
     func fetch(
         _ request: Strata_V1_FetchRequest,
         clientName: String,
         policy: AccessPolicy? = nil,
-        send: @escaping @Sendable (Strata_V1_FetchBatch, _ more: Bool) async throws -> Void
+        send: @escaping @Sendable (_ batch: ByteBuffer, _ more: Bool) async throws -> Void
     ) async throws {
         if case .UNRECOGNIZED(let raw) = request.resultType {
             // A newer client's kind of answer: guessing one would mislead it.
@@ -30,11 +32,17 @@ extension ServerCore {
         switch request.resultType {
         case .count:
             let count = try await context.count(fetchRequest, variables: variables)
-            try await send(Strata_V1_FetchBatch.with { $0.count = UInt64(count) }, false)
+            try await send(Self.encoded(Strata_V1_FetchBatch.with { $0.count = UInt64(count) }), false)
         case .objectIds:
             let ids = try await context.fetchObjectIDs(fetchRequest, variables: variables).map(\.uriRepresentation)
             try await Self.sendInBatches(ids, batchSize: batchSize, send: send) { batch, slice in batch.objectIds = Array(slice) }
         case .objects, .UNRECOGNIZED:
+            if request.includeFetched.isEmpty, request.includeRelationships.isEmpty,
+               try policy.map({ try !mayHideReferences($0) }) ?? true,
+               let store = soleStore(of: fetchRequest) {
+                try await fetchRows(fetchRequest, variables: variables, from: store, batchSize: batchSize, policy: policy, send: send)
+                return
+            }
             let builder = ObjectStateBuilder(
                 model: model,
                 fetched: request.includeFetched,
@@ -54,7 +62,7 @@ extension ServerCore {
                     }
                     batch.objects = try await self.withoutHiddenReferences(batch.objects, policy: policy)
                     if last { batch.count = UInt64(objects.count) }
-                    try await send(batch, !last)
+                    try await send(Self.encoded(batch), !last)
                     start = end
                 } while start < objects.count
             }
@@ -68,7 +76,7 @@ extension ServerCore {
         variables: [String: VariableValue],
         batchSize: Int,
         policy: AccessPolicy?,
-        send: @escaping @Sendable (Strata_V1_FetchBatch, _ more: Bool) async throws -> Void
+        send: @escaping @Sendable (_ batch: ByteBuffer, _ more: Bool) async throws -> Void
     ) async throws {
         guard let store = coordinator.store(identifier: request.storeID) else {
             throw WireError(.notFound, "no store '\(request.storeID)' is served here", strataCode: StrataError.Code.invalidValue.rawValue)
@@ -83,7 +91,7 @@ extension ServerCore {
         switch request.resultType {
         case .count:
             let count = try await store.count(resolved)
-            try await send(Strata_V1_FetchBatch.with { $0.count = UInt64(count) }, false)
+            try await send(Self.encoded(Strata_V1_FetchBatch.with { $0.count = UInt64(count) }), false)
         case .objectIds:
             let ids = try await store.fetchObjectIDs(resolved).map(\.uriRepresentation)
             try await Self.sendInBatches(ids, batchSize: batchSize, send: send) { batch, slice in batch.objectIds = Array(slice) }
@@ -91,6 +99,66 @@ extension ServerCore {
             let states = try await withoutHiddenReferences(store.fetchSnapshots(resolved).map(Self.state(of:)), policy: policy)
             try await Self.sendInBatches(states, batchSize: batchSize, send: send) { batch, slice in batch.objects = Array(slice) }
         }
+    }
+
+    /// A fetch of objects that needs no context: rows of one store (no
+    /// fetched property, no to-many relationship, no unsaved change to
+    /// merge: a request's context is new), encoded as they come from the
+    /// store into batches of `batchSize` without building a message per
+    /// object. The answer is the one the context would give.
+    private func fetchRows(
+        _ fetchRequest: FetchRequest,
+        variables: [String: VariableValue],
+        from store: any PersistentStore,
+        batchSize: Int,
+        policy: AccessPolicy?,
+        send: @escaping @Sendable (_ batch: ByteBuffer, _ more: Bool) async throws -> Void
+    ) async throws {
+        var resolved = try coordinator.resolver.resolve(fetchRequest, variables: variables)
+        if let policy {
+            resolved = try resolved.restricted(by: policy.readRestriction)
+        }
+        let allocator = ByteBufferAllocator()
+        var pending: [Snapshot] = []
+        var total = 0
+        // A full batch goes once a row beyond it has come, so that the
+        // last frame (with the total) is never empty unless the result is.
+        for try await rows in try await store.fetchSnapshotBatches(resolved) {
+            pending.append(contentsOf: rows)
+            total += rows.count
+            var start = 0
+            while pending.count - start > batchSize {
+                var batch = allocator.buffer(capacity: 256 * batchSize)
+                ObjectStateEncoding.writeStates(of: pending[start..<start + batchSize], into: &batch)
+                start += batchSize
+                try await send(batch, true)
+            }
+            pending.removeFirst(start)
+        }
+        try Task.checkCancellation()
+        var batch = allocator.buffer(capacity: 256 * pending.count + 16)
+        ObjectStateEncoding.writeStates(of: pending, into: &batch)
+        ObjectStateEncoding.writeCount(UInt64(total), into: &batch)
+        try await send(batch, false)
+    }
+
+    /// The one store holding every entity `request` selects; nil when
+    /// they are spread over several (whose rows a context merges).
+    private func soleStore(of request: FetchRequest) -> (any PersistentStore)? {
+        let entities = request.includesSubentities ? model.hierarchy(of: request.entityName) : [request.entityName]
+        var found: (any PersistentStore)?
+        for entity in entities {
+            for store in coordinator.stores(for: entity) {
+                if let found, found.identifier != store.identifier { return nil }
+                found = store
+            }
+        }
+        return found
+    }
+
+    /// A `FetchBatch` message's bytes.
+    static func encoded(_ batch: Strata_V1_FetchBatch) throws -> ByteBuffer {
+        ByteBuffer(bytes: try batch.serializedBytes() as [UInt8])
     }
 
     /// A stored row as the wire carries it (nil values left out).
@@ -109,7 +177,7 @@ extension ServerCore {
     static func sendInBatches<Item>(
         _ items: [Item],
         batchSize: Int,
-        send: @Sendable (Strata_V1_FetchBatch, _ more: Bool) async throws -> Void,
+        send: @Sendable (_ batch: ByteBuffer, _ more: Bool) async throws -> Void,
         fill: (inout Strata_V1_FetchBatch, ArraySlice<Item>) -> Void
     ) async throws {
         var start = 0
@@ -119,7 +187,7 @@ extension ServerCore {
             var batch = Strata_V1_FetchBatch()
             fill(&batch, items[start..<end])
             if last { batch.count = UInt64(items.count) }
-            try await send(batch, !last)
+            try await send(encoded(batch), !last)
             start = end
         } while start < items.count
     }

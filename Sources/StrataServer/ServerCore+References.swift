@@ -79,7 +79,7 @@ extension ServerCore {
 
     /// Whether some relationship leads to an entity not every object of
     /// which the caller may read.
-    private func mayHideReferences(_ policy: AccessPolicy) throws -> Bool {
+    func mayHideReferences(_ policy: AccessPolicy) throws -> Bool {
         for entity in model.entities {
             for relationship in entity.relationships where try policy.predicate(.read, for: relationship.destinationEntityName) != .constant(true) {
                 return true

@@ -99,7 +99,7 @@ actor Session {
                 try await core.fetch(fetch, clientName: clientName, policy: writer.state.policy) { batch, more in
                     // The connection closed: no batch more.
                     try Task.checkCancellation()
-                    try await writer.send(requestID: requestID, more: more, .fetch(batch))
+                    try await writer.send(requestID: requestID, more: more, fetchBatch: batch)
                 }
             case .save(let save)?:
                 let response = try await core.save(save, clientName: clientName, identity: writer.state.identity, policy: writer.state.policy)

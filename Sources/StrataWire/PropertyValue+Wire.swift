@@ -10,7 +10,7 @@ extension PropertyValue {
         case .null: break
         case .integer(let v): value.integer = v
         case .double(let v): value.double = v
-        case .decimal(let v): value.decimal = v.description
+        case .decimal(let v): value.decimal = v.wireText
         case .string(let v): value.string = v
         case .boolean(let v): value.boolean = v
         case .date(let v): value.date = v.timeIntervalSinceReferenceDate
