@@ -198,7 +198,7 @@ extension ServerCore {
         guard model.entity(named: request.entity) != nil else {
             throw WireError(.invalidArgument, request.entity.isEmpty ? "fetch without an entity" : "unknown entity '\(request.entity)'", strataCode: StrataError.Code.invalidValue.rawValue)
         }
-        let predicate = try Self.predicate(request.predicate)
+        let predicate = try predicates.predicate(request.predicate)
         return FetchRequest(
             entityName: request.entity,
             predicate: predicate,

@@ -15,6 +15,8 @@ final class ServerCore: Sendable {
     let coordinator: Coordinator
     let configuration: ServerConfiguration
     let stats = ServerStats()
+    /// Predicates of fetches and subscriptions, parsed once per text.
+    let predicates = PredicateCache()
     let serverID = UUID().uuidString
     let logger: Logger
     let helloResponse: Strata_V1_HelloResponse

@@ -239,7 +239,7 @@ actor Session {
             }
             subscription.entity = request.entity
         }
-        if let predicate = try ServerCore.predicate(request.predicate) {
+        if let predicate = try core.predicates.predicate(request.predicate) {
             guard let entity = subscription.entity else {
                 throw WireError(.invalidArgument, "subscribe: a predicate needs an entity to be resolved against", strataCode: StrataError.Code.invalidValue.rawValue)
             }

@@ -218,6 +218,20 @@ struct SQLiteRowDecoder {
         try flush(&result)
     }
 
+    /// Whether decoding rows of `table` runs no statement but the one
+    /// read: no entity stored there has a to-one whose destination's
+    /// entity must be looked up (a destination with subentities in one
+    /// table).
+    func decodesInOneStatement(table: String) -> Bool {
+        guard let tableInfo = mapping.tables[table] else { return false }
+        return tableInfo.entities.allSatisfy { name in
+            mapping.entities[name]?.toOnes.allSatisfy { toOne in
+                if case .lookup = toOne.resolution { return false }
+                return true
+            } ?? true
+        }
+    }
+
     /// Gives the to-one destinations in `pending` (positions in `result`)
     /// the entity their row's `Z_ENT` names when it is not the declared
     /// one: one query per destination table. Empties `pending`.

@@ -7,13 +7,13 @@ extension SQLiteStore {
     /// ``SQLiteQueryCompiler/rowQuery(_:)`` run in one read transaction on a
     /// reader connection, each row decoded by column index. A fetch of an
     /// entity the store does not hold is ``StrataError/Code/invalidValue``.
-    public func fetchSnapshots(_ fetch: ResolvedFetch) async throws -> [Snapshot] {
+    public nonisolated func fetchSnapshots(_ fetch: ResolvedFetch) async throws -> [Snapshot] {
         let database = try openDatabase()
         let table = try heldTable(of: fetch)
         let query = try mapping.compiler.rowQuery(fetch)
         let decoder = self.decoder
         do {
-            return try await read(database) { db in
+            return try await read(database, oneStatement: decoder.decodesInOneStatement(table: table)) { db in
                 try decoder.snapshots(db, statement: db.cachedStatement(sql: query.sql), arguments: query.statementArguments, table: table)
             }
         } catch {
@@ -37,7 +37,7 @@ extension SQLiteStore {
     /// without the retries a fetch gets: batches already taken cannot be
     /// read again. A fetch limited to one batch is read at once, as
     /// ``fetchSnapshots(_:)`` (its errors thrown here), with no reading task.
-    public func fetchSnapshotBatches(_ fetch: ResolvedFetch) async throws -> AsyncThrowingStream<[Snapshot], any Error> {
+    public nonisolated func fetchSnapshotBatches(_ fetch: ResolvedFetch) async throws -> AsyncThrowingStream<[Snapshot], any Error> {
         if let limit = fetch.limit, limit <= Self.fetchBatchSize {
             return .oneBatch(try await fetchSnapshots(fetch))
         }
@@ -85,14 +85,14 @@ extension SQLiteStore {
     /// IDs of the objects a fetch selects, in order
     /// (``SQLiteQueryCompiler/primaryKeyQuery(_:)``). A fetch of an entity
     /// the store does not hold is ``StrataError/Code/invalidValue``.
-    public func fetchObjectIDs(_ fetch: ResolvedFetch) async throws -> [ObjectID] {
+    public nonisolated func fetchObjectIDs(_ fetch: ResolvedFetch) async throws -> [ObjectID] {
         let database = try openDatabase()
         _ = try heldTable(of: fetch)
         let query = try mapping.compiler.primaryKeyQuery(fetch)
         let decoder = self.decoder
         let entity = fetch.entityName
         do {
-            return try await read(database) { db in
+            return try await read(database, oneStatement: true) { db in
                 try decoder.objectIDs(statement: db.cachedStatement(sql: query.sql), arguments: query.statementArguments, fallbackEntity: entity)
             }
         } catch {
@@ -103,12 +103,12 @@ extension SQLiteStore {
     /// How many objects a fetch selects, limit and offset applied
     /// (``SQLiteQueryCompiler/countQuery(_:)``). A fetch of an entity the
     /// store does not hold is ``StrataError/Code/invalidValue``.
-    public func count(_ fetch: ResolvedFetch) async throws -> Int {
+    public nonisolated func count(_ fetch: ResolvedFetch) async throws -> Int {
         let database = try openDatabase()
         _ = try heldTable(of: fetch)
         let query = try mapping.compiler.countQuery(fetch)
         do {
-            return try await read(database) { db in
+            return try await read(database, oneStatement: true) { db in
                 try Int.fetchOne(db.cachedStatement(sql: query.sql), arguments: query.statementArguments) ?? 0
             }
         } catch {
@@ -118,7 +118,7 @@ extension SQLiteStore {
 
     /// The table of the fetched entity, or ``StrataError/Code/invalidValue``
     /// when the store does not hold it (as the in-memory store answers).
-    private func heldTable(of fetch: ResolvedFetch) throws(StrataError) -> String {
+    private nonisolated func heldTable(of fetch: ResolvedFetch) throws(StrataError) -> String {
         guard let table = mapping.schema.table(for: fetch.entityName)?.name else {
             throw StrataError(.invalidValue, "store \(path) does not hold entity '\(fetch.entityName)'")
         }
@@ -130,7 +130,7 @@ extension SQLiteStore {
     /// of the ID's entity) are left out. Reads `WHERE Z_PK IN (…)` per
     /// table, in chunks below SQLite's parameter limit, in one read
     /// transaction.
-    public func snapshots(for objectIDs: [ObjectID]) async throws -> [Snapshot] {
+    public nonisolated func snapshots(for objectIDs: [ObjectID]) async throws -> [Snapshot] {
         let database = try openDatabase()
         var keysByTable: [String: [Int64]] = [:]
         var wanted: [(table: String, id: ObjectID, key: Int64)] = []
@@ -229,9 +229,15 @@ extension SQLiteStore {
     /// A read on a reader connection, retried while another connection
     /// holds a lock SQLite's busy handler does not wait for (see
     /// ``SQLiteBusyRetry``).
-    nonisolated func read<T: Sendable>(_ database: any DatabaseWriter, _ body: @escaping @Sendable (Database) throws -> T) async throws -> T {
+    ///
+    /// A read of `oneStatement` runs that statement outside an explicit
+    /// transaction: SQLite reads one statement from one snapshot of the
+    /// database, so the BEGIN and COMMIT around it would add two
+    /// statements for nothing.
+    nonisolated func read<T: Sendable>(_ database: any DatabaseWriter, oneStatement: Bool = false,
+                                       _ body: @escaping @Sendable (Database) throws -> T) async throws -> T {
         try await SQLiteBusyRetry.run(deadline: storeDescription.busyTimeout) {
-            try await database.read(body)
+            oneStatement ? try await database.unsafeRead(body) : try await database.read(body)
         }
     }
 }

@@ -1,5 +1,6 @@
 import Foundation
 import GRDB
+import Synchronization
 import StrataModel
 import StrataQuery
 
@@ -55,8 +56,9 @@ public actor SQLiteStore: InsertStreamingStore {
     nonisolated let mapping: SQLiteStoreMapping
     nonisolated let path: String
     nonisolated let decoder: SQLiteRowDecoder
-    /// The connections; nil once closed.
-    private var database: (any DatabaseWriter)?
+    /// The connections; nil once closed. Behind a lock rather than the
+    /// actor, so that reads start on the caller's thread without a hop.
+    private nonisolated let database = Mutex<(any DatabaseWriter)?>(nil)
     /// The size of the write-ahead log, for checkpoints after saves.
     nonisolated let walMonitor: SQLiteWALMonitor
     /// Saves waiting for the next group commit, drained on the writer (see
@@ -105,7 +107,7 @@ public actor SQLiteStore: InsertStreamingStore {
         self.mapping = mapping
         self.path = path
         self.decoder = SQLiteRowDecoder(mapping: mapping, storeIdentifier: opened.identifier, path: path)
-        self.database = opened.database
+        self.database.withLock { $0 = opened.database }
         self.walMonitor = opened.walMonitor
         self.metrics = SQLiteStoreMetrics(configuration: description.configuration)
         self.recordsHistory = recordsHistory
@@ -324,8 +326,8 @@ public actor SQLiteStore: InsertStreamingStore {
     // MARK: - State
 
     /// The connections, or 134080 once closed.
-    func openDatabase() throws -> any DatabaseWriter {
-        guard let database else {
+    nonisolated func openDatabase() throws -> any DatabaseWriter {
+        guard let database = database.withLock({ $0 }) else {
             throw StrataError(.storeOpen, "store \(path) is closed")
         }
         return database
@@ -367,10 +369,13 @@ public actor SQLiteStore: InsertStreamingStore {
     /// Closes the connections (SQLite checkpoints the WAL into the file).
     /// Later calls fail with 134080; closing again does nothing.
     public func close() async throws {
-        guard let database else { return }
         // No save is accepted from now on; those already accepted are
         // written (and answered) first.
-        self.database = nil
+        let open = self.database.withLock { database in
+            defer { database = nil }
+            return database
+        }
+        guard let database = open else { return }
         await saveQueue.waitUntilIdle()
         // Every save into the file, and the log emptied, so that the
         // .sqlite file alone holds everything (a copy of it is a backup).
