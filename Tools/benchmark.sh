@@ -3,7 +3,11 @@
 #   1. embedded: 100k inserts and a predicate+sort fetch vs raw SQLite (C API)
 #   2. server vs Redis: get/insert at 50 connections vs redis-benchmark GET/SET
 #      -c 50, then pipelined (--concurrency 800 vs -P 16); and, for context,
-#      inserts vs SET on a Redis that fsyncs every write (appendfsync always)
+#      inserts vs SET on a Redis that fsyncs every write (appendfsync always);
+#      then vs PostgreSQL (pgbench, prepared statements, the same Book table):
+#      get by key and durable insert at 50 connections, the default query
+#      (20 books in a 10-page range, sorted by pages) at 10. Each row gives
+#      throughput, p99 and server CPU time per request.
 #   3. scale: get and query latency with 10k, 100k and 1M objects; server
 #      memory with 1,000 idle connections
 #   4. security: get and insert with TLS, query and get under a read rule,
@@ -12,7 +16,8 @@
 # Prints a table with both sides and the ratio.
 #
 # Environment: DURATION (default 10s), SCALES (default "10000 100000 1000000"),
-# SKIP_EMBEDDED=1, SKIP_REDIS=1, SKIP_SCALE=1, SKIP_SECURITY=1, ROWS (embedded rows, 100000),
+# SKIP_EMBEDDED=1, SKIP_REDIS=1 (also skips PostgreSQL), SKIP_POSTGRES=1,
+# SKIP_SCALE=1, SKIP_SECURITY=1, ROWS (embedded rows, 100000), PGPORT (5491),
 # SERVER_LOOPS (strata-server's event-loop threads against Redis, default 1).
 #
 # Against Redis, each server serves connections on one thread (Redis runs
@@ -69,6 +74,50 @@ start_strata() { # $1 data dir, then extra strata-server options
 }
 stop_strata() { kill "$STRATA_PID" 2>/dev/null || true; wait "$STRATA_PID" 2>/dev/null || true; }
 
+cpu_ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; }
+# CPU ticks of every PostgreSQL process, with the backends the postmaster
+# has reaped (its children's time).
+pg_cpu_ticks() {
+    python3 - "$PGWORK/data/postmaster.pid" <<'PY'
+import os, sys
+postmaster = int(open(sys.argv[1]).readline())
+total = 0
+for pid in os.listdir("/proc"):
+    if not pid.isdigit():
+        continue
+    try:
+        fields = open(f"/proc/{pid}/stat").read().rsplit(")", 1)[1].split()
+    except OSError:
+        continue
+    ppid = int(fields[1])
+    if int(pid) == postmaster:
+        total += int(fields[11]) + int(fields[12]) + int(fields[13]) + int(fields[14])
+    elif ppid == postmaster:
+        total += int(fields[11]) + int(fields[12])
+print(total)
+PY
+}
+# Microseconds of CPU per request from two tick counts.
+per_request() { python3 -c "import os,sys; t=int(sys.argv[2])-int(sys.argv[1]); n=int(sys.argv[3]); print(round(t / os.sysconf('SC_CLK_TCK') * 1e6 / n, 1) if n else 'n/a')" "$1" "$2" "$3"; }
+# Runs strata-bench against the server (wire driver, one thread), after a
+# warm-up of $2 (none when empty) that is not counted; prints
+# "throughput p99_ms cpu_us_per_request". $1: JSON out, then options.
+measure() {
+    local out=$1 warm=$2; shift 2
+    if [ -n "$warm" ]; then
+        "$BIN/strata-bench" --workload books --port "$STRATA_PORT" --driver wire --threads 1 -d "$warm" "$@" > /dev/null
+    fi
+    local before after
+    before=$(cpu_ticks "$STRATA_PID")
+    "$BIN/strata-bench" --workload books --port "$STRATA_PORT" --driver wire --threads 1 -d "$DURATION" --json --out "$out" "$@" > /dev/null
+    after=$(cpu_ticks "$STRATA_PID")
+    python3 - "$out" "$before" "$after" <<'PY'
+import json, os, sys
+d = json.load(open(sys.argv[1])); ticks = int(sys.argv[3]) - int(sys.argv[2]); n = d["requests"]
+print(d["throughputRps"], d["latencyMs"]["p99"], round(ticks / os.sysconf("SC_CLK_TCK") * 1e6 / n, 1) if n else "n/a")
+PY
+}
+
 # 1. Embedded
 if [ -z "${SKIP_EMBEDDED:-}" ]; then
     echo "embedded: $ROWS rows…" >&2
@@ -88,31 +137,43 @@ PY
     done < "$WORK/embedded.rows"
 fi
 
-# 2. Server vs Redis
+# 2. Server vs Redis and PostgreSQL. Every row gives throughput, p99 and
+# the server's CPU time per request (user + system from /proc, all of its
+# processes: PostgreSQL's backends too), which does not move with the
+# machine's load as throughput does. A warm-up, when there is one, runs
+# before the CPU time is read.
 if [ -z "${SKIP_REDIS:-}" ]; then
     redis-server --port "$REDIS_PORT" --bind 127.0.0.1 --save "" --appendonly no --daemonize no > "$WORK/redis.log" 2>&1 &
-    PIDS+=("$!")
+    REDIS_PID=$!
+    PIDS+=("$REDIS_PID")
     sleep 0.5
     start_strata "$WORK/data-redis" --event-loop-threads "$SERVER_LOOPS"
     "$BIN/strata-bench" --workload books --port "$STRATA_PORT" --dataset 10000 --feedback-per-book 1 -n 1 --mix count=1 > /dev/null
     # Redis gets data too: GETs then find (almost) every key, as Strata's do.
     redis-benchmark -h 127.0.0.1 -p "$REDIS_PORT" -c 50 -n 400000 -t set -d 200 -r 100000 -q > /dev/null
     # Gets first, both modes, on the 10,000 seeded books (which the row
-    # cache holds, as Redis holds its keys); the inserts come after, as
-    # they grow the store (by some 100,000 books at 9,000/s).
-    for op in get insert; do
+    # cache holds, as Redis holds its keys); the query next; the inserts
+    # last, as they grow the store (by some 100,000 books at 9,000/s).
+    for op in get query insert; do
         for mode in plain pipelined; do
+            [ "$op" = query ] && [ "$mode" = pipelined ] && continue
             if [ "$mode" = plain ]; then sflags="-c 50"; rflags="-c 50"; else sflags="-c 50 --concurrency 800"; rflags="-c 50 -P 16"; fi
-            rop=$([ "$op" = get ] && echo get || echo set)
+            [ "$op" = query ] && sflags="-c 10"
+            warm=""; [ "$op" != insert ] && warm=3s
             echo "server vs redis: $op ($mode)…" >&2
-            "$BIN/strata-bench" --workload books --port "$STRATA_PORT" $sflags --driver wire --threads 1 -d "$DURATION" --mix "$op=100" --warmup 3s --json --out "$WORK/$op-$mode.json" > /dev/null
+            read -r s_rps s_p99 s_cpu <<< "$(measure "$WORK/$op-$mode.json" "$warm" $sflags --mix "$op=100")"
+            eval "strata_${op}_${mode}=\"$s_rps $s_p99 $s_cpu\""
+            [ "$op" = query ] && continue
+            rop=$([ "$op" = get ] && echo get || echo set)
+            before=$(cpu_ticks "$REDIS_PID")
             redis-benchmark -h 127.0.0.1 -p "$REDIS_PORT" $rflags -n 500000 -t "$rop" -d 200 -r 100000 --csv > "$WORK/redis-$op-$mode.csv"
-            s_rps=$(json "$WORK/$op-$mode.json" "d['throughputRps']")
-            s_p99=$(json "$WORK/$op-$mode.json" "d['latencyMs']['p99']")
+            after=$(cpu_ticks "$REDIS_PID")
             r_rps=$(python3 -c "import csv,sys; r=list(csv.reader(open(sys.argv[1])))[1]; print(r[1])" "$WORK/redis-$op-$mode.csv")
             r_p99=$(python3 -c "import csv,sys; r=list(csv.reader(open(sys.argv[1])))[1]; print(r[6])" "$WORK/redis-$op-$mode.csv")
+            r_cpu=$(per_request "$before" "$after" 500000)
             row "$op $mode throughput (req/s)" "$s_rps" "$r_rps (redis ${rop^^})" "$(ratio "$s_rps" "$r_rps")"
             row "$op $mode p99 (ms)" "$s_p99" "$r_p99 (redis ${rop^^})" "$(ratio "$s_p99" "$r_p99")"
+            row "$op $mode server CPU per request (us)" "$s_cpu" "$r_cpu (redis ${rop^^})" "$(ratio "$s_cpu" "$r_cpu")"
         done
     done
     stop_strata
@@ -134,12 +195,103 @@ if [ -z "${SKIP_REDIS:-}" ]; then
     if [ "$(redis-cli -p "$DURABLE_PORT" config get appendfsync 2>/dev/null | tail -1)" != always ]; then
         echo "the durable redis-server did not start on port $DURABLE_PORT:" >&2; cat "$WORK/redis-aof.log" >&2; exit 1
     fi
+    before=$(cpu_ticks "$DURABLE_PID")
     redis-benchmark -h 127.0.0.1 -p "$DURABLE_PORT" -c 50 -n 300000 -t set -d 200 -r 100000 --csv > "$WORK/redis-durable-set.csv"
+    after=$(cpu_ticks "$DURABLE_PID")
     kill "$DURABLE_PID" 2>/dev/null || true
     wait "$DURABLE_PID" 2>/dev/null || true
     d_rps=$(python3 -c "import csv,sys; r=list(csv.reader(open(sys.argv[1])))[1]; print(r[1])" "$WORK/redis-durable-set.csv")
-    s_rps=$(json "$WORK/insert-plain.json" "d['throughputRps']")
+    d_cpu=$(per_request "$before" "$after" 300000)
+    read -r s_rps _ s_cpu <<< "$strata_insert_plain"
     row "insert plain vs durable SET (req/s)" "$s_rps" "$d_rps (SET, fsync always)" "$(ratio "$s_rps" "$d_rps")"
+    row "insert plain vs durable SET (CPU us/req)" "$s_cpu" "$d_cpu (SET, fsync always)" "$(ratio "$s_cpu" "$d_cpu")"
+fi
+
+# 2b. The same get, insert and query against PostgreSQL on loopback
+# (synchronous_commit=on: every commit's WAL is flushed before it is
+# answered, as Strata's saves are), driven by pgbench with prepared
+# statements, one thread, 50 connections (10 for the query), on a Book
+# table like Strata's: same columns, unique uuid, indexes on title and
+# pages, 10,000 rows. PostgreSQL's CPU is that of all of its processes
+# (the postmaster's reaped backends included).
+if [ -z "${SKIP_POSTGRES:-}" ] && [ -z "${SKIP_REDIS:-}" ]; then
+    PGBIN=$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -1)
+    if [ -z "$PGBIN" ] || ! command -v pgbench >/dev/null; then
+        apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq postgresql postgresql-contrib > /dev/null
+        PGBIN=$(ls -d /usr/lib/postgresql/*/bin | sort -V | tail -1)
+    fi
+    PGPORT=${PGPORT:-5491}
+    PGWORK=$(mktemp -d /tmp/strata-benchmark-pg.XXXXXX)
+    as_pg() { if [ "$(id -u)" = 0 ]; then runuser -u postgres -- "$@"; else "$@"; fi; }
+    [ "$(id -u)" = 0 ] && chown postgres "$PGWORK"
+    as_pg "$PGBIN/initdb" -D "$PGWORK/data" -A trust -U postgres > "$PGWORK/initdb.log" 2>&1
+    as_pg "$PGBIN/pg_ctl" -D "$PGWORK/data" -l "$PGWORK/server.log" -w start \
+        -o "-c listen_addresses=127.0.0.1 -p $PGPORT -k $PGWORK -c synchronous_commit=on -c fsync=on -c max_connections=120 -c shared_buffers=128MB" > /dev/null
+    pg_stop() { as_pg "$PGBIN/pg_ctl" -D "$PGWORK/data" -m fast stop > /dev/null 2>&1 || true; rm -rf "$PGWORK"; }
+    PSQL=(psql -h 127.0.0.1 -p "$PGPORT" -U postgres -v ON_ERROR_STOP=1 -q)
+    "${PSQL[@]}" -c "CREATE DATABASE bench" postgres
+    "${PSQL[@]}" bench <<'SQL'
+CREATE TABLE book (
+    id bigserial PRIMARY KEY,
+    version bigint NOT NULL DEFAULT 1,
+    uuid uuid NOT NULL UNIQUE,
+    title text NOT NULL,
+    canonical_title text,
+    author text,
+    publish_date double precision,
+    price numeric,
+    pages integer,
+    cover_color bytea
+);
+CREATE INDEX book_title ON book (title);
+CREATE INDEX book_pages ON book (pages);
+INSERT INTO book (uuid, title, canonical_title, author, pages, price)
+    SELECT gen_random_uuid(), 'Seeded book ' || i, 'seeded book ' || i, 'Author ' || (i % 997),
+           1 + (random() * 999)::int, (random() * 10000)::int / 100.0
+    FROM generate_series(1, 10000) AS i;
+ANALYZE book;
+SQL
+    printf '\\set id random(1, 10000)\nSELECT * FROM book WHERE id = :id;\n' > "$PGWORK/get.sql"
+    printf '\\set pages random(1, 1000)\nINSERT INTO book (uuid, title, canonical_title, pages) VALUES (gen_random_uuid(), '"'"'Bench book'"'"', '"'"'bench book'"'"', :pages);\n' > "$PGWORK/insert.sql"
+    printf '\\set low random(1, 990)\nSELECT * FROM book WHERE pages BETWEEN :low AND :low + 10 ORDER BY pages, id LIMIT 20;\n' > "$PGWORK/query.sql"
+    PG_SECONDS=${DURATION%s}
+    for op in get query insert; do
+        clients=50; [ "$op" = query ] && clients=10
+        echo "server vs postgresql: $op…" >&2
+        # Warm-up: PostgreSQL's buffers hold the table, as Strata's row
+        # cache and page cache do.
+        pgbench -h 127.0.0.1 -p "$PGPORT" -U postgres -n -M prepared -c "$clients" -j 1 -T 2 -f "$PGWORK/$op.sql" bench > /dev/null 2>&1
+        sleep 0.5
+        before=$(pg_cpu_ticks)
+        (cd "$PGWORK" && pgbench -h 127.0.0.1 -p "$PGPORT" -U postgres -n -M prepared -c "$clients" -j 1 -T "$PG_SECONDS" \
+            -f "$PGWORK/$op.sql" --log --log-prefix="$PGWORK/log-$op" bench > "$PGWORK/$op.out" 2>&1)
+        sleep 0.5
+        after=$(pg_cpu_ticks)
+        read -r p_rps p_p99 p_n <<< "$(python3 - "$PGWORK" "$op" <<'PY'
+import glob, sys
+latencies = []
+for name in glob.glob(f"{sys.argv[1]}/log-{sys.argv[2]}.*"):
+    for line in open(name):
+        fields = line.split()
+        if len(fields) >= 6:
+            latencies.append(int(fields[2]))
+latencies.sort()
+seconds = 0.0
+for line in open(f"{sys.argv[1]}/{sys.argv[2]}.out"):
+    if line.startswith("duration:"):
+        seconds = float(line.split()[1])
+n = len(latencies)
+p99 = latencies[min(n - 1, int(n * 0.99))] / 1000 if n else 0
+print(round(n / seconds, 1) if seconds else 0, round(p99, 3), n)
+PY
+)"
+        p_cpu=$(per_request "$before" "$after" "$p_n")
+        read -r s_rps s_p99 s_cpu <<< "$(eval echo "\$strata_${op}_plain")"
+        row "$op vs PostgreSQL throughput (req/s)" "$s_rps" "$p_rps (postgres, $clients conn)" "$(ratio "$s_rps" "$p_rps")"
+        row "$op vs PostgreSQL p99 (ms)" "$s_p99" "$p_p99 (postgres)" "$(ratio "$s_p99" "$p_p99")"
+        row "$op vs PostgreSQL server CPU per request (us)" "$s_cpu" "$p_cpu (postgres)" "$(ratio "$s_cpu" "$p_cpu")"
+    done
+    pg_stop
 fi
 
 # 3. Scale
@@ -167,20 +319,6 @@ fi
 # 4. Security: what TLS and access rules cost, each beside the same run
 # without, on one event-loop thread (CPU per request does not move with
 # the machine's load; throughput does).
-cpu_ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; }
-measure() { # $1 label, $2 json out, then strata-bench options; prints "rps cpu_us_per_request"
-    local label=$1 out=$2; shift 2
-    local before after
-    before=$(cpu_ticks "$STRATA_PID")
-    "$BIN/strata-bench" --workload books --port "$STRATA_PORT" --driver wire --threads 1 -d "$DURATION" --json --out "$out" "$@" > /dev/null
-    after=$(cpu_ticks "$STRATA_PID")
-    python3 - "$out" "$before" "$after" "$(getconf CLK_TCK)" <<'PY'
-import json, sys
-d = json.load(open(sys.argv[1])); ticks = int(sys.argv[3]) - int(sys.argv[2]); hz = int(sys.argv[4])
-n = d["requests"]
-print(d["throughputRps"], round(ticks / hz * 1e6 / n, 1) if n else "n/a")
-PY
-}
 if [ -z "${SKIP_SECURITY:-}" ]; then
     SEC="$WORK/security"; mkdir -p "$SEC"
     openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -days 2 -subj "/CN=bench CA" \
@@ -198,8 +336,8 @@ if [ -z "${SKIP_SECURITY:-}" ]; then
         if [ "$variant" = tls ]; then extra=(--tls-cert "$SEC/server.pem" --tls-key "$SEC/server-key.pem"); client=(--tls-ca "$SEC/ca.pem"); fi
         start_strata "$WORK/data-sec-$variant" --event-loop-threads 1 --auth-file "$SEC/auth.json" "${extra[@]}"
         "$BIN/strata-bench" --workload books --port "$STRATA_PORT" --auth-token root-token "${client[@]}" --dataset 10000 --feedback-per-book 1 -n 1 --mix count=1 > /dev/null
-        read -r get_rps get_cpu <<< "$(measure get "$SEC/get-$variant.json" --auth-token root-token "${client[@]}" -c 50 --mix get=100 --warmup 3s)"
-        read -r ins_rps ins_cpu <<< "$(measure insert "$SEC/insert-$variant.json" --auth-token root-token "${client[@]}" -c 50 --mix insert=100)"
+        read -r get_rps _ get_cpu <<< "$(measure "$SEC/get-$variant.json" "3s" --auth-token root-token "${client[@]}" -c 50 --mix get=100)"
+        read -r ins_rps _ ins_cpu <<< "$(measure "$SEC/insert-$variant.json" "" --auth-token root-token "${client[@]}" -c 50 --mix insert=100)"
         eval "get_rps_$variant=$get_rps get_cpu_$variant=$get_cpu ins_rps_$variant=$ins_rps ins_cpu_$variant=$ins_cpu"
         stop_strata
     done
@@ -209,13 +347,13 @@ if [ -z "${SKIP_SECURITY:-}" ]; then
     row "insert, TLS vs plain (server CPU us/req)" "$ins_cpu_tls" "$ins_cpu_plain (plain)" "$(ratio "$ins_cpu_tls" "$ins_cpu_plain")"
     start_strata "$WORK/data-sec-rules" --event-loop-threads 1 --auth-file "$SEC/auth.json" --rules "$SEC/rules.json"
     "$BIN/strata-bench" --workload books --port "$STRATA_PORT" --auth-token root-token --dataset 10000 --feedback-per-book 1 -n 1 --mix count=1 > /dev/null
-    read -r q_rule q_rule_cpu <<< "$(measure query "$SEC/query-rule.json" --auth-token reader-token -c 10 --mix query=100 --warmup 2s)"
-    read -r q_admin q_admin_cpu <<< "$(measure query "$SEC/query-admin.json" --auth-token root-token -c 10 --mix query=100 --warmup 2s)"
-    read -r g_admin g_admin_cpu <<< "$(measure get "$SEC/get-admin.json" --auth-token root-token -c 50 --mix get=100 --warmup 3s)"
+    read -r q_rule _ q_rule_cpu <<< "$(measure "$SEC/query-rule.json" "2s" --auth-token reader-token -c 10 --mix query=100)"
+    read -r q_admin _ q_admin_cpu <<< "$(measure "$SEC/query-admin.json" "2s" --auth-token root-token -c 10 --mix query=100)"
+    read -r g_admin _ g_admin_cpu <<< "$(measure "$SEC/get-admin.json" "3s" --auth-token root-token -c 50 --mix get=100)"
     stop_strata
     start_strata "$WORK/data-sec-norules" --event-loop-threads 1 --auth-file "$SEC/auth.json"
     "$BIN/strata-bench" --workload books --port "$STRATA_PORT" --auth-token root-token --dataset 10000 --feedback-per-book 1 -n 1 --mix count=1 > /dev/null
-    read -r g_none g_none_cpu <<< "$(measure get "$SEC/get-none.json" --auth-token reader-token -c 50 --mix get=100 --warmup 3s)"
+    read -r g_none _ g_none_cpu <<< "$(measure "$SEC/get-none.json" "3s" --auth-token reader-token -c 50 --mix get=100)"
     stop_strata
     row "query under a read rule vs admin (req/s)" "$q_rule" "$q_admin (admin, no rule)" "$(ratio "$q_rule" "$q_admin")"
     row "query under a read rule vs admin (CPU us/req)" "$q_rule_cpu" "$q_admin_cpu (admin, no rule)" "$(ratio "$q_rule_cpu" "$q_admin_cpu")"
