@@ -13,11 +13,14 @@
 #   4. security: get and insert with TLS, query and get under a read rule,
 #      each beside the same run without, as throughput and as server CPU
 #      time per request (from /proc, user + system)
+#   5. allocations per get, insert and query on the server, checked against
+#      Tools/benchmark/allocations.txt (exit 1 when one is over)
 # Prints a table with both sides and the ratio.
 #
 # Environment: DURATION (default 10s), SCALES (default "10000 100000 1000000"),
 # SKIP_EMBEDDED=1, SKIP_REDIS=1 (also skips PostgreSQL), SKIP_POSTGRES=1,
-# SKIP_SCALE=1, SKIP_SECURITY=1, ROWS (embedded rows, 100000), PGPORT (5491),
+# SKIP_SCALE=1, SKIP_SECURITY=1, SKIP_ALLOCATIONS=1, ROWS (embedded rows,
+# 100000), PGPORT (5491),
 # SERVER_LOOPS (strata-server's event-loop threads against Redis, default 1).
 #
 # Against Redis, each server serves connections on one thread (Redis runs
@@ -361,8 +364,55 @@ if [ -z "${SKIP_SECURITY:-}" ]; then
     row "get unrestricted, rules on vs off (CPU us/req)" "$g_admin_cpu" "$g_none_cpu (no rules)" "$(ratio "$g_admin_cpu" "$g_none_cpu")"
 fi
 
+# 5. Allocations per request on the server (malloc, calloc, realloc and
+# the aligned allocators, counted with perf's uprobes on libc while a run
+# of a fixed number of requests goes), checked against the thresholds in
+# Tools/benchmark/allocations.txt, as swift-nio's allocation-counter tests
+# check theirs: a change that allocates more per request fails here.
+ALLOCATIONS_OVER=()
+if [ -z "${SKIP_ALLOCATIONS:-}" ]; then
+    LIBC=$(ldd "$BIN/strata-server" | awk '/libc\.so/ {print $3}')
+    probes_ok=1
+    for f in malloc calloc realloc posix_memalign aligned_alloc; do
+        perf probe -l 2>/dev/null | grep -q "probe_libc:$f " || perf probe -q -x "$LIBC" "$f" > /dev/null 2>&1 || probes_ok=0
+    done
+    if [ "$probes_ok" = 0 ]; then
+        echo "allocations: skipped, perf cannot place uprobes on $LIBC here (needs root and uprobe support)" >&2
+        row "allocations per request" "skipped" "no perf uprobes on this machine" ""
+    else
+        start_strata "$WORK/data-allocations" --event-loop-threads 1
+        "$BIN/strata-bench" --workload books --port "$STRATA_PORT" --dataset 10000 --feedback-per-book 1 -n 1 --mix count=1 > /dev/null
+        while read -r op limit; do
+            case "$op" in ''|'#'*) continue ;; esac
+            clients=50; n=20000; [ "$op" = query ] && { clients=10; n=5000; }
+            echo "allocations: $op…" >&2
+            # Warm first (caches filled, statements prepared), then count.
+            "$BIN/strata-bench" --workload books --port "$STRATA_PORT" -c "$clients" --driver wire --threads 1 -n "$n" --mix "$op=100" > /dev/null
+            perf stat -e 'probe_libc:malloc,probe_libc:calloc,probe_libc:realloc,probe_libc:posix_memalign,probe_libc:aligned_alloc' \
+                -p "$STRATA_PID" -o "$WORK/allocations-$op.txt" &
+            counter=$!
+            sleep 0.5
+            "$BIN/strata-bench" --workload books --port "$STRATA_PORT" -c "$clients" --driver wire --threads 1 -n "$n" --mix "$op=100" > /dev/null
+            kill -INT "$counter"; wait "$counter" || true
+            total=$(awk '/probe_libc/ {gsub(",", "", $1); sum += $1} END {print sum + 0}' "$WORK/allocations-$op.txt")
+            per=$(python3 -c "import sys; print(round(int(sys.argv[1]) / int(sys.argv[2]), 1))" "$total" "$n")
+            verdict="within $limit"
+            if python3 -c "import sys; sys.exit(0 if float(sys.argv[1]) <= float(sys.argv[2]) else 1)" "$per" "$limit"; then :; else
+                verdict="OVER $limit"; ALLOCATIONS_OVER+=("$op: $per allocations per request, threshold $limit")
+            fi
+            row "$op: server allocations per request" "$per" "threshold $limit ($verdict)" ""
+        done < Tools/benchmark/allocations.txt
+        stop_strata
+    fi
+fi
+
 printf '\n%-52s %-22s %-30s %s\n' "benchmark" "strata" "baseline" "ratio"
 for r in "${ROWS_OUT[@]}"; do
     IFS='|' read -r label s b q <<< "$r"
     printf '%-52s %-22s %-30s %s\n' "$label" "$s" "$b" "$q"
 done
+if [ "${#ALLOCATIONS_OVER[@]}" -gt 0 ]; then
+    printf '\nallocations over their thresholds (Tools/benchmark/allocations.txt):\n' >&2
+    printf '  %s\n' "${ALLOCATIONS_OVER[@]}" >&2
+    exit 1
+fi
