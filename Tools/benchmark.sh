@@ -386,8 +386,9 @@ if [ -z "${SKIP_ALLOCATIONS:-}" ]; then
             case "$op" in ''|'#'*) continue ;; esac
             clients=50; n=20000; [ "$op" = query ] && { clients=10; n=5000; }
             echo "allocations: $op…" >&2
-            # Warm first (caches filled, statements prepared), then count.
-            "$BIN/strata-bench" --workload books --port "$STRATA_PORT" -c "$clients" --driver wire --threads 1 -n "$n" --mix "$op=100" > /dev/null
+            # Warm first (every book in the row cache, statements
+            # prepared), then count.
+            "$BIN/strata-bench" --workload books --port "$STRATA_PORT" -c "$clients" --driver wire --threads 1 -d 3s --mix "$op=100" > /dev/null
             perf stat -e 'probe_libc:malloc,probe_libc:calloc,probe_libc:realloc,probe_libc:posix_memalign,probe_libc:aligned_alloc' \
                 -p "$STRATA_PID" -o "$WORK/allocations-$op.txt" &
             counter=$!
