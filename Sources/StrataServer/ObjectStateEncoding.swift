@@ -139,7 +139,9 @@ enum ObjectStateEncoding {
     // MARK: Writing
 
     /// Writes into memory sized beforehand (by the functions above, which
-    /// mirror these): no bounds or capacity checks per byte.
+    /// mirror these): no capacity growth per write. Every write still
+    /// checks its bounds (a size that disagreed with the bytes would be a
+    /// bug here, never a write past the memory).
     private struct Writer {
         let memory: UnsafeMutableRawBufferPointer
         var offset = 0
@@ -149,6 +151,7 @@ enum ObjectStateEncoding {
         }
 
         mutating func byte(_ value: UInt8) {
+            precondition(offset < memory.count, "ObjectStateEncoding: a row's size was computed short")
             memory[offset] = value
             offset += 1
         }
@@ -167,13 +170,15 @@ enum ObjectStateEncoding {
         }
 
         mutating func fixed64(_ value: UInt64) {
+            precondition(offset + 8 <= memory.count, "ObjectStateEncoding: a row's size was computed short")
             memory.storeBytes(of: value.littleEndian, toByteOffset: offset, as: UInt64.self)
             offset += 8
         }
 
         mutating func raw(_ bytes: UnsafeRawBufferPointer) {
-            guard let base = bytes.baseAddress, !bytes.isEmpty else { return }
-            (memory.baseAddress! + offset).copyMemory(from: base, byteCount: bytes.count)
+            guard let base = bytes.baseAddress, let start = memory.baseAddress, !bytes.isEmpty else { return }
+            precondition(offset + bytes.count <= memory.count, "ObjectStateEncoding: a row's size was computed short")
+            (start + offset).copyMemory(from: base, byteCount: bytes.count)
             offset += bytes.count
         }
 
@@ -205,6 +210,7 @@ enum ObjectStateEncoding {
             byte(UInt8(ascii: "p"))
             if key < 0 { byte(UInt8(ascii: "-")) }
             let digits = decimalDigits(key) - (key < 0 ? 1 : 0)
+            precondition(offset + digits <= memory.count, "ObjectStateEncoding: a row's size was computed short")
             var magnitude = key.magnitude
             for position in stride(from: offset + digits - 1, through: offset, by: -1) {
                 memory[position] = UInt8(ascii: "0") + UInt8(magnitude % 10)

@@ -23,7 +23,7 @@ import Testing
         for count in [0, 1, 3] {
             let snapshots = (0..<count).map { snapshot(Int64($0 + 1), version: 1, title: String(repeating: "t", count: 60 * ($0 + 1))) }
             // Encoded once: a map's order may differ between encodings.
-            let states = try snapshots.map(RowEncoding.encodedState(of:))
+            let states = snapshots.map(RowEncoding.encodedState(of:))
             // The framed answer: flag 0, big-endian payload length, payload.
             var frame = RowEncoding.refreshAnswerFrame(requestID: requestID, states: states, allocator: ByteBufferAllocator())
             #expect(frame.readInteger(as: UInt8.self) == 0)

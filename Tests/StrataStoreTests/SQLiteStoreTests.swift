@@ -39,7 +39,7 @@ import Testing
             var description = StoreDescription(url: directory.storeURL, type: .sqlite)
             if let bytes { description.pageCacheBytes = bytes }
             let store = try await SQLiteStore(description: description, model: Models.library())
-            let database = try await store.openDatabase()
+            let database = try store.openDatabase()
             let writer = try await database.write { db in try Int.fetchOne(db, sql: "PRAGMA cache_size") ?? 0 }
             let reader = try await store.read(database) { db in try Int.fetchOne(db, sql: "PRAGMA cache_size") ?? 0 }
             try await store.close()
@@ -61,7 +61,7 @@ import Testing
         for _ in 0..<2 {
             // Created, then opened again.
             let store = try await open(directory)
-            let database = try await store.openDatabase()
+            let database = try store.openDatabase()
             let mode = try await database.writeWithoutTransaction { db in
                 (try Int.fetchOne(db, sql: "PRAGMA synchronous"), try String.fetchOne(db, sql: "PRAGMA journal_mode"))
             }
@@ -1138,7 +1138,7 @@ import Testing
         // after that (what it sees tells which ran first).
         async let queued = store.insert("Tag", ["name": .string("queued")])
         try await waitUntil { store.queuedSaveCount == 1 }
-        let database = try await store.openDatabase()
+        let database = try store.openDatabase()
         let (seen, seeing) = AsyncStream<Int?>.makeStream()
         database.asyncWriteWithoutTransaction { db in
             seeing.yield(try? Int.fetchOne(db, sql: "SELECT count(*) FROM ZTAG WHERE ZNAME = 'queued'"))
