@@ -123,7 +123,8 @@ extension SQLiteStore {
 
     /// Writes a group of change sets in one immediate transaction, each in
     /// a savepoint that is rolled back when that change set conflicts or
-    /// fails. Checking and encoding happen before the transaction begins
+    /// fails (a group of one needs none: its transaction is rolled back).
+    /// One code path for every size of group. Checking and encoding happen before the transaction begins
     /// (see ``SQLiteInsertPipeline`` for large inserts).
     ///
     /// A lock held by another connection (SQLite's BUSY or LOCKED) is
@@ -149,54 +150,42 @@ extension SQLiteStore {
             }
         }
         let timestamp = Date()
-        if group.count == 1 {
-            guard var transaction = transactions[0].take() else { return results }
-            var outcome = StoreSaveResult.committed(StoreCommit())
-            do {
-                try db.inTransaction(.immediate) {
-                    var keys = SQLiteKeyAllocator()
-                    var recorder = try history.map { _ in try SQLiteHistory.Recorder(db, path: path) }
-                    outcome = try execute(&transaction, changes: group[0], db: db, mapping: mapping, history: history, recorder: &recorder, timestamp: timestamp, keys: &keys)
-                    guard case .committed = outcome else { return .rollback }
-                    try keys.record(db)
-                    return .commit
-                }
-            } catch let error as DatabaseError where SQLiteBusyRetry.isBusy(error) {
-                throw error
-            } catch {
-                return [.failure(error)]
-            }
-            return [.success(outcome)]
-        }
+        // Savepoints keep the saves of a group apart; a save written alone
+        // has the transaction to itself, and its failure rolls that back.
+        let shared = transactions.lazy.filter { $0 != nil }.count > 1
+        guard transactions.contains(where: { $0 != nil }) else { return results }
         try db.inTransaction(.immediate) {
             // One key allocation for the group: a save rolled back to its
             // savepoint leaves a gap in the keys.
             var keys = SQLiteKeyAllocator()
             var recorder = try history.map { _ in try SQLiteHistory.Recorder(db, path: path) }
             // Prepared once, not parsed again for every save.
-            let savepoint = try db.cachedStatement(sql: "SAVEPOINT strata_group_save")
-            let release = try db.cachedStatement(sql: "RELEASE SAVEPOINT strata_group_save")
-            let rollback = try db.cachedStatement(sql: "ROLLBACK TO SAVEPOINT strata_group_save")
+            let savepoint = shared ? try db.cachedStatement(sql: "SAVEPOINT strata_group_save") : nil
+            let release = shared ? try db.cachedStatement(sql: "RELEASE SAVEPOINT strata_group_save") : nil
+            let rollback = shared ? try db.cachedStatement(sql: "ROLLBACK TO SAVEPOINT strata_group_save") : nil
+            var committed = 0
             for index in transactions.indices {
                 guard var transaction = transactions[index].take() else { continue }
-                try savepoint.execute()
+                try savepoint?.execute()
                 do {
                     let outcome = try execute(&transaction, changes: group[index], db: db, mapping: mapping, history: history, recorder: &recorder, timestamp: timestamp, keys: &keys)
                     if case .committed = outcome {
-                        try release.execute()
+                        committed += 1
                     } else {
-                        try rollback.execute()
-                        try release.execute()
+                        try rollback?.execute()
                     }
+                    try release?.execute()
                     results[index] = .success(outcome)
                 } catch let error as DatabaseError where SQLiteBusyRetry.isBusy(error) {
                     throw error
                 } catch {
-                    try rollback.execute()
-                    try release.execute()
+                    try rollback?.execute()
+                    try release?.execute()
                     results[index] = .failure(error)
                 }
             }
+            // Nothing to keep: no commit (and no sync) at all.
+            guard committed > 0 else { return .rollback }
             try keys.record(db)
             return .commit
         }
