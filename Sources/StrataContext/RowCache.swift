@@ -79,6 +79,17 @@ public final class RowCache: Sendable {
         }
     }
 
+    /// ``cachedRows(_:)`` for one ID, without the arrays (a get of one
+    /// object is the common case).
+    public func cachedRow(_ id: ObjectID) -> (row: CachedRow, generation: UInt64)? {
+        guard isEnabled else { return nil }
+        return state.withLockedValue { state in
+            guard let row = state.entries[id] else { return nil }
+            state.hits += 1
+            return (row, state.generation)
+        }
+    }
+
     /// The snapshots of `ids`, in their order, when every one is cached.
     public func cachedSnapshots(_ ids: [ObjectID]) -> [Snapshot]? {
         cachedRows(ids)?.rows.map(\.snapshot)

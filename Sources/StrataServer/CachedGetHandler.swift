@@ -1,4 +1,5 @@
 import NIOCore
+import StrataContext
 import StrataModel
 import StrataStore
 import StrataWire
@@ -94,33 +95,25 @@ final class CachedGetHandler: ChannelInboundHandler, RemovableChannelHandler {
         // refuses) and relationships need the async side's checks.
         guard refresh.requestID != 0, !refresh.namesRelationships, !refresh.namesFetched,
               !refresh.ids.isEmpty, refresh.ids.count <= Self.maximumObjects else { return nil }
-        var ids: [ObjectID] = []
-        ids.reserveCapacity(refresh.ids.count)
-        for text in refresh.ids {
-            guard let id = try? PropertyValue.parseObjectID(text),
-                  !id.isTemporary,
-                  core.coordinator.store(identifier: id.storeIdentifier) != nil,
-                  core.model.entity(named: id.entityName) != nil,
-                  refresh.skipFetched || core.model.fetchedProperties(of: id.entityName).isEmpty else { return nil }
-            ids.append(id)
-        }
         let cache = core.coordinator.rowCache
-        guard let (rows, generation) = cache.cachedRows(ids),
-              rows.reduce(0, { $0 + ($1.attachment?.count ?? Self.approximateBytes(of: $1.snapshot)) }) <= Self.maximumAnswerBytes else { return nil }
-        var states: [[UInt8]] = []
-        states.reserveCapacity(rows.count)
-        for row in rows {
-            if let encoded = row.attachment {
-                states.append(encoded)
-                continue
+        var answer: ByteBuffer
+        if refresh.ids.count == 1 {
+            // One object, the common get: no arrays on the way.
+            guard let id = admissibleID(refresh.ids[0], skipFetched: refresh.skipFetched),
+                  let (row, generation) = cache.cachedRow(id),
+                  (row.attachment?.count ?? Self.approximateBytes(of: row.snapshot)) <= Self.maximumAnswerBytes else { return nil }
+            answer = RowEncoding.refreshAnswerFrame(requestID: refresh.requestID, states: CollectionOfOne(encoded(row, readAt: generation)), allocator: allocator)
+        } else {
+            var ids: [ObjectID] = []
+            ids.reserveCapacity(refresh.ids.count)
+            for text in refresh.ids {
+                guard let id = admissibleID(text, skipFetched: refresh.skipFetched) else { return nil }
+                ids.append(id)
             }
-            let encoded = RowEncoding.encodedState(of: row.snapshot)
-            if encoded.count <= RowEncoding.maximumAttachedBytes {
-                cache.attach(encoded, to: row.snapshot, readAt: generation)
-            }
-            states.append(encoded)
+            guard let (rows, generation) = cache.cachedRows(ids),
+                  rows.reduce(0, { $0 + ($1.attachment?.count ?? Self.approximateBytes(of: $1.snapshot)) }) <= Self.maximumAnswerBytes else { return nil }
+            answer = RowEncoding.refreshAnswerFrame(requestID: refresh.requestID, states: rows.map { encoded($0, readAt: generation) }, allocator: allocator)
         }
-        var answer = RowEncoding.refreshAnswerFrame(requestID: refresh.requestID, states: states, allocator: allocator)
         let payloadBytes = answer.readableBytes - WireProtocol.headerSize
         guard payloadBytes <= maxFrameBytes else { return nil }
         if state.compresses, payloadBytes >= WireProtocol.compressionThreshold {
@@ -131,6 +124,29 @@ final class CachedGetHandler: ChannelInboundHandler, RemovableChannelHandler {
         }
         core.stats.record(operation: Self.operationName, duration: .now - started, failed: false)
         return answer
+    }
+
+    /// The ID `text` names when this handler may answer for it: permanent,
+    /// of a store and an entity this server has, and (unless fetched
+    /// properties are skipped) of an entity without fetched properties.
+    private func admissibleID(_ text: String, skipFetched: Bool) -> ObjectID? {
+        guard let id = try? PropertyValue.parseObjectID(text),
+              !id.isTemporary,
+              core.coordinator.store(identifier: id.storeIdentifier) != nil,
+              core.model.entity(named: id.entityName) != nil,
+              skipFetched || core.model.fetchedProperties(of: id.entityName).isEmpty else { return nil }
+        return id
+    }
+
+    /// A cached row's `ObjectState` bytes: its attachment, or its encoding,
+    /// attached for next time when small enough.
+    private func encoded(_ row: RowCache.CachedRow, readAt generation: UInt64) -> [UInt8] {
+        if let encoded = row.attachment { return encoded }
+        let encoded = RowEncoding.encodedState(of: row.snapshot)
+        if encoded.count <= RowEncoding.maximumAttachedBytes {
+            core.coordinator.rowCache.attach(encoded, to: row.snapshot, readAt: generation)
+        }
+        return encoded
     }
 
     /// Roughly how many bytes a snapshot's values take on the wire (for a

@@ -27,7 +27,7 @@ enum RowEncoding {
     /// `ServerFrame.refresh` 15, `RefreshResponse.objects` 1). Sized first
     /// and written once into one buffer: no intermediate arrays and no
     /// second copy by the frame encoder.
-    static func refreshAnswerFrame(requestID: UInt64, states: [[UInt8]], allocator: ByteBufferAllocator) -> ByteBuffer {
+    static func refreshAnswerFrame(requestID: UInt64, states: some Collection<[UInt8]>, allocator: ByteBufferAllocator) -> ByteBuffer {
         var responseBytes = 0
         for state in states { responseBytes += 1 + ByteBuffer.protobufVarintSize(UInt64(state.count)) + state.count }
         let payloadBytes = (requestID != 0 ? 1 + ByteBuffer.protobufVarintSize(requestID) : 0) + 1 + ByteBuffer.protobufVarintSize(UInt64(responseBytes)) + responseBytes
