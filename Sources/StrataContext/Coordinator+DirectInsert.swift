@@ -42,11 +42,9 @@ extension Coordinator {
         var changes = StoreChanges(checksVersions: checksVersions, author: author, contextName: contextName)
         changes.inserts.reserveCapacity(inserts.count)
         var plan: DirectInsertPlan?
-        var evaluators: [OperandEvaluator<InsertValuesAccessor>] = []
         for insert in inserts {
             if plan?.entity != insert.entity {
                 plan = directInsertPlan(of: insert.entity)
-                evaluators = []
             }
             guard let plan, let template = plan.template else { return nil }
             guard let target = directInsertStore(for: insert), store == nil || store?.identifier == target.identifier else { return nil }
@@ -59,25 +57,8 @@ extension Coordinator {
                 values[key, slot: slot, in: layout.values] = checked
             }
             let temporaryID = ObjectID.temporary(entityName: insert.entity)
-            if !plan.derivations.isEmpty {
-                if evaluators.isEmpty {
-                    guard let compiled = try? plan.derivations.map({ try OperandEvaluator($0.operand, entity: insert.entity, model: model, accessor: InsertValuesAccessor()) }) else { return nil }
-                    evaluators = compiled
-                }
-                for (derivation, evaluator) in zip(plan.derivations, evaluators) {
-                    let raw: PropertyValue
-                    let checked: PropertyValue
-                    do {
-                        raw = try evaluator.value(of: InsertValuesAccessor.Row(id: temporaryID, values: values))
-                        checked = try ObjectGraph.checked(Context.converted(raw, to: derivation.attribute), for: derivation.attribute, entity: insert.entity)
-                    } catch {
-                        return nil
-                    }
-                    if (values[derivation.attribute.name, slot: derivation.slot, in: layout.values] ?? .null) != checked {
-                        values[derivation.attribute.name, slot: derivation.slot, in: layout.values] = checked
-                    }
-                }
-            }
+            guard let derived = plan.derived(values, id: temporaryID, layout: layout.values) else { return nil }
+            values = derived
             guard Context.admitsInsert(plan.validation, values: values) else { return nil }
             changes.inserts.append(StoreChanges.Insert(temporaryID: temporaryID, values: values))
         }

@@ -1,6 +1,7 @@
 import Foundation
 import StrataModel
 import StrataQuery
+import Synchronization
 
 /// What a direct insert of one entity needs, computed once per coordinator
 /// from the model: whether the entity qualifies at all, its insert template
@@ -30,10 +31,16 @@ final class DirectInsertPlan: Sendable {
     let template: Context.InsertTemplate?
     let validation: Context.ValidationPlan
     let derivations: [Derivation]
+    /// The derivations compiled, once (on first use), and run under this
+    /// lock: compiled evaluators hold closures that are not `Sendable`, so
+    /// they never leave it.
+    private let evaluators = Mutex<[OperandEvaluator<InsertValuesAccessor>]?>(nil)
+    private let model: ObjectModel
 
     init(entity: String, coordinator: Coordinator) {
         self.entity = entity
         let model = coordinator.model
+        self.model = model
         validation = coordinator.validationPlans.value(for: entity) { Context.ValidationPlan(entity: entity, model: model) }
         let layout = coordinator.layouts.value(for: entity) { ObjectGraph.EntityLayout(entity: entity, model: model) }
         var derivations: [Derivation] = []
@@ -59,6 +66,29 @@ final class DirectInsertPlan: Sendable {
         }()
         self.template = template
         self.derivations = template == nil ? [] : derivations
+    }
+
+    /// `values` with every derived attribute computed, converted and
+    /// checked as a context's save would (in the model's order: a later
+    /// derivation reads the earlier ones' results); nil when one fails
+    /// (the save then goes through a context, which reports it).
+    func derived(_ values: PropertyValues, id: ObjectID, layout: PropertyValues.Layout) -> PropertyValues? {
+        guard !derivations.isEmpty else { return values }
+        return evaluators.withLock { compiled -> PropertyValues? in
+            if compiled == nil {
+                compiled = try? derivations.map { try OperandEvaluator($0.operand, entity: entity, model: model, accessor: InsertValuesAccessor()) }
+            }
+            guard let evaluators = compiled else { return nil }
+            var values = values
+            for (derivation, evaluator) in zip(derivations, evaluators) {
+                guard let raw = try? evaluator.value(of: InsertValuesAccessor.Row(id: id, values: values)),
+                      let checked = try? ObjectGraph.checked(Context.converted(raw, to: derivation.attribute), for: derivation.attribute, entity: entity) else { return nil }
+                if (values[derivation.attribute.name, slot: derivation.slot, in: layout] ?? .null) != checked {
+                    values[derivation.attribute.name, slot: derivation.slot, in: layout] = checked
+                }
+            }
+            return values
+        }
     }
 }
 

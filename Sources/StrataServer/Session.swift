@@ -152,6 +152,9 @@ actor Session {
     /// operation, the request ID and the entity the request is about.
     static func startSpan(operation: String, requestID: UInt64, request: Strata_V1_ClientFrame.OneOf_Request?) -> any Span {
         let span = Tracing.startSpan("strata.\(operation)", ofKind: .server)
+        // Without a tracer (the default) nothing is recorded: the
+        // attributes, the save's set of entities above all, are not made.
+        guard span.isRecording else { return span }
         span.attributes["strata.operation"] = operation
         span.attributes["strata.request_id"] = Int(truncatingIfNeeded: requestID)
         if let entity = entity(of: request) { span.attributes["strata.entity"] = entity }
