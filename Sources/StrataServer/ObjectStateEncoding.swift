@@ -33,12 +33,19 @@ enum ObjectStateEncoding {
     }
 
     /// Writes `FetchBatch.objects` entries (field 1), one per snapshot.
-    static func writeStates(of snapshots: some Sequence<Snapshot>, into buffer: inout ByteBuffer) {
+    /// Refuses (RESOURCE_EXHAUSTED, as an answer past the frame limit is)
+    /// to make `buffer` hold more than `limit` bytes: each row is sized
+    /// before it is written, so a batch too large for any frame is never
+    /// built.
+    static func writeStates(of snapshots: some Sequence<Snapshot>, into buffer: inout ByteBuffer, limit: Int) throws(WireError) {
         var decimals: [String] = []
         for snapshot in snapshots {
             decimals.removeAll(keepingCapacity: true)
             let size = stateSize(of: snapshot, decimals: &decimals)
             let total = 1 + ByteBuffer.protobufVarintSize(UInt64(size)) + size
+            guard total <= limit - buffer.readableBytes else {
+                throw WireError(.resourceExhausted, "the answer is more than the frame limit of \(limit) bytes (for a fetch: ask for fewer objects per batch with batch_size, or fewer fetched properties and relationships)")
+            }
             buffer.writeWithUnsafeMutableBytes(minimumWritableBytes: total) { memory in
                 var writer = Writer(memory)
                 writer.tag(1, delimitedType)

@@ -17,9 +17,26 @@ final class PredicateCache: Sendable {
     /// cache's memory depend on what clients send).
     static let maximumTextBytes = 4096
 
+    /// A text compared and hashed by its UTF-8 bytes: `String`'s own
+    /// equality is canonical equivalence ("é" precomposed equals "e" and a
+    /// combining accent), while the parser, and SQLite after it, keep the
+    /// exact characters, so two such texts are different predicates.
+    private struct Key: Hashable {
+        let text: String
+
+        static func == (lhs: Key, rhs: Key) -> Bool {
+            lhs.text.utf8.elementsEqual(rhs.text.utf8)
+        }
+
+        func hash(into hasher: inout Hasher) {
+            var text = text
+            text.withUTF8 { hasher.combine(bytes: UnsafeRawBufferPointer($0)) }
+        }
+    }
+
     private struct Generations {
-        var current: [String: Predicate] = [:]
-        var previous: [String: Predicate] = [:]
+        var current: [Key: Predicate] = [:]
+        var previous: [Key: Predicate] = [:]
     }
 
     private let generations = Mutex(Generations())
@@ -33,15 +50,16 @@ final class PredicateCache: Sendable {
     /// Syntax errors are thrown and not cached.
     func predicate(_ text: String) throws -> Predicate? {
         guard text.utf8.count <= Self.maximumTextBytes else { return try ServerCore.predicate(text) }
-        if let cached = generations.withLock({ $0.current[text] }) { return cached }
+        let key = Key(text: text)
+        if let cached = generations.withLock({ $0.current[key] }) { return cached }
         let promoted = generations.withLock { generations -> Predicate? in
-            guard let predicate = generations.previous.removeValue(forKey: text) else { return nil }
-            insert(text, predicate, into: &generations)
+            guard let predicate = generations.previous.removeValue(forKey: key) else { return nil }
+            insert(key, predicate, into: &generations)
             return predicate
         }
         if let promoted { return promoted }
         guard let parsed = try ServerCore.predicate(text) else { return nil }
-        generations.withLock { insert(text, parsed, into: &$0) }
+        generations.withLock { insert(key, parsed, into: &$0) }
         return parsed
     }
 
@@ -50,11 +68,11 @@ final class PredicateCache: Sendable {
         generations.withLock { $0.current.count + $0.previous.count }
     }
 
-    private func insert(_ text: String, _ predicate: Predicate, into generations: inout Generations) {
+    private func insert(_ key: Key, _ predicate: Predicate, into generations: inout Generations) {
         if generations.current.count >= capacity {
             generations.previous = generations.current
             generations.current = [:]
         }
-        generations.current[text] = predicate
+        generations.current[key] = predicate
     }
 }

@@ -119,6 +119,9 @@ extension ServerCore {
             resolved = try resolved.restricted(by: policy.readRestriction)
         }
         let allocator = ByteBufferAllocator()
+        // No connection's frames are larger: a batch past this is refused
+        // as it is encoded, before it grows any further.
+        let limit = configuration.maxFrameBytes
         var pending: [Snapshot] = []
         var total = 0
         // A full batch goes once a row beyond it has come, so that the
@@ -128,16 +131,16 @@ extension ServerCore {
             total += rows.count
             var start = 0
             while pending.count - start > batchSize {
-                var batch = allocator.buffer(capacity: 256 * batchSize)
-                ObjectStateEncoding.writeStates(of: pending[start..<start + batchSize], into: &batch)
+                var batch = allocator.buffer(capacity: min(256 * batchSize, limit))
+                try ObjectStateEncoding.writeStates(of: pending[start..<start + batchSize], into: &batch, limit: limit)
                 start += batchSize
                 try await send(batch, true)
             }
             pending.removeFirst(start)
         }
         try Task.checkCancellation()
-        var batch = allocator.buffer(capacity: 256 * pending.count + 16)
-        ObjectStateEncoding.writeStates(of: pending, into: &batch)
+        var batch = allocator.buffer(capacity: min(256 * pending.count + 16, limit))
+        try ObjectStateEncoding.writeStates(of: pending, into: &batch, limit: limit)
         ObjectStateEncoding.writeCount(UInt64(total), into: &batch)
         try await send(batch, false)
     }

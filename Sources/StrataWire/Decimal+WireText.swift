@@ -52,9 +52,12 @@ extension Decimal {
                         memory.loadUnaligned(fromByteOffset: 12, as: UInt64.self))
             }
             guard let (exponent, flags, low, high) = read, high == 0, flags >> 4 <= 4 else { return nil }
+            // Only the first `length` words count (as for `description`).
+            let length = UInt64(flags >> 4)
+            let mask: UInt64 = length >= 4 ? .max : (1 << (16 * length)) - 1
             self.exponent = Int(exponent)
             self.isNegative = flags & 0x08 != 0
-            self.significand = UInt64(littleEndian: low)
+            self.significand = UInt64(littleEndian: low) & mask
         }
 
         /// `description`'s text: "0" for zero; otherwise the digits, with

@@ -83,7 +83,7 @@ import Testing
         }
         for count: UInt64 in [0, 5, 300] {
             var buffer = ByteBufferAllocator().buffer(capacity: 0)
-            ObjectStateEncoding.writeStates(of: snapshots, into: &buffer)
+            try ObjectStateEncoding.writeStates(of: snapshots, into: &buffer, limit: .max)
             ObjectStateEncoding.writeCount(count, into: &buffer)
             let batch = try Strata_V1_FetchBatch(serializedBytes: ProtobufBytes(buffer))
             #expect(batch == Strata_V1_FetchBatch.with {
@@ -91,6 +91,23 @@ import Testing
                 $0.count = count
             })
         }
+    }
+}
+
+extension ObjectStateEncodingTests {
+    @Test func aBatchPastTheFrameLimitIsRefusedBeforeItGrows() throws {
+        let snapshots = (0..<10).map { index in
+            Snapshot(objectID: ObjectID(storeIdentifier: Self.store, entityName: "Book", key: .permanent(Int64(index))),
+                     version: 1, values: ["blob": .binary(Data(repeating: 7, count: 1000))])
+        }
+        var buffer = ByteBufferAllocator().buffer(capacity: 0)
+        #expect(throws: WireError.self) {
+            try ObjectStateEncoding.writeStates(of: snapshots, into: &buffer, limit: 5_000)
+        }
+        #expect(buffer.readableBytes <= 5_000, "rows are sized before they are written")
+        var whole = ByteBufferAllocator().buffer(capacity: 0)
+        try ObjectStateEncoding.writeStates(of: snapshots, into: &whole, limit: 20_000)
+        #expect(try Strata_V1_FetchBatch(serializedBytes: ProtobufBytes(whole)).objects.count == 10)
     }
 }
 

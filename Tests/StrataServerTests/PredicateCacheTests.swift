@@ -32,6 +32,23 @@ import Testing
         #expect(try cache.predicate("title == $TITLE") == (try PredicateParser.parseDetailed("title == $TITLE")))
     }
 
+    @Test func textsThatDifferInTheirBytesAreDifferentPredicates() throws {
+        // "é" precomposed and decomposed are equal Strings, but the parser
+        // (and SQLite) keep the characters as sent.
+        let cache = PredicateCache(capacity: 8)
+        let precomposed = "title == \"caf\u{E9}\""
+        let decomposed = "title == \"cafe\u{301}\""
+        #expect(precomposed == decomposed)
+        // Predicates compare their strings as Strings too: compare bytes.
+        func bytes(_ predicate: Predicate?) -> [UInt8] { Array(String(describing: predicate).utf8) }
+        let first = try cache.predicate(precomposed)
+        let second = try cache.predicate(decomposed)
+        #expect(bytes(first) == bytes(try PredicateParser.parseDetailed(precomposed)))
+        #expect(bytes(second) == bytes(try PredicateParser.parseDetailed(decomposed)))
+        #expect(bytes(first) != bytes(second))
+        #expect(cache.count == 2)
+    }
+
     @Test func longTextsAreParsedButNotKept() throws {
         let cache = PredicateCache(capacity: 8)
         let long = (0..<600).map { "pages == \($0)" }.joined(separator: " OR ")

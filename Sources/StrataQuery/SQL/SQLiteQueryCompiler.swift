@@ -43,10 +43,16 @@ public struct SQLiteQueryCompiler: Sendable {
         try select(fetch) { alias in "\(alias).\(SQLiteSchema.quote("Z_PK")), \(alias).\(SQLiteSchema.quote("Z_ENT"))" }
     }
 
-    /// `SELECT t0.* …`: the matching rows in full (columns in
+    /// `SELECT t0."Z_PK", t0."Z_ENT", … …`: the matching rows in full (columns in
     /// ``SQLiteSchema/Table/columns`` order), sorted and windowed.
     public func rowQuery(_ fetch: ResolvedFetch) throws(StrataError) -> CompiledQuery {
-        try select(fetch) { alias in "\(alias).*" }
+        // The columns by name, not `*`: a statement SQLite prepares again
+        // (another connection changed the schema) keeps its columns where
+        // the decoder found them, or fails if one is gone.
+        guard let table = schema.table(for: fetch.entityName) else { return try select(fetch) { alias in "\(alias).*" } }
+        return try select(fetch) { alias in
+            table.columns.map { "\(alias).\(SQLiteSchema.quote($0.name))" }.joined(separator: ", ")
+        }
     }
 
     /// `SELECT COUNT(*) …`: how many rows ``primaryKeyQuery(_:)`` returns
