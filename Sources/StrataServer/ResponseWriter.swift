@@ -33,7 +33,11 @@ final class ResponseWriter: Sendable {
     /// an answer past the frame limit is refused (RESOURCE_EXHAUSTED). Every
     /// answer is made here, on the async side or the event loop.
     static func frame(_ message: Strata_V1_ServerFrame, compresses: Bool, maxFrameBytes: Int) throws -> Frame {
-        let bytes: [UInt8] = try message.serializedBytes()
+        try frame(bytes: message.serializedBytes(), compresses: compresses, maxFrameBytes: maxFrameBytes)
+    }
+
+    /// ``frame(_:compresses:maxFrameBytes:)`` of a message already encoded.
+    static func frame(bytes: [UInt8], compresses: Bool, maxFrameBytes: Int) throws -> Frame {
         guard bytes.count <= maxFrameBytes else {
             throw tooLarge(bytes.count, maxFrameBytes: maxFrameBytes)
         }

@@ -117,7 +117,17 @@ final class SaveHandler: ChannelInboundHandler, RemovableChannelHandler {
     /// `answer` as one whole wire frame (``ResponseWriter/frame(_:compresses:maxFrameBytes:)``,
     /// then framed as the encoder after this handler would).
     static func framed(_ answer: Strata_V1_ServerFrame, compresses: Bool, maxFrameBytes: Int) throws -> ByteBuffer {
-        let frame = try ResponseWriter.frame(answer, compresses: compresses, maxFrameBytes: maxFrameBytes)
+        let bytes: [UInt8] = try answer.serializedBytes()
+        if bytes.count <= maxFrameBytes, !(compresses && bytes.count >= WireProtocol.compressionThreshold) {
+            // The common small answer: header and payload written once,
+            // as the frame encoder writes them (flag 0, big-endian length).
+            var buffer = ByteBufferAllocator().buffer(capacity: bytes.count + WireProtocol.headerSize)
+            buffer.writeInteger(UInt8(0))
+            buffer.writeInteger(UInt32(bytes.count))
+            buffer.writeBytes(bytes)
+            return buffer
+        }
+        let frame = try ResponseWriter.frame(bytes: bytes, compresses: compresses, maxFrameBytes: maxFrameBytes)
         var buffer = ByteBufferAllocator().buffer(capacity: frame.payload.readableBytes + WireProtocol.headerSize)
         FrameEncoder.write(frame, into: &buffer)
         return buffer

@@ -169,9 +169,11 @@ extension ServerCore {
               request.inserts.count <= Coordinator.directInsertLimit else { return nil }
         var inserts: [DirectInsert] = []
         inserts.reserveCapacity(request.inserts.count)
+        // Temporary IDs must be unique (a set only when there are several).
         var temporaryIDs = Set<String>()
+        let single = request.inserts.count == 1
         for insert in request.inserts {
-            guard !insert.temporaryID.isEmpty, temporaryIDs.insert(insert.temporaryID).inserted else { return nil }
+            guard !insert.temporaryID.isEmpty, single || temporaryIDs.insert(insert.temporaryID).inserted else { return nil }
             var storeIdentifier: String?
             if !insert.configuration.isEmpty {
                 guard let store = coordinator.stores.first(where: { $0.configurationName == insert.configuration }) else { return nil }
