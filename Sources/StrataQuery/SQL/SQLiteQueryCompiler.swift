@@ -32,9 +32,24 @@ public struct SQLiteQueryCompiler: Sendable {
     /// The layout compiled against.
     public let schema: SQLiteSchema
 
+    /// Each table's column list under the fetched table's alias (the
+    /// first a builder makes), by table name: made once, not per query.
+    private let columnLists: [String: String]
+    private static let rootAlias = SQLiteSchema.quote("t0")
+
     /// A compiler for `schema`.
     public init(schema: SQLiteSchema) {
         self.schema = schema
+        var lists: [String: String] = [:]
+        for table in schema.tables {
+            lists[table.name] = Self.columnList(table, alias: Self.rootAlias)
+        }
+        columnLists = lists
+    }
+
+    /// `alias."A", alias."B", …` for every column of `table`, in order.
+    private static func columnList(_ table: SQLiteSchema.Table, alias: String) -> String {
+        table.columns.map { "\(alias).\(SQLiteSchema.quote($0.name))" }.joined(separator: ", ")
     }
 
     /// `SELECT t0.Z_PK, t0.Z_ENT …`: the matching rows' primary keys and
@@ -50,8 +65,9 @@ public struct SQLiteQueryCompiler: Sendable {
         // (another connection changed the schema) keeps its columns where
         // the decoder found them, or fails if one is gone.
         guard let table = schema.table(for: fetch.entityName) else { return try select(fetch) { alias in "\(alias).*" } }
+        let prepared = columnLists[table.name]
         return try select(fetch) { alias in
-            table.columns.map { "\(alias).\(SQLiteSchema.quote($0.name))" }.joined(separator: ", ")
+            alias == Self.rootAlias ? prepared ?? Self.columnList(table, alias: alias) : Self.columnList(table, alias: alias)
         }
     }
 
