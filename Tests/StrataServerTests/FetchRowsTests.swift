@@ -1,0 +1,52 @@
+import Foundation
+import StrataClient
+import StrataModel
+@testable import StrataServer
+import StrataWire
+import Testing
+
+/// A fetch that needs no context is answered from the store's rows,
+/// encoded directly; one that names a fetched property goes through a
+/// context. Both give the same objects, batches and counts.
+@Suite("Fetches answered from rows", .serialized, .timeLimit(.minutes(1)))
+struct FetchRowsTests {
+    @Test("Rows encoded directly equal the context's answer: every attribute kind, batches, counts, empty results")
+    func rowsEqualTheContextsAnswer() async throws {
+        let server = try await TestServer.start()
+        let client = server.client()
+        defer { Task { await client.close() } }
+        var inserts: [Strata_V1_InsertedObject] = []
+        for index in 0..<23 {
+            var insert = Wire.insertBook("b\(index)", title: index % 2 == 0 ? "Book \(index) with a longer title" : "B\(index)", pages: Int64(index % 7), price: "\(index).25")
+            if index % 3 == 0 {
+                insert.values["publishDate"] = PropertyValue.date(Date(timeIntervalSinceReferenceDate: Double(index) * 1000.5)).wire
+                insert.values["coverColor"] = PropertyValue.binary(Data([UInt8(index), 0, 255])).wire
+            }
+            if index % 5 == 0 { insert.values["author"] = PropertyValue.null.wire }
+            inserts.append(insert)
+        }
+        _ = try await client.save(Wire.save(inserts: inserts))
+        for (predicate, batchSize, limit) in [("", 0, 0), ("pages >= 2", 4, 0), ("pages == 3", 5, 0), ("pages > 100", 3, 0), ("", 7, 21), ("pages < 6", 1, 0)] {
+            var direct = Wire.fetch("Book", predicate, sort: ["pages", "title"])
+            direct.batchSize = UInt32(batchSize)
+            direct.limit = UInt32(limit)
+            // Naming a fetched property takes the context's path.
+            var viaContext = direct
+            viaContext.includeFetched = ["feedbackList"]
+            let rows = try await batches(client, direct)
+            var context = try await batches(client, viaContext)
+            for index in context.indices {
+                for object in context[index].objects.indices { context[index].objects[object].fetched = [:] }
+            }
+            #expect(rows == context, "predicate '\(predicate)', batch size \(batchSize), limit \(limit)")
+            #expect(rows.last?.count == UInt64(rows.reduce(0) { $0 + $1.objects.count }))
+        }
+        try await server.stop()
+    }
+
+    private func batches(_ client: StrataClient, _ request: Strata_V1_FetchRequest) async throws -> [Strata_V1_FetchBatch] {
+        var result: [Strata_V1_FetchBatch] = []
+        for try await batch in try await client.fetchBatches(request) { result.append(batch) }
+        return result
+    }
+}
