@@ -1,7 +1,7 @@
 import Foundation
 import StrataModel
 import StrataQuery
-import Synchronization
+import NIOConcurrencyHelpers
 
 /// What a direct insert of one entity needs, computed once per coordinator
 /// from the model: whether the entity qualifies at all, its insert template
@@ -31,10 +31,13 @@ final class DirectInsertPlan: Sendable {
     let template: Context.InsertTemplate?
     let validation: Context.ValidationPlan
     let derivations: [Derivation]
-    /// The derivations compiled, once (on first use), and run under this
-    /// lock: compiled evaluators hold closures that are not `Sendable`, so
-    /// they never leave it.
-    private let evaluators = Mutex<[OperandEvaluator<InsertValuesAccessor>]?>(nil)
+    /// Guards ``compiledEvaluators``.
+    private let evaluatorLock = NIOLock()
+    /// The derivations compiled on first use. Compiled evaluators hold
+    /// closures that are not `Sendable`: this is read, written and used
+    /// only while `evaluatorLock` is held (``derived(_:id:layout:)``), and
+    /// no evaluator is ever handed out, so no two threads touch it at once.
+    nonisolated(unsafe) private var compiledEvaluators: [OperandEvaluator<InsertValuesAccessor>]?
     private let model: ObjectModel
 
     init(entity: String, coordinator: Coordinator) {
@@ -74,11 +77,11 @@ final class DirectInsertPlan: Sendable {
     /// (the save then goes through a context, which reports it).
     func derived(_ values: PropertyValues, id: ObjectID, layout: PropertyValues.Layout) -> PropertyValues? {
         guard !derivations.isEmpty else { return values }
-        return evaluators.withLock { compiled -> PropertyValues? in
-            if compiled == nil {
-                compiled = try? derivations.map { try OperandEvaluator($0.operand, entity: entity, model: model, accessor: InsertValuesAccessor()) }
+        return evaluatorLock.withLock { () -> PropertyValues? in
+            if compiledEvaluators == nil {
+                compiledEvaluators = try? derivations.map { try OperandEvaluator($0.operand, entity: entity, model: model, accessor: InsertValuesAccessor()) }
             }
-            guard let evaluators = compiled else { return nil }
+            guard let evaluators = compiledEvaluators else { return nil }
             var values = values
             for (derivation, evaluator) in zip(derivations, evaluators) {
                 guard let raw = try? evaluator.value(of: InsertValuesAccessor.Row(id: id, values: values)),

@@ -1,5 +1,5 @@
 import StrataQuery
-import Synchronization
+import NIOConcurrencyHelpers
 
 /// Parsed predicates by their text, so that a query sent again and again
 /// (with its values in variables, as clients should send them) is parsed
@@ -39,7 +39,7 @@ final class PredicateCache: Sendable {
         var previous: [Key: Predicate] = [:]
     }
 
-    private let generations = Mutex(Generations())
+    private let generations = NIOLockedValueBox(Generations())
 
     /// A cache of at most twice `capacity` predicates.
     init(capacity: Int = 512) {
@@ -51,21 +51,21 @@ final class PredicateCache: Sendable {
     func predicate(_ text: String) throws -> Predicate? {
         guard text.utf8.count <= Self.maximumTextBytes else { return try ServerCore.predicate(text) }
         let key = Key(text: text)
-        if let cached = generations.withLock({ $0.current[key] }) { return cached }
-        let promoted = generations.withLock { generations -> Predicate? in
+        if let cached = generations.withLockedValue({ $0.current[key] }) { return cached }
+        let promoted = generations.withLockedValue { generations -> Predicate? in
             guard let predicate = generations.previous.removeValue(forKey: key) else { return nil }
             insert(key, predicate, into: &generations)
             return predicate
         }
         if let promoted { return promoted }
         guard let parsed = try ServerCore.predicate(text) else { return nil }
-        generations.withLock { insert(key, parsed, into: &$0) }
+        generations.withLockedValue { insert(key, parsed, into: &$0) }
         return parsed
     }
 
     /// How many predicates are held (both generations).
     var count: Int {
-        generations.withLock { $0.current.count + $0.previous.count }
+        generations.withLockedValue { $0.current.count + $0.previous.count }
     }
 
     private func insert(_ key: Key, _ predicate: Predicate, into generations: inout Generations) {

@@ -1,6 +1,6 @@
 import Foundation
 import GRDB
-import Synchronization
+import NIOConcurrencyHelpers
 import StrataModel
 import StrataQuery
 
@@ -58,7 +58,7 @@ public actor SQLiteStore: InsertStreamingStore {
     nonisolated let decoder: SQLiteRowDecoder
     /// The connections; nil once closed. Behind a lock rather than the
     /// actor, so that reads start on the caller's thread without a hop.
-    private nonisolated let database = Mutex<(any DatabaseWriter)?>(nil)
+    private nonisolated let database = NIOLockedValueBox<(any DatabaseWriter)?>(nil)
     /// The size of the write-ahead log, for checkpoints after saves.
     nonisolated let walMonitor: SQLiteWALMonitor
     /// Saves waiting for the next group commit, drained on the writer (see
@@ -107,7 +107,7 @@ public actor SQLiteStore: InsertStreamingStore {
         self.mapping = mapping
         self.path = path
         self.decoder = SQLiteRowDecoder(mapping: mapping, storeIdentifier: opened.identifier, path: path)
-        self.database.withLock { $0 = opened.database }
+        self.database.withLockedValue { $0 = opened.database }
         self.walMonitor = opened.walMonitor
         self.metrics = SQLiteStoreMetrics(configuration: description.configuration)
         self.recordsHistory = recordsHistory
@@ -327,7 +327,7 @@ public actor SQLiteStore: InsertStreamingStore {
 
     /// The connections, or 134080 once closed.
     nonisolated func openDatabase() throws -> any DatabaseWriter {
-        guard let database = database.withLock({ $0 }) else {
+        guard let database = database.withLockedValue({ $0 }) else {
             throw StrataError(.storeOpen, "store \(path) is closed")
         }
         return database
@@ -371,7 +371,7 @@ public actor SQLiteStore: InsertStreamingStore {
     public func close() async throws {
         // No save is accepted from now on; those already accepted are
         // written (and answered) first.
-        let open = self.database.withLock { database in
+        let open = self.database.withLockedValue { database in
             defer { database = nil }
             return database
         }
