@@ -44,7 +44,7 @@ enum ObjectStateEncoding {
             let size = stateSize(of: snapshot, decimals: &decimals)
             let total = 1 + ByteBuffer.protobufVarintSize(UInt64(size)) + size
             guard total <= limit - buffer.readableBytes else {
-                throw WireError(.resourceExhausted, "the answer is more than the frame limit of \(limit) bytes (for a fetch: ask for fewer objects per batch with batch_size, or fewer fetched properties and relationships)")
+                throw ResponseWriter.tooLarge(buffer.readableBytes + total, maxFrameBytes: limit, atLeast: true)
             }
             buffer.writeWithUnsafeMutableBytes(minimumWritableBytes: total) { memory in
                 var writer = Writer(memory)

@@ -77,9 +77,10 @@ final class ResponseWriter: Sendable {
         try await outbound.write(Frame(payload: payload, compressed: state.compresses && payloadBytes >= WireProtocol.compressionThreshold))
     }
 
-    /// The refusal of an answer past the frame limit.
-    private static func tooLarge(_ bytes: Int, maxFrameBytes: Int) -> WireError {
-        WireError(.resourceExhausted, "the answer is \(bytes) bytes, more than the frame limit of \(maxFrameBytes) bytes (for a fetch: ask for fewer objects per batch with batch_size, or fewer fetched properties and relationships)")
+    /// The refusal of an answer past the frame limit; `atLeast` when the
+    /// answer was refused before it was whole.
+    static func tooLarge(_ bytes: Int, maxFrameBytes: Int, atLeast: Bool = false) -> WireError {
+        WireError(.resourceExhausted, "the answer is \(atLeast ? "at least " : "")\(bytes) bytes, more than the frame limit of \(maxFrameBytes) bytes (for a fetch: ask for fewer objects per batch with batch_size, or fewer fetched properties and relationships)")
     }
 
     /// Sends a failure: the last frame of its request.

@@ -44,6 +44,36 @@ struct FetchRowsTests {
         try await server.stop()
     }
 
+    @Test("A batch past the frame limit is RESOURCE_EXHAUSTED as it is encoded; smaller batches of the same rows are served")
+    func aBatchPastTheFrameLimitIsRefused() async throws {
+        let server = try await TestServer.start { $0.maxFrameBytes = 65536 }
+        let client = server.client()
+        defer { Task { await client.close() } }
+        let inserts = (0..<40).map { index in
+            var insert = Wire.insertBook("b\(index)", title: "Big \(index)", pages: 1)
+            insert.values["coverColor"] = PropertyValue.binary(Data(repeating: UInt8(index), count: 4000)).wire
+            return insert
+        }
+        for start in stride(from: 0, to: inserts.count, by: 10) {
+            _ = try await client.save(Wire.save(inserts: Array(inserts[start..<start + 10])))
+        }
+        var whole = Wire.fetch("Book", "pages == 1")
+        whole.batchSize = UInt32.max
+        do {
+            _ = try await client.fetch(whole)
+            Issue.record("a 160 KB batch was answered under a 64 KiB frame limit")
+        } catch let error as StrataClientError {
+            #expect(error.code == .resourceExhausted)
+            // Refused while it was encoded (the answer was not whole yet),
+            // not once built: a batch is never built past the limit.
+            #expect(error.message.contains("at least"), "\(error.message)")
+        }
+        var paged = whole
+        paged.batchSize = 10
+        #expect(try await client.fetch(paged).objects.count == 40)
+        try await server.stop()
+    }
+
     private func batches(_ client: StrataClient, _ request: Strata_V1_FetchRequest) async throws -> [Strata_V1_FetchBatch] {
         var result: [Strata_V1_FetchBatch] = []
         for try await batch in try await client.fetchBatches(request) { result.append(batch) }

@@ -219,17 +219,9 @@ struct SQLiteRowDecoder {
     }
 
     /// Whether decoding rows of `table` runs no statement but the one
-    /// read: no entity stored there has a to-one whose destination's
-    /// entity must be looked up (a destination with subentities in one
-    /// table).
+    /// read (``SQLiteStoreMapping/tablesDecodedInOneStatement``).
     func decodesInOneStatement(table: String) -> Bool {
-        guard let tableInfo = mapping.tables[table] else { return false }
-        return tableInfo.entities.allSatisfy { name in
-            mapping.entities[name]?.toOnes.allSatisfy { toOne in
-                if case .lookup = toOne.resolution { return false }
-                return true
-            } ?? true
-        }
+        mapping.tablesDecodedInOneStatement.contains(table)
     }
 
     /// Gives the to-one destinations in `pending` (positions in `result`)

@@ -147,6 +147,11 @@ struct SQLiteStoreMapping: Sendable {
     let tables: [String: SQLiteSchema.Table]
     /// The key-allocation statements of each hierarchy table, built once.
     let keyAllocation: [String: KeyAllocationSQL]
+    /// The hierarchy tables whose rows decode with no statement but the
+    /// one read: no entity stored there has a to-one whose destination's
+    /// entity must be looked up (a destination with subentities in one
+    /// table).
+    let tablesDecodedInOneStatement: Set<String>
 
     /// The mapping of `schema`. Its tables never use the store's own names
     /// (``SQLiteSchema/isReserved(_:)``): the layout skips them.
@@ -231,6 +236,14 @@ struct SQLiteStoreMapping: Sendable {
         self.joinReferences = references
         self.tables = Dictionary(schema.tables.map { ($0.name, $0) }, uniquingKeysWith: { a, _ in a })
         self.keyAllocation = tables.mapValues { KeyAllocationSQL(table: $0.name) }
+        self.tablesDecodedInOneStatement = Set(schema.tables.filter { table in
+            table.entities.allSatisfy { name in
+                entities[name]?.toOnes.allSatisfy { toOne in
+                    if case .lookup = toOne.resolution { return false }
+                    return true
+                } ?? true
+            }
+        }.map(\.name))
     }
 
     private static func resolution(of destination: String, schema: SQLiteSchema) -> DestinationResolution {
