@@ -51,7 +51,7 @@ extension Context {
                 } catch {
                     let changes = finishSave(committed)
                     coordinator.changes.publish(changes)
-                    throw Self.storeFailure(error, in: unit.store, committed: committed)
+                    throw StrataError.storeFailure(error, in: unit.store, committed: committed.map { $0.0.store.storeDescription.displayName })
                 }
                 switch result {
                 case .committed(let commit):
@@ -84,15 +84,6 @@ extension Context {
             coordinator.changes.publish(changes)
             return changes
         }
-    }
-
-    /// A store's failure to save, naming it and the stores that committed
-    /// before it.
-    static func storeFailure(_ error: any Error, in store: any PersistentStore, committed: [(StoreSaveUnit, StoreCommit)]) -> StrataError {
-        let done = committed.map { $0.0.store.storeDescription.displayName }
-        let message = "save failed in store \(store.storeDescription.displayName)" + (done.isEmpty ? "; nothing was written" : "; stores \(done.joined(separator: ", ")) committed") + "; the context keeps the unsaved changes: \(error)"
-        let code = (error as? StrataError)?.code ?? .storeSave
-        return StrataError(code, message, details: (error as? StrataError)?.details ?? [])
     }
 
     /// The most inserted objects a save puts in the row cache: a small save
@@ -164,16 +155,10 @@ extension Context {
         }
         let model = self.model
         for (entity, objects) in byEntity {
-            for attribute in model.attributes(of: entity) where attribute.isDerived && attribute.derivationExpression != nil {
-                let key = "\(entity).\(attribute.name)"
-                let operand: QueryOperand
-                if let cached = derivationCache[key] {
-                    operand = cached
-                } else {
-                    let resolver = coordinator.resolver
-                    operand = try coordinator.derivations.value(for: key) { try resolver.resolveDerivation(of: attribute, in: entity) }
-                    derivationCache[key] = operand
-                }
+            guard let plan = entityPlan(of: entity) else { continue }
+            for derivation in plan.derivations {
+                let attribute = derivation.attribute
+                let operand = try derivation.operand.get()
                 // One compiled evaluator for all the entity's objects; what
                 // it could not read is loaded and the batch evaluated again.
                 let values = try await evaluateLoading { accessor in
@@ -181,13 +166,12 @@ extension Context {
                     return try objects.map { try evaluator.value(of: $0) }
                 }
                 // Inserted objects' values are read and written by slot.
-                let layout = graph.layout(ofEntity: entity)
-                let slot = attribute.isTransient ? nil : layout.attribute(named: attribute.name)?.slot
+                let layout = plan.layout
                 for (object, raw) in zip(objects, values) {
-                    let checked = try ObjectGraph.checked(Self.converted(raw, to: attribute), for: attribute, entity: entity)
+                    let checked = try ObjectGraph.checked(EntityPlan.Derivation.converted(raw, to: attribute), for: attribute, entity: entity)
                     if attribute.isTransient {
                         object.transients[attribute.name] = checked
-                    } else if let slot, object.isInserted {
+                    } else if let slot = derivation.slot, object.isInserted {
                         if (object.changes[attribute.name, slot: slot, in: layout.values] ?? .null) != checked {
                             object.changes[attribute.name, slot: slot, in: layout.values] = checked
                         }
@@ -196,27 +180,6 @@ extension Context {
                     }
                 }
             }
-        }
-    }
-
-    /// Converts a derived value to the attribute's type (`now()` into a
-    /// Double is seconds since 2001; counts into Decimal or Double).
-    static func converted(_ value: PropertyValue, to attribute: AttributeDescription) -> PropertyValue {
-        switch (value, attribute.type) {
-        case (.date(let date), .double), (.date(let date), .float):
-            return .double(date.timeIntervalSinceReferenceDate)
-        case (.integer(let i), .double), (.integer(let i), .float):
-            return .double(Double(i))
-        case (.integer(let i), .decimal):
-            return .decimal(Decimal(i))
-        case (.double(let d), .decimal):
-            return Decimal(string: "\(d)").map { .decimal($0) } ?? .null
-        case (.double(let d), .integer16), (.double(let d), .integer32), (.double(let d), .integer64):
-            return d.isFinite ? .integer(Int64(d.rounded(.towardZero))) : .null
-        case (.boolean(let b), .integer16), (.boolean(let b), .integer32), (.boolean(let b), .integer64):
-            return .integer(b ? 1 : 0)
-        default:
-            return value
         }
     }
 

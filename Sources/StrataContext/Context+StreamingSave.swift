@@ -49,7 +49,7 @@ extension Context {
         } catch {
             switch prepared {
             case .success:
-                throw Self.storeFailure(error, in: store, committed: [])
+                throw StrataError.storeFailure(error, in: store, committed: [])
             case .failure(.invalid):
                 // The store wrote nothing; the whole save's problems.
                 try await prepareForSave()

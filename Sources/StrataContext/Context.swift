@@ -38,9 +38,9 @@ public actor Context {
     var model: ObjectModel { coordinator.model }
     /// Objects found to no longer exist in their store.
     var vanished: Set<ObjectID> = []
-    var derivationCache: [String: QueryOperand] = [:]
-    var validationPlanCache: [String: ValidationPlan] = [:]
-    var insertTemplateCache: [String: InsertTemplate] = [:]
+    /// The coordinator's entity plans this context used (a bulk save
+    /// then takes no lock per object).
+    var entityPlanCache: [String: EntityPlan] = [:]
     /// The entity, template and store of the last insert that named no
     /// store (inserts usually come in runs of one entity; the
     /// coordinator's stores never change).
@@ -135,8 +135,14 @@ public actor Context {
     /// Inserts a new object of an entity, with its default values. When the
     /// entity is in several stores, `storeIdentifier` says which one.
     public func insert(_ entityName: String, into storeIdentifier: String? = nil) throws -> ManagedObject {
+        try insert(entityName, id: .temporary(entityName: entityName), into: storeIdentifier)
+    }
+
+    /// ``insert(_:into:)`` with the new object's temporary ID given (a
+    /// save request names its objects before they exist).
+    func insert(_ entityName: String, id: ObjectID, into storeIdentifier: String?) throws -> ManagedObject {
         if storeIdentifier == nil, let last = lastInsert, last.entityName == entityName {
-            return makeInserted(entityName, template: last.template, storeIdentifier: last.storeIdentifier)
+            return makeInserted(id, template: last.template, storeIdentifier: last.storeIdentifier)
         }
         let template = try insertTemplate(of: entityName)
         let stores = coordinator.stores(for: entityName)
@@ -156,12 +162,12 @@ public actor Context {
             store = only
             lastInsert = (entityName, template, store.identifier)
         }
-        return makeInserted(entityName, template: template, storeIdentifier: store.identifier)
+        return makeInserted(id, template: template, storeIdentifier: store.identifier)
     }
 
     /// A new inserted object of `entityName` for a store, registered.
-    private func makeInserted(_ entityName: String, template: InsertTemplate, storeIdentifier: String) -> ManagedObject {
-        let object = ManagedObject(objectID: .temporary(entityName: entityName), storeIdentifier: storeIdentifier, graph: graph)
+    private func makeInserted(_ id: ObjectID, template: InsertTemplate, storeIdentifier: String) -> ManagedObject {
+        let object = ManagedObject(objectID: id, storeIdentifier: storeIdentifier, graph: graph)
         object.layout = template.layout
         object.isInserted = true
         object.changes = template.defaults
@@ -170,51 +176,21 @@ public actor Context {
         return object
     }
 
-    /// What inserting an object of an entity starts from.
-    struct InsertTemplate: Sendable {
-        /// The entity's layout (``defaults`` follow its ``ObjectGraph/EntityLayout/values``).
-        var layout: ObjectGraph.EntityLayout
-        /// Non-nil default values of persisted attributes.
-        var defaults: PropertyValues
-        /// Non-nil default values of transient attributes.
-        var transientDefaults: [String: PropertyValue]
-
-        /// The template of a concrete entity; throws for unknown and
-        /// abstract entities.
-        init(entity entityName: String, model: ObjectModel, layout: ObjectGraph.EntityLayout) throws {
-            guard let entity = model.entity(named: entityName) else {
-                throw StrataError(.invalidValue, "unknown entity '\(entityName)'")
-            }
-            guard !entity.isAbstract else {
-                throw StrataError(.invalidValue, "entity '\(entityName)' is abstract: insert one of its subentities (\(model.subentities(of: entityName).joined(separator: ", ")))")
-            }
-            // Every object of the entity keeps its values in one shared layout.
-            self.layout = layout
-            defaults = PropertyValues(layout: layout.values)
-            transientDefaults = [:]
-            for attribute in model.attributes(of: entityName) where !attribute.defaultValue.isNull {
-                if attribute.isTransient {
-                    transientDefaults[attribute.name] = attribute.defaultValue
-                } else {
-                    defaults[attribute.name] = attribute.defaultValue
-                }
-            }
-        }
+    /// The save plan of an entity; nil for a name the model does not have.
+    func entityPlan(of entityName: String) -> EntityPlan? {
+        if let cached = entityPlanCache[entityName] { return cached }
+        guard let plan = coordinator.entityPlan(of: entityName) else { return nil }
+        entityPlanCache[entityName] = plan
+        return plan
     }
 
-    /// The insert template of a concrete entity, computed once per context;
-    /// throws for unknown and abstract entities.
+    /// The insert template of a concrete entity; throws for unknown and
+    /// abstract entities.
     func insertTemplate(of entityName: String) throws -> InsertTemplate {
-        if let cached = insertTemplateCache[entityName] { return cached }
-        let template = try coordinator.insertTemplates.value(for: entityName) { try makeInsertTemplate(of: entityName) }
-        insertTemplateCache[entityName] = template
-        return template
-    }
-
-    private func makeInsertTemplate(of entityName: String) throws -> InsertTemplate {
-        let template = try InsertTemplate(entity: entityName, model: model, layout: graph.layout(ofEntity: entityName))
-        insertTemplateCache[entityName] = template
-        return template
+        guard let plan = entityPlan(of: entityName) else {
+            throw StrataError(.invalidValue, "unknown entity '\(entityName)'")
+        }
+        return try plan.template.get()
     }
 
     /// The object with this ID: registered, or a new fault (no I/O).

@@ -25,16 +25,10 @@ public final class Coordinator: Sendable {
     /// Snapshots last read by object ID, shared by the contexts.
     public let rowCache: RowCache
 
-    /// Derived-attribute expressions resolved, by `Entity.attribute`.
-    let derivations = ModelCache<QueryOperand>()
     /// Entity layouts for setting values, by entity.
     let layouts = ModelCache<ObjectGraph.EntityLayout>()
-    /// Validation plans, by entity.
-    let validationPlans = ModelCache<Context.ValidationPlan>()
-    /// Insert templates, by entity.
-    let insertTemplates = ModelCache<Context.InsertTemplate>()
-    /// Direct insert plans, by entity.
-    let directInsertPlans = ModelCache<DirectInsertPlan>()
+    /// What saving needs of each entity, by entity.
+    let entityPlans = ModelCache<EntityPlan>()
 
     private let storesByIdentifier: [String: any PersistentStore]
     private let storesByEntity: [String: [any PersistentStore]]
@@ -108,6 +102,18 @@ public final class Coordinator: Sendable {
         let read = try await store.snapshots(for: missing)
         rowCache.store(read, readAt: generation)
         return found + read
+    }
+
+    /// The save plan of an entity, made once; nil for a name the model
+    /// does not have (names come from clients: only the model's own are
+    /// kept).
+    func entityPlan(of entity: String) -> EntityPlan? {
+        guard model.entity(named: entity) != nil else { return nil }
+        return entityPlans.value(for: entity) {
+            let model = self.model
+            let layout = layouts.value(for: entity) { ObjectGraph.EntityLayout(entity: entity, model: model) }
+            return EntityPlan(entity: entity, model: model, resolver: resolver, layout: layout)
+        }
     }
 
     /// Closes every store.

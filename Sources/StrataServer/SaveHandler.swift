@@ -90,10 +90,16 @@ final class SaveHandler: ChannelInboundHandler, RemovableChannelHandler {
             var failed = false
             var buffer: ByteBuffer
             do {
-                var answer = Strata_V1_ServerFrame()
-                answer.requestID = requestID
-                answer.response = .save(try await core.save(save, clientName: clientName, identity: identity, policy: policy))
-                buffer = try framed(answer, compresses: state.compresses, maxFrameBytes: maxFrameBytes)
+                let outcome = try await core.saveOutcome(save, clientName: clientName, identity: identity, policy: policy)
+                if let direct = SaveAnswerEncoding.frame(requestID: requestID, names: save.inserts.lazy.map(\.temporaryID), outcome: outcome,
+                                                         compresses: state.compresses, maxFrameBytes: maxFrameBytes) {
+                    buffer = direct
+                } else {
+                    var answer = Strata_V1_ServerFrame()
+                    answer.requestID = requestID
+                    answer.response = .save(ServerCore.response(to: save, outcome: outcome))
+                    buffer = try framed(answer, compresses: state.compresses, maxFrameBytes: maxFrameBytes)
+                }
             } catch {
                 failed = true
                 var refusal = Strata_V1_ServerFrame()

@@ -6,123 +6,190 @@ import StrataStore
 import StrataWire
 
 extension ServerCore {
-    /// Applies one change set in a fresh context and saves it: all or
-    /// nothing, conflicts resolved by the requested merge policy. The
-    /// save's author in history and notifications is the authenticated
-    /// subject (see ``author(given:clientName:identity:)``).
+    /// Saves one change set, all or nothing, conflicts resolved by the
+    /// requested merge policy, and answers it (``response(to:outcome:)``).
     func save(_ request: Strata_V1_SaveRequest, clientName: String, identity: Identity? = nil, policy: AccessPolicy? = nil) async throws -> Strata_V1_SaveResponse {
+        Self.response(to: request, outcome: try await saveOutcome(request, clientName: clientName, identity: identity, policy: policy))
+    }
+
+    /// Saves one change set: the request is decoded once into a
+    /// ``SaveRequest`` and handed to ``Coordinator/save(_:)``, which picks
+    /// the route. The save's author in history and notifications is the
+    /// authenticated subject (see ``author(given:clientName:identity:)``).
+    func saveOutcome(_ request: Strata_V1_SaveRequest, clientName: String, identity: Identity?, policy: AccessPolicy?) async throws -> SaveOutcome {
         let mergePolicy = try Self.mergePolicy(request.mergePolicy)
         let author = Self.author(given: request.author, clientName: clientName, identity: identity)
         try checkWritable(request)
-        // The direct route writes without a context and without guards:
-        // only for callers no access rule binds.
-        if policy == nil, let response = try await insertDirectly(request, author: author, policy: mergePolicy) { return response }
         if let policy { try await requireVisible(request, policy: policy) }
-        let context = makeContext(clientName: author, mergePolicy: mergePolicy, author: author, policy: policy)
-        let model = self.model
+        var save = try decode(request)
+        save.mergePolicy = mergePolicy
+        save.author = author
+        save.saveGuards = policy?.saveGuards
+        save.readRestriction = policy?.readRestriction
         do {
-            return try await context.perform { context in
-                // Inserts first, so values anywhere in the save can name them.
-                var inserted: [(temporaryID: String, object: ManagedObject)] = []
-                var temporaryIDs: [String: ObjectID] = [:]
-                for insert in request.inserts {
-                    guard !insert.temporaryID.isEmpty else {
-                        throw WireError(.invalidArgument, "insert of '\(insert.entity)' without a temporary_id", strataCode: StrataError.Code.invalidValue.rawValue)
-                    }
-                    guard temporaryIDs[insert.temporaryID] == nil else {
-                        throw WireError(.invalidArgument, "temporary_id '\(insert.temporaryID)' is used by two inserts", strataCode: StrataError.Code.invalidValue.rawValue)
-                    }
-                    guard model.entity(named: insert.entity) != nil else {
-                        throw WireError(.invalidArgument, "insert '\(insert.temporaryID)': unknown entity '\(insert.entity)'", strataCode: StrataError.Code.invalidValue.rawValue)
-                    }
-                    let object = try context.insert(insert.entity, into: try self.storeIdentifier(configuration: insert.configuration, entity: insert.entity))
-                    temporaryIDs[insert.temporaryID] = object.objectID
-                    inserted.append((insert.temporaryID, object))
-                }
-                let resolveID: (String) throws -> ObjectID = { text in
-                    if let id = temporaryIDs[text] { return id }
-                    return try PropertyValue.parseObjectID(text)
-                }
-                for (insert, (_, object)) in zip(request.inserts, inserted) {
-                    try Self.apply(insert.values, to: object, label: "insert '\(insert.temporaryID)'", model: model, resolveID: resolveID)
-                }
-                for update in request.updates {
-                    let object = try await Self.existing(update.id, in: context, label: "update")
-                    if update.baseVersion != 0 {
-                        var base: [String: PropertyValue] = [:]
-                        for (key, value) in update.baseValues {
-                            base[key] = try PropertyValue(wire: value, field: "update \(update.id): base value of '\(key)'", objectID: resolveID)
-                        }
-                        try context.rebase(object, onVersion: update.baseVersion, values: base)
-                    }
-                    try Self.apply(update.values, to: object, label: "update \(update.id)", model: model, resolveID: resolveID)
-                }
-                for delete in request.deletes {
-                    let object = try await Self.existing(delete.id, in: context, label: "delete")
-                    if delete.baseVersion != 0 {
-                        try context.rebase(object, onVersion: delete.baseVersion)
-                    }
-                    try await context.delete(object)
-                }
-                let changes: ChangeSet
-                do {
-                    changes = try await context.save()
-                } catch let error as StrataError where !error.failures.isEmpty {
-                    // Name inserted objects by the client's temporary IDs.
-                    let names = Dictionary(inserted.map { ($0.object.objectID, $0.temporaryID) }, uniquingKeysWith: { first, _ in first })
-                    var status = error.status
-                    for index in status.propertyErrors.indices {
-                        if let failure = error.failures[safe: index], let name = names[failure.objectID] {
-                            status.propertyErrors[index].objectID = name
-                        }
-                    }
-                    throw StatusError(status: status)
-                }
-                return Strata_V1_SaveResponse.with { response in
-                    response.inserted = inserted.map { temporaryID, object in
-                        Strata_V1_InsertedID.with {
-                            $0.temporaryID = temporaryID
-                            $0.id = object.objectID.uriRepresentation
-                        }
-                    }
-                    for id in changes.inserted where changes.versions[id] == nil {
-                        response.versions[id.uriRepresentation] = 1
-                    }
-                    for (id, version) in changes.versions {
-                        response.versions[id.uriRepresentation] = version
-                    }
-                    response.deleted = changes.deleted.map(\.uriRepresentation)
-                    response.updated = changes.updated.keys.map(\.uriRepresentation).sorted()
+            return try await coordinator.save(save)
+        } catch let error as StrataError {
+            throw try await refusal(error, inserts: save.inserts, names: request.inserts.map(\.temporaryID), policy: policy)
+        }
+    }
+
+    /// The answer to a save: each insert's temporary and permanent ID, the
+    /// new version of every object inserted or updated, the objects deleted
+    /// and updated.
+    static func response(to request: Strata_V1_SaveRequest, outcome: SaveOutcome) -> Strata_V1_SaveResponse {
+        let changes = outcome.changes
+        return Strata_V1_SaveResponse.with { response in
+            response.inserted.reserveCapacity(request.inserts.count)
+            for (insert, id) in zip(request.inserts, outcome.insertedIDs) {
+                let uri = id.uriRepresentation
+                response.inserted.append(Strata_V1_InsertedID.with {
+                    $0.temporaryID = insert.temporaryID
+                    $0.id = uri
+                })
+                if changes.versions[id] == nil { response.versions[uri] = 1 }
+            }
+            for (id, version) in changes.versions {
+                response.versions[id.uriRepresentation] = version
+            }
+            if !changes.deleted.isEmpty { response.deleted = changes.deleted.map(\.uriRepresentation) }
+            if !changes.updated.isEmpty { response.updated = changes.updated.keys.map(\.uriRepresentation).sorted() }
+        }
+    }
+
+    /// A wire save as a ``SaveRequest``, every value decoded once; its
+    /// inserts in the wire request's order. Refuses what names
+    /// nothing it could save: an insert without a temporary ID or with one
+    /// used twice, an unknown entity or configuration, an update or delete
+    /// of a temporary ID, of an unknown entity or of a store not served
+    /// here, a value that does not decode.
+    func decode(_ request: Strata_V1_SaveRequest) throws -> SaveRequest {
+        var save = SaveRequest()
+        save.inserts.reserveCapacity(request.inserts.count)
+        // Temporary IDs by name: a dictionary only for several inserts.
+        var byName: [String: ObjectID] = [:]
+        for insert in request.inserts {
+            guard !insert.temporaryID.isEmpty else {
+                throw WireError(.invalidArgument, "insert of '\(insert.entity)' without a temporary_id", strataCode: StrataError.Code.invalidValue.rawValue)
+            }
+            guard model.entity(named: insert.entity) != nil else {
+                throw WireError(.invalidArgument, "insert '\(insert.temporaryID)': unknown entity '\(insert.entity)'", strataCode: StrataError.Code.invalidValue.rawValue)
+            }
+            let id = ObjectID.temporary(entityName: insert.entity)
+            if request.inserts.count > 1 {
+                guard byName.updateValue(id, forKey: insert.temporaryID) == nil else {
+                    throw WireError(.invalidArgument, "temporary_id '\(insert.temporaryID)' is used by two inserts", strataCode: StrataError.Code.invalidValue.rawValue)
                 }
             }
-        } catch let error as StrataError where policy != nil && error.code == .mergeConflict {
+            save.inserts.append(SaveRequest.Insert(id: id, storeIdentifier: try storeIdentifier(configuration: insert.configuration, entity: insert.entity), values: [:]))
+        }
+        let single = save.inserts.count == 1 ? (name: request.inserts[0].temporaryID, id: save.inserts[0].id) : nil
+        func resolveID(_ text: String) throws -> ObjectID {
+            if let single, text == single.name { return single.id }
+            if let id = byName[text] { return id }
+            return try PropertyValue.parseObjectID(text)
+        }
+        for (index, insert) in request.inserts.enumerated() {
+            save.inserts[index].values = try Self.decode(insert.values, entity: insert.entity, label: "insert '\(insert.temporaryID)'", resolveID: resolveID)
+        }
+        save.updates.reserveCapacity(request.updates.count)
+        for update in request.updates {
+            let id = try savedID(update.id, label: "update")
+            var base: [String: PropertyValue] = [:]
+            if update.baseVersion != 0 {
+                for (key, value) in update.baseValues {
+                    base[key] = try PropertyValue(wire: value, field: "update \(update.id): base value of '\(key)'", objectID: resolveID)
+                }
+            }
+            let values = try Self.decode(update.values, entity: id.entityName, label: "update \(update.id)", resolveID: resolveID)
+            save.updates.append(SaveRequest.Update(id: id, baseVersion: update.baseVersion, baseValues: base, values: values))
+        }
+        save.deletes = try request.deletes.map { delete in
+            SaveRequest.Delete(id: try savedID(delete.id, label: "delete"), baseVersion: delete.baseVersion)
+        }
+        return save
+    }
+
+    /// Wire values decoded, each error naming `label` and the property; of
+    /// several bad values, the first by name is reported.
+    private static func decode(_ values: [String: Strata_V1_Value], entity: String, label: @autoclosure () -> String, resolveID: (String) throws -> ObjectID) throws -> [String: PropertyValue] {
+        var decoded: [String: PropertyValue] = [:]
+        decoded.reserveCapacity(values.count)
+        do {
+            for (key, wire) in values {
+                decoded[key] = try PropertyValue(wire: wire, field: "\(label()): '\(entity).\(key)'", objectID: resolveID)
+            }
+        } catch {
+            for key in values.keys.sorted() {
+                if let wire = values[key] { _ = try PropertyValue(wire: wire, field: "\(label()): '\(entity).\(key)'", objectID: resolveID) }
+            }
+            throw error
+        }
+        return decoded
+    }
+
+    /// The saved object an update or delete names; INVALID_ARGUMENT for a
+    /// temporary ID or an unknown entity, NOT_FOUND for a store not served
+    /// here.
+    private func savedID(_ text: String, label: String) throws -> ObjectID {
+        let id = try PropertyValue.parseObjectID(text)
+        guard !id.isTemporary else {
+            throw WireError(.invalidArgument, "\(label) \(text): a temporary ID names no saved object", strataCode: StrataError.Code.invalidValue.rawValue)
+        }
+        guard model.entity(named: id.entityName) != nil else {
+            throw WireError(.invalidArgument, "\(label) \(text): unknown entity '\(id.entityName)'", strataCode: StrataError.Code.invalidValue.rawValue)
+        }
+        guard (try? coordinator.store(for: id)) != nil else {
+            throw WireError(.notFound, "\(label) \(text): no store '\(id.storeIdentifier)' is served here", strataCode: StrataError.Code.objectNotFound.rawValue)
+        }
+        return id
+    }
+
+    /// A save's error as the client is answered: new objects named by the
+    /// client's temporary IDs; for a rule-bound caller, nothing shown of
+    /// objects it may not read.
+    private func refusal(_ error: StrataError, inserts: [SaveRequest.Insert], names: [String], policy: AccessPolicy?) async throws -> any Error {
+        // Temporary IDs the client never saw, named as the client named them.
+        func named(_ text: String) -> String {
+            guard text.contains("strata-temp://") else { return text }
+            return zip(inserts, names).reduce(text) { $0.replacingOccurrences(of: $1.0.id.uriRepresentation, with: "'\($1.1)'") }
+        }
+        var error = error
+        error.message = named(error.message)
+        error.details = error.details.map(named)
+        if !error.failures.isEmpty {
+            let names = Dictionary(zip(inserts.map(\.id), names), uniquingKeysWith: { first, _ in first })
+            var status = error.status
+            for index in status.propertyErrors.indices {
+                if let failure = error.failures[safe: index], let name = names[failure.objectID] {
+                    status.propertyErrors[index].objectID = name
+                }
+            }
+            return StatusError(status: status)
+        }
+        guard let policy else { return error }
+        if error.code == .mergeConflict {
             // A conflict shows the stored values: only of objects the
             // caller may read. Otherwise it is refused as the guards would.
             let ids = error.conflicts.map(\.objectID)
             let readable = try await readableIDs(ids, policy: policy)
             if let hidden = ids.first(where: { !readable.contains($0) }) {
-                throw StrataError(.accessDenied, "the save conflicts with \(hidden.entityName) objects the caller may not read (rule \(hidden.entityName).read)")
+                return StrataError(.accessDenied, "the save conflicts with \(hidden.entityName) objects the caller may not read (rule \(hidden.entityName).read)")
             }
             // Their values may still name objects the caller may not read.
-            var redacted = error
-            redacted.conflicts = try await withoutHiddenReferences(error.conflicts, policy: policy)
-            throw redacted
-        } catch let error as StrataError where policy != nil && error.code == .constraintConflict {
+            error.conflicts = try await withoutHiddenReferences(error.conflicts, policy: policy)
+        } else if error.code == .constraintConflict {
             // Uniqueness errors name the saved object holding the values:
             // not one the caller may not read.
-            var redacted = error
             let named = error.details.flatMap { $0.split(separator: " ").filter { $0.hasPrefix("strata://") }.map(String.init) }
             let ids = named.compactMap { try? PropertyValue.parseObjectID($0) }
             let readable = Set(try await readableIDs(ids, policy: policy).map(\.uriRepresentation))
-            redacted.details = error.details.map { line in
+            error.details = error.details.map { line in
                 named.filter { !readable.contains($0) }.reduce(line) { $0.replacingOccurrences(of: $1, with: "an object the caller may not read") }
             }
-            throw redacted
         }
+        return error
     }
 
-    /// A save of new objects only, with attribute values only, through
-    /// the coordinator's direct insert (no context: see
     /// Refuses, as if they did not exist, the saved objects a rule-bound
     /// caller's save names (updates, deletes, references in values) that
     /// it may not read: the answer is the one for objects that are gone,
@@ -161,47 +228,6 @@ extension ServerCore {
         return given.isEmpty || given == identity.subject ? identity.subject : "\(identity.subject) (\(given))"
     }
 
-    /// ``Coordinator/insertDirectly(_:author:contextName:checksVersions:)``).
-    /// Nil, having written nothing, when the save needs a context: then
-    /// the context's save answers, errors included, as for any other save.
-    func insertDirectly(_ request: Strata_V1_SaveRequest, author: String, policy: MergePolicy) async throws -> Strata_V1_SaveResponse? {
-        guard request.updates.isEmpty, request.deletes.isEmpty, !request.inserts.isEmpty,
-              request.inserts.count <= Coordinator.directInsertLimit else { return nil }
-        var inserts: [DirectInsert] = []
-        inserts.reserveCapacity(request.inserts.count)
-        // Temporary IDs must be unique (a set only when there are several).
-        var temporaryIDs = Set<String>()
-        let single = request.inserts.count == 1
-        for insert in request.inserts {
-            guard !insert.temporaryID.isEmpty, single || temporaryIDs.insert(insert.temporaryID).inserted else { return nil }
-            var storeIdentifier: String?
-            if !insert.configuration.isEmpty {
-                guard let store = coordinator.stores.first(where: { $0.configurationName == insert.configuration }) else { return nil }
-                storeIdentifier = store.identifier
-            }
-            var values: [String: PropertyValue] = [:]
-            values.reserveCapacity(insert.values.count)
-            for (key, wire) in insert.values {
-                // Object IDs (relationships) and bad values: the context's save says what is wrong.
-                guard let value = try? PropertyValue(wire: wire, field: key, objectID: { _ in throw WireError(.invalidArgument, "") }) else { return nil }
-                values[key] = value
-            }
-            inserts.append(DirectInsert(entity: insert.entity, storeIdentifier: storeIdentifier, values: values))
-        }
-        guard let result = try await coordinator.insertDirectly(inserts, author: author, contextName: author, checksVersions: policy != .overwrite) else { return nil }
-        return Strata_V1_SaveResponse.with { response in
-            response.inserted.reserveCapacity(result.insertedIDs.count)
-            for (insert, id) in zip(request.inserts, result.insertedIDs) {
-                let uri = id.uriRepresentation
-                response.inserted.append(Strata_V1_InsertedID.with {
-                    $0.temporaryID = insert.temporaryID
-                    $0.id = uri
-                })
-                response.versions[uri] = 1
-            }
-        }
-    }
-
     /// Refuses, before anything is touched, a save that writes to a
     /// read-only store: PERMISSION_DENIED with 134030.
     func checkWritable(_ request: Strata_V1_SaveRequest) throws {
@@ -234,44 +260,6 @@ extension ServerCore {
             throw WireError(.invalidArgument, "insert of '\(entity)': no store serves configuration '\(configuration)'", strataCode: StrataError.Code.invalidValue.rawValue)
         }
         return store.identifier
-    }
-
-    /// Loads the object an update or delete names; NOT_FOUND when it is gone.
-    static func existing(_ text: String, in context: isolated Context, label: String) async throws -> ManagedObject {
-        let id = try PropertyValue.parseObjectID(text)
-        guard !id.isTemporary else {
-            throw WireError(.invalidArgument, "\(label) \(text): a temporary ID names no saved object", strataCode: StrataError.Code.invalidValue.rawValue)
-        }
-        guard context.coordinator.model.entity(named: id.entityName) != nil else {
-            throw WireError(.invalidArgument, "\(label) \(text): unknown entity '\(id.entityName)'", strataCode: StrataError.Code.invalidValue.rawValue)
-        }
-        guard (try? context.coordinator.store(for: id)) != nil else {
-            throw WireError(.notFound, "\(label) \(text): no store '\(id.storeIdentifier)' is served here", strataCode: StrataError.Code.objectNotFound.rawValue)
-        }
-        return try await context.existingObject(with: id)
-    }
-
-    /// Sets wire values on an object: attributes and to-one relationships
-    /// with setValue, to-many relationships by replacing the list.
-    static func apply(_ values: [String: Strata_V1_Value], to object: ManagedObject, label: String, model: ObjectModel, resolveID: (String) throws -> ObjectID) throws {
-        // Sorted so the first error reported is the same every time.
-        for key in values.keys.sorted() {
-            guard let wire = values[key] else { continue }
-            if model.attribute(named: key, in: object.entityName)?.isTransient == true
-                || model.relationship(named: key, in: object.entityName)?.isTransient == true {
-                // A request's context ends with the request: a transient
-                // value would be dropped without a word.
-                throw WireError(.invalidArgument, "\(label): '\(object.entityName).\(key)' is transient: it is not stored, so a save cannot set it", strataCode: StrataError.Code.invalidValue.rawValue)
-            }
-            let value = try PropertyValue(wire: wire, field: "\(label): '\(object.entityName).\(key)'", objectID: resolveID)
-            if case .objects(let ids) = value {
-                try object.setDestinations(ids, forKey: key)
-            } else if value.isNull, model.relationship(named: key, in: object.entityName)?.isToMany == true {
-                try object.setDestinations([], forKey: key)
-            } else {
-                try object.setValue(value, forKey: key)
-            }
-        }
     }
 
     /// The embedded merge policy for a wire one.

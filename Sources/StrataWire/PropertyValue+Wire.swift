@@ -25,34 +25,34 @@ extension PropertyValue {
 
     /// Reads a wire value. Object IDs go through `objectID` (which may map a
     /// save's temporary IDs); `field` names the value in errors.
-    public init(wire value: Strata_V1_Value, field: String, objectID: (String) throws -> ObjectID = PropertyValue.parseObjectID) throws {
+    public init(wire value: Strata_V1_Value, field: @autoclosure () -> String, objectID: (String) throws -> ObjectID = PropertyValue.parseObjectID) throws {
         switch value.kind {
         case nil:
             // No kind means nil; a kind this server does not know (an
             // unknown field, from a newer client) must not be read as nil,
             // which would erase the property.
             guard value.unknownFields.data.isEmpty else {
-                throw WireError(.invalidArgument, "\(field): the value is of a kind this side does not know (protocol \(WireProtocol.version.major).\(WireProtocol.version.minor)); send one of the kinds of PROTOCOL.md §6.2", strataCode: StrataError.Code.invalidValue.rawValue)
+                throw WireError(.invalidArgument, "\(field()): the value is of a kind this side does not know (protocol \(WireProtocol.version.major).\(WireProtocol.version.minor)); send one of the kinds of PROTOCOL.md §6.2", strataCode: StrataError.Code.invalidValue.rawValue)
             }
             self = .null
         case .integer(let v): self = .integer(v)
         case .double(let v): self = .double(v)
         case .decimal(let text):
             guard let decimal = Self.exactDecimal(text) else {
-                throw WireError(.invalidArgument, "\(field): '\(text)' is not an exact decimal (optional sign, digits, optional '.' and digits, optional exponent; at most 38 significant digits, exponent within -128...127)", strataCode: StrataError.Code.invalidValue.rawValue)
+                throw WireError(.invalidArgument, "\(field()): '\(text)' is not an exact decimal (optional sign, digits, optional '.' and digits, optional exponent; at most 38 significant digits, exponent within -128...127)", strataCode: StrataError.Code.invalidValue.rawValue)
             }
             self = .decimal(decimal)
         case .string(let v): self = .string(v)
         case .boolean(let v): self = .boolean(v)
         case .date(let seconds):
             guard seconds.isFinite else {
-                throw WireError(.invalidArgument, "\(field): a date must be a finite number of seconds", strataCode: StrataError.Code.invalidValue.rawValue)
+                throw WireError(.invalidArgument, "\(field()): a date must be a finite number of seconds", strataCode: StrataError.Code.invalidValue.rawValue)
             }
             self = .date(Date(timeIntervalSinceReferenceDate: seconds))
         case .binary(let v): self = .binary(v)
         case .uuid(let bytes):
             guard bytes.count == 16 else {
-                throw WireError(.invalidArgument, "\(field): a UUID is 16 bytes, got \(bytes.count)", strataCode: StrataError.Code.invalidValue.rawValue)
+                throw WireError(.invalidArgument, "\(field()): a UUID is 16 bytes, got \(bytes.count)", strataCode: StrataError.Code.invalidValue.rawValue)
             }
             let b = [UInt8](bytes)
             self = .uuid(UUID(uuid: (b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7], b[8], b[9], b[10], b[11], b[12], b[13], b[14], b[15])))
@@ -63,11 +63,11 @@ extension PropertyValue {
     }
 
     /// Runs `body`, naming `field` in the wire errors it throws.
-    private static func named<T>(_ field: String, _ body: () throws -> T) throws -> T {
+    private static func named<T>(_ field: () -> String, _ body: () throws -> T) throws -> T {
         do {
             return try body()
         } catch let error as WireError {
-            throw WireError(error.code, "\(field): \(error.message)", strataCode: error.strataCode)
+            throw WireError(error.code, "\(field()): \(error.message)", strataCode: error.strataCode)
         }
     }
 

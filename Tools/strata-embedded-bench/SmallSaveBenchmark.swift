@@ -12,7 +12,7 @@ import StrataStore
 ///
 /// - `store`: each save is a ``StoreChanges`` handed straight to the store
 ///   (group commit, history, the store's own checks).
-/// - `direct`: each save is a ``Coordinator/insertDirectly(_:author:contextName:checksVersions:)``
+/// - `direct`: each save is a ``Coordinator/save(_:)`` of one insert (its direct route)
 ///   (defaults, derivation, validation, row cache, change set; no context),
 ///   as `strata-server` handles an insert request.
 /// - `context`: each save goes through a fresh context (insert, set values,
@@ -47,7 +47,7 @@ struct SmallSaveBenchmark {
             context = (max(context.rate, c.rate), min(context.cpu, c.cpu))
         }
         printRow(["raw SQLite (one thread, one savepoint each)", String(format: "%.0f", raw.rate), String(format: "%.1f", raw.cpu), String(format: "%.0f", raw.rate), "1.00"], widths: widths)
-        for (label, figures) in [("store.save, one StoreChanges each", store), ("insertDirectly (the server's inserts)", direct), ("a fresh context each (other saves)", context)] {
+        for (label, figures) in [("store.save, one StoreChanges each", store), ("Coordinator.save, one insert (the server's inserts)", direct), ("a fresh context each (other saves)", context)] {
             printRow([label, String(format: "%.0f", figures.rate), String(format: "%.1f", figures.cpu), String(format: "%.0f", raw.rate), String(format: "%.2f", raw.rate / figures.rate)], widths: widths)
         }
         print("")
@@ -93,8 +93,8 @@ struct SmallSaveBenchmark {
                                     try await context.save()
                                 }
                             case .direct:
-                                let insert = DirectInsert(entity: "Book", values: ["uuid": .uuid(UUID()), "title": .string(title), "pages": .integer(pages)])
-                                guard try await container.coordinator.insertDirectly([insert], author: "bench", contextName: "small-save") != nil else {
+                                let insert = SaveRequest.Insert(id: .temporary(entityName: "Book"), values: ["uuid": .uuid(UUID()), "title": .string(title), "pages": .integer(pages)])
+                                guard try await container.coordinator.save(SaveRequest(inserts: [insert], author: "bench")).route == .direct else {
                                     throw StrataError(.storeSave, "a direct insert was left to a context")
                                 }
                             case .store:

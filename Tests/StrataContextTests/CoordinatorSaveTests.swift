@@ -5,10 +5,11 @@ import StrataQuery
 import StrataStore
 import Testing
 
-/// `Coordinator.insertDirectly` against what a fresh context saves for the
-/// same objects: the same rows, row cache entries, change sets and history;
-/// nil (nothing written) whenever a context is needed.
-@Suite struct DirectInsertTests {
+/// `Coordinator.save(_:)`, the one entry point for saves described by
+/// value, against what a fresh context saves for the same objects: on its
+/// direct route the same rows, row cache entries, change sets and history;
+/// on either route the same errors.
+@Suite struct CoordinatorSaveTests {
     /// Paintings (defaults, bounds, a pattern, a derived attribute, a
     /// transient with a default, an optional to-one), artists, and entities
     /// that do not qualify: a mandatory relationship, a derivation through
@@ -89,7 +90,8 @@ import Testing
             // Directly (the code, unique, only once).
             var direct = values
             if direct["code"] != nil { direct["code"] = .string("QQ\(Character(UnicodeScalar(UInt8(65 + index))))") }
-            let result = try #require(try await container.coordinator.insertDirectly([DirectInsert(entity: "Painting", values: direct)], author: "me", contextName: "direct"))
+            let result = try await container.coordinator.save(SaveRequest(inserts: [.init(id: .temporary(entityName: "Painting"), values: direct)], author: "direct"))
+            #expect(result.route == .direct)
             let id = try #require(result.insertedIDs.first)
             #expect(!id.isTemporary)
             #expect(result.changes.inserted == [id])
@@ -127,14 +129,15 @@ import Testing
         let container = try await container(.sqlite, in: directory)
         let store = try #require(container.coordinator.stores[0] as? SQLiteStore)
         let values: [String: PropertyValue] = ["title": .string("Haystacks"), "year": .integer(1890)]
-        let context = container.newBackgroundContext(name: "writer", mergePolicy: .error)
+        let context = container.newBackgroundContext(name: "painter", mergePolicy: .error)
         await context.setTransactionAuthor("painter")
         try await context.perform { context in
             let object = try context.insert("Painting")
             for (key, value) in values { try object.setValue(value, forKey: key) }
             try await context.save()
         }
-        _ = try #require(try await container.coordinator.insertDirectly([DirectInsert(entity: "Painting", values: values)], author: "painter", contextName: "writer"))
+        let direct = try await container.coordinator.save(SaveRequest(inserts: [.init(id: .temporary(entityName: "Painting"), values: values)], author: "painter"))
+        #expect(direct.route == .direct)
         let history = try await store.history(after: nil, limit: 10)
         try #require(history.count == 2)
         #expect(history[0].author == history[1].author)
@@ -144,47 +147,146 @@ import Testing
         try await container.close()
     }
 
-    @Test("Anything a context must decide: nil, and nothing written", arguments: ContextFixture.storeKinds)
-    func leavesToAContext(kind: StoreDescription.StoreType) async throws {
+    /// One insert of `entity` with `values`.
+    static func insert(_ entity: String, _ values: [String: PropertyValue], store: String? = nil) -> SaveRequest.Insert {
+        SaveRequest.Insert(id: .temporary(entityName: entity), storeIdentifier: store, values: values)
+    }
+
+    /// How a save ended, comparable across routes: the error's code and
+    /// its failures (property, code), or the number of objects inserted.
+    enum Ending: Equatable {
+        case saved(inserted: Int)
+        case refused(StrataError.Code, [String])
+    }
+
+    static func ending(_ error: any Error) -> Ending {
+        guard let error = error as? StrataError else { return .refused(.storeSave, ["\(error)"]) }
+        return .refused(error.code, error.failures.map { "\($0.property) \($0.code)" })
+    }
+
+    @Test("Saves a context must decide end as a context's save does", arguments: ContextFixture.storeKinds)
+    func endsAsAContextDoes(kind: StoreDescription.StoreType) async throws {
         let directory = TemporaryDirectory()
         let container = try await container(kind, in: directory)
         let coordinator = container.coordinator
-        func refused(_ inserts: [DirectInsert], _ why: String) async throws {
-            let result = try await coordinator.insertDirectly(inserts, author: nil, contextName: nil)
-            #expect(result == nil, "\(why)")
-        }
         let artist = try await container.newBackgroundContext().perform { context in
             let artist = try context.insert("Artist")
             try artist.setValue(.string("Monet"), forKey: "name")
             try await context.save()
             return artist.objectID
         }
-        _ = try #require(try await coordinator.insertDirectly([DirectInsert(entity: "Painting", values: ["title": .string("Taken"), "code": .string("TKN")])], author: nil, contextName: nil))
-        let before = try await count(container, "Painting")
+        #expect(try await coordinator.save(SaveRequest(inserts: [Self.insert("Painting", ["title": .string("Taken"), "code": .string("TKN")])])).route == .direct)
 
-        try await refused([DirectInsert(entity: "Painting", values: [:])], "mandatory title missing")
-        try await refused([DirectInsert(entity: "Painting", values: ["title": .null])], "mandatory title nil")
-        try await refused([DirectInsert(entity: "Painting", values: ["title": .string("t"), "year": .integer(3000)])], "year above its maximum")
-        try await refused([DirectInsert(entity: "Painting", values: ["title": .string("t"), "year": .integer(40000)])], "year past Integer 16")
-        try await refused([DirectInsert(entity: "Painting", values: ["title": .string("t"), "code": .string("abc")])], "code not matching its pattern")
-        try await refused([DirectInsert(entity: "Painting", values: ["title": .integer(1)])], "a value of the wrong kind")
-        try await refused([DirectInsert(entity: "Painting", values: ["title": .string("t"), "nope": .string("x")])], "an unknown key")
-        try await refused([DirectInsert(entity: "Painting", values: ["title": .string("t"), "scratch": .string("y")])], "a transient value")
-        try await refused([DirectInsert(entity: "Painting", values: ["title": .string("t"), "artist": .object(artist)])], "a relationship value")
-        try await refused([DirectInsert(entity: "Painting", values: ["title": .string("t"), "code": .string("TKN")])], "a uniqueness constraint broken")
-        try await refused([DirectInsert(entity: "Painting", values: ["title": .string("ok")]), DirectInsert(entity: "Painting", values: [:])], "one bad object of two")
-        try await refused([DirectInsert(entity: "Frame", values: ["wood": .string("oak")])], "a derivation through a relationship")
-        try await refused([DirectInsert(entity: "Sketch", values: ["subject": .string("hand")])], "a mandatory relationship")
-        try await refused([DirectInsert(entity: "Work", values: [:])], "an abstract entity")
-        try await refused([DirectInsert(entity: "Nothing", values: [:])], "an unknown entity")
-        try await refused([DirectInsert(entity: "Painting", storeIdentifier: "elsewhere", values: ["title": .string("t")])], "a store that does not hold it")
-        try await refused([], "no object")
-        try await refused(Array(repeating: DirectInsert(entity: "Painting", values: ["title": .string("t")]), count: Coordinator.directInsertLimit + 1), "too many objects")
-        #expect(try await count(container, "Painting") == before)
+        /// The same inserts through `Coordinator.save` and through a
+        /// context (values set in name order), on the same data.
+        func compare(_ inserts: [(String, [String: PropertyValue], String?)], _ why: String, route expected: SaveOutcome.Route? = nil) async throws {
+            let before = try await count(container, "Painting")
+            let viaSave: Ending
+            do {
+                let outcome = try await coordinator.save(SaveRequest(inserts: inserts.map { Self.insert($0.0, $0.1, store: $0.2) }))
+                viaSave = .saved(inserted: outcome.insertedIDs.count)
+                if let expected { #expect(outcome.route == expected, "\(why)") }
+            } catch {
+                viaSave = Self.ending(error)
+                #expect(try await count(container, "Painting") == before, "\(why): a refused save wrote nothing")
+            }
+            let viaContext: Ending = await {
+                do {
+                    return .saved(inserted: try await container.newBackgroundContext().perform { context in
+                        for (entity, values, store) in inserts {
+                            let object = try context.insert(entity, into: store)
+                            for key in values.keys.sorted() {
+                                // As the request applies them: a transient value is refused.
+                                if entity == "Painting", key == "scratch" { throw StrataError(.invalidValue, "transient") }
+                                try object.setValue(values[key] ?? .null, forKey: key)
+                            }
+                        }
+                        try await context.save()
+                        return inserts.count
+                    })
+                } catch { return Self.ending(error) }
+            }()
+            #expect(viaSave == viaContext, "\(why)")
+        }
 
-        // Qualifying entities of other shapes go through.
-        _ = try #require(try await coordinator.insertDirectly([DirectInsert(entity: "Print", values: ["label": .string("p"), "copies": .integer(3)])], author: nil, contextName: nil))
-        _ = try #require(try await coordinator.insertDirectly([DirectInsert(entity: "Artist", values: ["name": .string("Morisot")])], author: nil, contextName: nil))
+        try await compare([("Painting", [:], nil)], "mandatory title missing", route: .direct)
+        try await compare([("Painting", ["title": .null], nil)], "mandatory title nil")
+        try await compare([("Painting", ["title": .string("t"), "year": .integer(3000)], nil)], "year above its maximum")
+        try await compare([("Painting", ["title": .string("t"), "year": .integer(40000)], nil)], "year past Integer 16")
+        try await compare([("Painting", ["title": .string("t"), "code": .string("abc")], nil)], "code not matching its pattern")
+        try await compare([("Painting", ["title": .integer(1)], nil)], "a value of the wrong kind")
+        try await compare([("Painting", ["title": .string("t"), "nope": .string("x")], nil)], "an unknown key")
+        try await compare([("Painting", ["title": .string("t"), "scratch": .string("y")], nil)], "a transient value")
+        try await compare([("Painting", ["title": .string("t"), "code": .string("TKN")], nil)], "a uniqueness constraint broken")
+        try await compare([("Painting", ["title": .string("ok")], nil), ("Painting", [:], nil), ("Painting", ["year": .integer(1)], nil)], "two bad objects of three")
+        try await compare([("Sketch", ["subject": .string("hand")], nil)], "a mandatory relationship")
+        try await compare([("Work", [:], nil)], "an abstract entity")
+        try await compare([("Nothing", [:], nil)], "an unknown entity")
+        try await compare([("Painting", ["title": .string("t")], "elsewhere")], "a store that does not hold it")
+        // Saved through a context.
+        try await compare([("Painting", ["title": .string("t"), "artist": .object(artist)], nil)], "a relationship value", route: .context)
+        try await compare([("Frame", ["wood": .string("oak")], nil)], "a derivation through a relationship", route: .context)
+        try await compare(Array(repeating: ("Painting", ["title": .string("t")], nil), count: Coordinator.directInsertLimit + 1), "too many objects", route: .context)
+        // Other shapes of qualifying entities go straight through.
+        try await compare([("Print", ["label": .string("p"), "copies": .integer(3)], nil)], "a subentity", route: .direct)
+        try await compare([("Artist", ["name": .string("Morisot")], nil)], "an optional to-many", route: .direct)
+        try await container.close()
+    }
+
+    @Test("A uniqueness conflict the merge policy resolves is saved through a context, with the checked values")
+    func resolvedConflictsGoThroughAContext() async throws {
+        let directory = TemporaryDirectory()
+        let container = try await container(.sqlite, in: directory)
+        let coordinator = container.coordinator
+        let first = try await coordinator.save(SaveRequest(inserts: [Self.insert("Painting", ["title": .string("Old"), "code": .string("DUP")])]))
+        let existing = try #require(first.insertedIDs.first)
+        var request = SaveRequest(inserts: [Self.insert("Painting", ["title": .string("New"), "code": .string("DUP"), "year": .integer(1999)])])
+        request.mergePolicy = .mergeByPropertyObjectTrump
+        let outcome = try await coordinator.save(request)
+        #expect(outcome.route == .context)
+        #expect(outcome.insertedIDs == [existing])
+        let stored = try #require(try await container.coordinator.stores[0].snapshots(for: [existing]).first)
+        #expect(stored.values["title"] == .string("New"))
+        #expect(stored.values["year"] == .integer(1999))
+        // The derived value was computed from the merged title.
+        #expect(stored.values["canonicalTitle"] == .string("new"))
+        #expect(try await count(container, "Painting") == 1)
+        try await container.close()
+    }
+
+    @Test("Updates, deletes and references to the request's own inserts")
+    func updatesDeletesAndReferences() async throws {
+        let directory = TemporaryDirectory()
+        let container = try await container(.sqlite, in: directory)
+        let coordinator = container.coordinator
+        let saved = try await coordinator.save(SaveRequest(inserts: [Self.insert("Painting", ["title": .string("A")]), Self.insert("Painting", ["title": .string("B")])]))
+        let (a, b) = (saved.insertedIDs[0], saved.insertedIDs[1])
+        let artist = Self.insert("Artist", ["name": .string("Degas")])
+        let outcome = try await coordinator.save(SaveRequest(
+            inserts: [artist],
+            updates: [SaveRequest.Update(id: a, values: ["artist": .object(artist.id), "year": .integer(1874)])],
+            deletes: [SaveRequest.Delete(id: b)]
+        ))
+        #expect(outcome.route == .context)
+        let artistID = try #require(outcome.insertedIDs.first)
+        #expect(!artistID.isTemporary)
+        #expect(outcome.changes.deleted == [b])
+        #expect(outcome.changes.updated[a] != nil)
+        let stored = try #require(try await container.coordinator.stores[0].snapshots(for: [a]).first)
+        #expect(stored.values["artist"] == .object(artistID))
+        #expect(stored.values["year"] == .integer(1874))
+        #expect(try await container.coordinator.stores[0].snapshots(for: [b]).isEmpty)
+        // Two inserts with one ID, or a saved ID as a new one: refused.
+        let twice = Self.insert("Painting", ["title": .string("C")])
+        await #expect(throws: StrataError.self) { try await coordinator.save(SaveRequest(inserts: [twice, twice])) }
+        await #expect(throws: StrataError.self) { try await coordinator.save(SaveRequest(inserts: [SaveRequest.Insert(id: a, values: [:])])) }
+        // A deleted object is gone: 133000.
+        do {
+            _ = try await coordinator.save(SaveRequest(updates: [SaveRequest.Update(id: b, values: ["year": .integer(1900)])]))
+            Issue.record("an update of a deleted object was saved")
+        } catch let error as StrataError {
+            #expect(error.code == .objectNotFound)
+        }
         try await container.close()
     }
 
@@ -200,8 +302,9 @@ import Testing
                 group.addTask {
                     var made: [ObjectID] = []
                     for index in 0..<each {
-                        let insert = DirectInsert(entity: "Painting", values: ["title": .string("p\(task)-\(index)"), "year": .integer(Int64(1900 + index))])
-                        let result = try #require(try await coordinator.insertDirectly([insert], author: "t\(task)", contextName: nil))
+                        let insert = Self.insert("Painting", ["title": .string("p\(task)-\(index)"), "year": .integer(Int64(1900 + index))])
+                        let result = try await coordinator.save(SaveRequest(inserts: [insert], author: "t\(task)"))
+                        #expect(result.route == .direct)
                         made += result.insertedIDs
                     }
                     return made
@@ -227,12 +330,12 @@ import Testing
         try await container.close()
     }
 
-    @Test func aReadOnlyStoreIsLeftToAContext() async throws {
+    @Test func aReadOnlyStoreIsRefusedAsAContextRefusesIt() async throws {
         let directory = TemporaryDirectory()
         let writable = try await container(.sqlite, in: directory)
         try await writable.close()
         let container = try await PersistentContainer(model: Self.model, storeDescriptions: ContextFixture.descriptions(.sqlite, model: Self.model, in: directory.url, readOnly: ["Default"]))
-        #expect(try await container.coordinator.insertDirectly([DirectInsert(entity: "Artist", values: ["name": .string("x")])], author: nil, contextName: nil) == nil)
+        await #expect(throws: StrataError.self) { try await container.coordinator.save(SaveRequest(inserts: [Self.insert("Artist", ["name": .string("x")])])) }
         try await container.close()
     }
 
@@ -242,7 +345,7 @@ import Testing
         try await container.coordinator.stores[0].close()
         let direct: StrataError? = await {
             do {
-                _ = try await container.coordinator.insertDirectly([DirectInsert(entity: "Artist", values: ["name": .string("x")])], author: nil, contextName: nil)
+                _ = try await container.coordinator.save(SaveRequest(inserts: [Self.insert("Artist", ["name": .string("x")])]))
                 return nil
             } catch { return error as? StrataError }
         }()
