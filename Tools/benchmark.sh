@@ -376,6 +376,16 @@ if [ -z "${SKIP_ALLOCATIONS:-}" ]; then
     for f in malloc calloc realloc posix_memalign aligned_alloc; do
         perf probe -l 2>/dev/null | grep -q "probe_libc:$f " || perf probe -q -x "$LIBC" "$f" > /dev/null 2>&1 || probes_ok=0
     done
+    # SQLite's own allocations (every sqlite3Malloc is one malloc: the
+    # system SQLite uses the system allocator and is built without
+    # lookaside memory), told apart where its symbols let perf place a
+    # uprobe on that internal function (Debian: libsqlite3-0-dbgsym).
+    SQLITE_LIB=$(ldd "$BIN/strata-server" | awk '/libsqlite3/ {print $3}')
+    sqlite_event=""
+    if perf probe -l 2>/dev/null | grep -q "probe_libsqlite3:sqlite3Malloc " \
+        || { [ -n "$SQLITE_LIB" ] && perf probe -q -x "$SQLITE_LIB" sqlite3Malloc > /dev/null 2>&1; }; then
+        sqlite_event=",probe_libsqlite3:sqlite3Malloc"
+    fi
     if [ "$probes_ok" = 0 ]; then
         echo "allocations: skipped, perf cannot place uprobes on $LIBC here (needs root and uprobe support)" >&2
         row "allocations per request" "skipped" "no perf uprobes on this machine" ""
@@ -389,7 +399,7 @@ if [ -z "${SKIP_ALLOCATIONS:-}" ]; then
             # Warm first (every book in the row cache, statements
             # prepared), then count.
             "$BIN/strata-bench" --workload books --port "$STRATA_PORT" -c "$clients" --driver wire --threads 1 -d 3s --mix "$op=100" > /dev/null
-            perf stat -e 'probe_libc:malloc,probe_libc:calloc,probe_libc:realloc,probe_libc:posix_memalign,probe_libc:aligned_alloc' \
+            perf stat -e "probe_libc:malloc,probe_libc:calloc,probe_libc:realloc,probe_libc:posix_memalign,probe_libc:aligned_alloc$sqlite_event" \
                 -p "$STRATA_PID" -o "$WORK/allocations-$op.txt" &
             counter=$!
             sleep 0.5
@@ -401,7 +411,12 @@ if [ -z "${SKIP_ALLOCATIONS:-}" ]; then
             if python3 -c "import sys; sys.exit(0 if float(sys.argv[1]) <= float(sys.argv[2]) else 1)" "$per" "$limit"; then :; else
                 verdict="OVER $limit"; ALLOCATIONS_OVER+=("$op: $per allocations per request, threshold $limit")
             fi
-            row "$op: server allocations per request" "$per" "threshold $limit ($verdict)" ""
+            detail="threshold $limit ($verdict)"
+            if [ -n "$sqlite_event" ]; then
+                sqlite_total=$(awk '/probe_libsqlite3/ {gsub(",", "", $1); sum += $1} END {print sum + 0}' "$WORK/allocations-$op.txt")
+                detail="$detail; SQLite's own $(python3 -c "import sys; print(round(int(sys.argv[1]) / int(sys.argv[2]), 1))" "$sqlite_total" "$n")"
+            fi
+            row "$op: server allocations per request" "$per" "$detail" ""
         done < Tools/benchmark/allocations.txt
         stop_strata
     fi

@@ -79,8 +79,9 @@ final class CachedGetHandler: ChannelInboundHandler, RemovableChannelHandler {
         if let scan = RefreshFrameScan(scanning: frame.payload) {
             refresh = scan
         } else {
-            let fields = Self.topLevelFields(of: frame.payload)
-            guard fields.contains(Self.refreshField) || (fields.isEmpty && frame.payload.readableBytes > 0) else { return nil }
+            // A refresh, or bytes that are not a message (decoded in full
+            // for the protocol error).
+            guard Self.topLevel(frame.payload, has: Self.refreshField) != false else { return nil }
             guard let request = try? Strata_V1_ClientFrame(serializedBytes: ProtobufBytes(frame.payload)) else {
                 // The async side answers this frame with a protocol error and
                 // closes: nothing read after it is answered here either.
@@ -165,30 +166,30 @@ final class CachedGetHandler: ChannelInboundHandler, RemovableChannelHandler {
         return total
     }
 
-    /// The field numbers at the top level of a protobuf message, read from
-    /// its tags without decoding it (a save is not decoded twice); empty
-    /// when the bytes are not well-formed protobuf.
-    static func topLevelFields(of payload: ByteBuffer) -> [UInt64] {
+    /// Whether the top level of a protobuf message has a field numbered
+    /// `field`, read without decoding (and without allocating: this runs
+    /// for every frame); nil when the bytes are not a well-formed message.
+    static func topLevel(_ payload: ByteBuffer, has field: UInt64) -> Bool? {
         var buffer = payload
-        var fields: [UInt64] = []
+        var found = false
         while buffer.readableBytes > 0 {
-            guard let key = readVarint(&buffer) else { return [] }
-            fields.append(key >> 3)
+            guard let key = readVarint(&buffer) else { return nil }
+            if key >> 3 == field { found = true }
             switch key & 7 {
             case 0:
-                guard readVarint(&buffer) != nil else { return [] }
+                guard readVarint(&buffer) != nil else { return nil }
             case 1:
-                guard buffer.readSlice(length: 8) != nil else { return [] }
+                guard buffer.readSlice(length: 8) != nil else { return nil }
             case 2:
                 guard let length = readVarint(&buffer), length <= UInt64(buffer.readableBytes),
-                      buffer.readSlice(length: Int(length)) != nil else { return [] }
+                      buffer.readSlice(length: Int(length)) != nil else { return nil }
             case 5:
-                guard buffer.readSlice(length: 4) != nil else { return [] }
+                guard buffer.readSlice(length: 4) != nil else { return nil }
             default:
-                return []
+                return nil
             }
         }
-        return fields
+        return found
     }
 
     /// A base-128 varint of at most ten bytes.

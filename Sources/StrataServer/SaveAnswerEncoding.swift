@@ -50,6 +50,8 @@ enum SaveAnswerEncoding {
                 writer.tag(2, ProtobufWriter.varintType)                   // value: version 1
                 writer.varint(1)
             }
+            // The header already holds the length: the bytes must fill it.
+            precondition(writer.offset == frame, "SaveAnswerEncoding: a save answer's size was computed wrong")
             return writer.offset
         }
         return buffer

@@ -55,7 +55,7 @@ final class SaveHandler: ChannelInboundHandler, RemovableChannelHandler {
         let frame = unwrapInboundIn(data)
         guard state.answersOnEventLoop, context.channel.isWritable, !frame.compressed,
               frame.payload.readableBytes <= Self.maximumFrameBytes,
-              CachedGetHandler.topLevelFields(of: frame.payload).contains(Self.saveField),
+              CachedGetHandler.topLevel(frame.payload, has: Self.saveField) == true,
               state.limiter.tryAcquire() else {
             context.fireChannelRead(data)
             return

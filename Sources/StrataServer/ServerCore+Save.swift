@@ -41,12 +41,15 @@ extension ServerCore {
         return Strata_V1_SaveResponse.with { response in
             response.inserted.reserveCapacity(request.inserts.count)
             for (insert, id) in zip(request.inserts, outcome.insertedIDs) {
-                let uri = id.uriRepresentation
                 response.inserted.append(Strata_V1_InsertedID.with {
                     $0.temporaryID = insert.temporaryID
-                    $0.id = uri
+                    $0.id = id.uriRepresentation
                 })
-                if changes.versions[id] == nil { response.versions[uri] = 1 }
+            }
+            // Objects inserted, not inserts merged into a saved object
+            // (whose version is the saved one's).
+            for id in changes.inserted where changes.versions[id] == nil {
+                response.versions[id.uriRepresentation] = 1
             }
             for (id, version) in changes.versions {
                 response.versions[id.uriRepresentation] = version
@@ -127,6 +130,31 @@ extension ServerCore {
         return decoded
     }
 
+    private static let temporaryPrefix = "strata-temp://"
+
+    /// `text` with each temporary ID of `byURI` (``ObjectID/uriRepresentation``:
+    /// `strata-temp://Entity/t` and a UUID) replaced by the client's name
+    /// for it, in quotes; one pass over the text.
+    static func naming(_ text: String, _ byURI: [String: String]) -> String {
+        guard text.contains(temporaryPrefix) else { return text }
+        var result = ""
+        var rest = text[...]
+        while let start = rest.range(of: temporaryPrefix) {
+            result += rest[..<start.lowerBound]
+            // The entity's name, then "/t" and a UUID's 36 characters.
+            if let marker = rest[start.upperBound...].range(of: "/t"),
+               let end = rest.index(marker.upperBound, offsetBy: 36, limitedBy: rest.endIndex),
+               let name = byURI[String(rest[start.lowerBound..<end])] {
+                result += "'\(name)'"
+                rest = rest[end...]
+            } else {
+                result += temporaryPrefix
+                rest = rest[start.upperBound...]
+            }
+        }
+        return result + rest
+    }
+
     /// The saved object an update or delete names; INVALID_ARGUMENT for a
     /// temporary ID or an unknown entity, NOT_FOUND for a store not served
     /// here.
@@ -148,14 +176,17 @@ extension ServerCore {
     /// client's temporary IDs; for a rule-bound caller, nothing shown of
     /// objects it may not read.
     private func refusal(_ error: StrataError, inserts: [SaveRequest.Insert], names: [String], policy: AccessPolicy?) async throws -> any Error {
-        // Temporary IDs the client never saw, named as the client named them.
-        func named(_ text: String) -> String {
-            guard text.contains("strata-temp://") else { return text }
-            return zip(inserts, names).reduce(text) { $0.replacingOccurrences(of: $1.0.id.uriRepresentation, with: "'\($1.1)'") }
-        }
         var error = error
-        error.message = named(error.message)
-        error.details = error.details.map(named)
+        // Temporary IDs the client never saw, named as the client named them.
+        let texts = [error.message] + error.details + error.failures.map(\.message)
+        if texts.contains(where: { $0.contains(Self.temporaryPrefix) }) {
+            let byURI = Dictionary(zip(inserts.lazy.map(\.id.uriRepresentation), names), uniquingKeysWith: { first, _ in first })
+            error.message = Self.naming(error.message, byURI)
+            error.details = error.details.map { Self.naming($0, byURI) }
+            for index in error.failures.indices {
+                error.failures[index].message = Self.naming(error.failures[index].message, byURI)
+            }
+        }
         if !error.failures.isEmpty {
             let names = Dictionary(zip(inserts.map(\.id), names), uniquingKeysWith: { first, _ in first })
             var status = error.status

@@ -669,6 +669,12 @@ struct BadInputTests {
         #expect(failure.objectID == untitled.temporaryID, "\(failure.objectID)")
         #expect(Set(several?.propertyErrors.map(\.property) ?? []) == ["uuid", "title"], "\(String(describing: several?.propertyErrors))")
         #expect(several?.propertyErrors.allSatisfy { $0.strataCode == 1570 && $0.entity == "Book" && $0.objectID == "b2" } == true)
+        // Messages name new objects as the client did, never by the
+        // server's temporary IDs.
+        let texts = [mandatory?.message, several?.message].compactMap { $0 } + (several?.details ?? []) + (several?.propertyErrors.map(\.message) ?? [])
+        #expect(texts.allSatisfy { !$0.contains("strata-temp://") }, "\(texts)")
+        #expect(mandatory?.message.contains("'b1'") == true, "\(String(describing: mandatory?.message))")
+        #expect(several?.propertyErrors.allSatisfy { $0.message.contains("'b2'") } == true)
 
         #expect(try await client.count("Book") == 0)
         try await Self.expectServing(server)

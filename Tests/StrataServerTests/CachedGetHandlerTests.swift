@@ -198,12 +198,14 @@ import Testing
     @Test func readsTopLevelFieldNumbersWithoutDecoding() throws {
         let request = get([ObjectID(storeIdentifier: "S", entityName: "Book", key: .permanent(1))])
         let bytes: [UInt8] = try request.serializedBytes()
-        #expect(CachedGetHandler.topLevelFields(of: ByteBuffer(bytes: bytes)) == [1, 15])
-        #expect(CachedGetHandler.topLevelFields(of: ByteBuffer(bytes: bytes.dropLast())).isEmpty)
-        #expect(CachedGetHandler.topLevelFields(of: ByteBuffer()).isEmpty)
+        #expect(CachedGetHandler.topLevel(ByteBuffer(bytes: bytes), has: 1) == true)
+        #expect(CachedGetHandler.topLevel(ByteBuffer(bytes: bytes), has: 15) == true)
+        #expect(CachedGetHandler.topLevel(ByteBuffer(bytes: bytes), has: 14) == false)
+        #expect(CachedGetHandler.topLevel(ByteBuffer(bytes: bytes.dropLast()), has: 15) == nil)
+        #expect(CachedGetHandler.topLevel(ByteBuffer(), has: 15) == false)
         // A varint longer than ten bytes, and wire types 3/4 (groups): not read.
-        #expect(CachedGetHandler.topLevelFields(of: ByteBuffer(bytes: [UInt8](repeating: 0x80, count: 11) + [0x01])).isEmpty)
-        #expect(CachedGetHandler.topLevelFields(of: ByteBuffer(bytes: [0x0B])).isEmpty)
+        #expect(CachedGetHandler.topLevel(ByteBuffer(bytes: [UInt8](repeating: 0x80, count: 11) + [0x01]), has: 0) == nil)
+        #expect(CachedGetHandler.topLevel(ByteBuffer(bytes: [0x0B]), has: 1) == nil)
     }
 
     @Test func aGetAfterAnAcknowledgedUpdateSeesItOverALiveSocket() async throws {
