@@ -117,32 +117,31 @@ final class EntityPlan: Sendable {
                   let checked = try? ObjectGraph.checked(value, type: attribute.type, name: key, entity: entity) else { return nil }
             prepared[key, slot: slot, in: layout.values] = checked
         }
-        guard let derived = derived(prepared, id: id) else { return nil }
-        validation.insertProblems(derived, objectID: id, into: &problems)
-        return derived
+        guard derive(&prepared, id: id) else { return nil }
+        validation.insertProblems(prepared, objectID: id, into: &problems)
+        return prepared
     }
 
-    /// `values` with every derived attribute computed, converted and
-    /// checked as a context's save would (in the model's order); nil when
+    /// Computes every derived attribute into `values`, converted and
+    /// checked as a context's save would (in the model's order); false when
     /// one fails (the save then goes through a context, which reports it).
     /// Only for entities that insert directly.
-    private func derived(_ values: PropertyValues, id: ObjectID) -> PropertyValues? {
-        guard !derivations.isEmpty else { return values }
-        return evaluatorLock.withLock { () -> PropertyValues? in
+    private func derive(_ values: inout PropertyValues, id: ObjectID) -> Bool {
+        guard !derivations.isEmpty else { return true }
+        return evaluatorLock.withLock { () -> Bool in
             if compiledEvaluators == nil {
                 compiledEvaluators = try? derivations.map { try OperandEvaluator($0.operand.get(), entity: entity, model: model, accessor: InsertValuesAccessor()) }
             }
-            guard let evaluators = compiledEvaluators else { return nil }
-            var values = values
+            guard let evaluators = compiledEvaluators else { return false }
             for (derivation, evaluator) in zip(derivations, evaluators) {
                 guard let slot = derivation.slot,
                       let raw = try? evaluator.value(of: InsertValuesAccessor.Row(id: id, values: values)),
-                      let checked = try? ObjectGraph.checked(Derivation.converted(raw, to: derivation.attribute), for: derivation.attribute, entity: entity) else { return nil }
+                      let checked = try? ObjectGraph.checked(Derivation.converted(raw, to: derivation.attribute), for: derivation.attribute, entity: entity) else { return false }
                 if (values[derivation.attribute.name, slot: slot, in: layout.values] ?? .null) != checked {
                     values[derivation.attribute.name, slot: slot, in: layout.values] = checked
                 }
             }
-            return values
+            return true
         }
     }
 }

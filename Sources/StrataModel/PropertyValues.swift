@@ -111,6 +111,16 @@ public struct PropertyValues: Sendable, Hashable, Sequence, ExpressibleByDiction
         return old
     }
 
+    /// Whether `other` holds values for exactly the same names (whatever
+    /// the values): same layout, same slots present, and neither has names
+    /// outside its layout (``keys`` would then give the same names in the
+    /// same order). False when unsure.
+    public func hasSameKeys(as other: PropertyValues) -> Bool {
+        guard layout === other.layout, extras.isEmpty, other.extras.isEmpty, slots.count == other.slots.count else { return false }
+        for index in slots.indices where (slots[index] == nil) != (other.slots[index] == nil) { return false }
+        return true
+    }
+
     /// Removes every value (the layout stays).
     public mutating func removeAll() {
         for index in slots.indices { slots[index] = nil }

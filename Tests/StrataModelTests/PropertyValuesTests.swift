@@ -49,6 +49,30 @@ struct PropertyValuesTests {
         }
     }
 
+    @Test("Same keys: same layout, same slots present, no names outside the layout")
+    func sameKeys() {
+        let layout = PropertyValues.Layout(names: ["a", "b", "c"])
+        var first = PropertyValues(layout: layout)
+        first["a"] = .integer(1)
+        first["c"] = .null
+        var second = PropertyValues(layout: layout)
+        second["a"] = .string("x")
+        second["c"] = .integer(2)
+        #expect(first.hasSameKeys(as: second))
+        second["b"] = .integer(3)
+        #expect(!first.hasSameKeys(as: second))
+        second["b"] = nil
+        #expect(first.hasSameKeys(as: second))
+        // A name outside the layout, or another layout with the same names: not known to be the same.
+        second["z"] = .integer(0)
+        #expect(!first.hasSameKeys(as: second))
+        var other = PropertyValues(layout: PropertyValues.Layout(names: ["a", "b", "c"]))
+        other["a"] = .integer(1)
+        other["c"] = .null
+        #expect(!first.hasSameKeys(as: other))
+        #expect(first.keys == other.keys)
+    }
+
     @Test("The layout's names come first, in slot order; duplicates keep their first slot")
     func order() {
         #expect(Self.layout.names == ["title", "pages", "author"])

@@ -88,6 +88,9 @@ enum SQLiteHistory {
             self.path = path
         }
 
+        /// The values whose changed-property list was made last, and that list.
+        private var lastNames: (values: PropertyValues, names: String)?
+
         /// Records one committed change set as one transaction.
         mutating func record(_ db: Database, changes: StoreChanges, commit: StoreCommit, tombstones: [Int: [(String, DatabaseValue)]], origin: String, processID: Int32, timestamp: Date) throws {
             try insertTransaction.run([
@@ -105,7 +108,12 @@ enum SQLiteHistory {
                 ])
             }
             func names(_ values: PropertyValues, _ toMany: [String: [ObjectID]]) -> String {
-                (Array(values.keys) + Array(toMany.keys)).sorted().joined(separator: ",")
+                // Inserts of a group usually set the same names: the list
+                // made for the last one is used again.
+                if toMany.isEmpty, let last = lastNames, last.values.hasSameKeys(as: values) { return last.names }
+                let names = (values.keys + toMany.keys).sorted().joined(separator: ",")
+                if toMany.isEmpty { lastNames = (values, names) }
+                return names
             }
             // The commit lists the inserts' permanent IDs in the change set's order.
             for (insert, permanent) in zip(changes.inserts, commit.insertedIDs) {

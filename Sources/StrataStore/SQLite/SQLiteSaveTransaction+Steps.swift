@@ -110,46 +110,58 @@ extension SQLiteSaveTransaction {
         return result
     }
 
-    /// Inserts every row, one at a time, chunk after chunk as
-    /// ``SQLiteInsertPipeline`` encodes them, recording the uniqueness
-    /// conflicts. Each row gets its key, the keys of the inserts it points
-    /// to and the cells its to-manys' inverses set, then is bound.
+    /// Inserts every row, one at a time (chunk after chunk as
+    /// ``SQLiteInsertPipeline`` encodes a large save's), recording the
+    /// uniqueness conflicts. Each row gets its key, the keys of the inserts
+    /// it points to and the cells its to-manys' inverses set, then is bound.
     mutating func insertRows(_ db: Database) throws {
-        guard let pipeline = insertRowEncoder?.pipeline else { return }
-        defer { pipeline.cancel() }
         var runner: SQLiteStatementRunner?
         var runnerEntity: Entity?
-        for chunk in 0..<pipeline.chunkCount {
-            var cells = try pipeline.take(chunk)
-            var start = 0
-            for i in pipeline.rows(ofChunk: chunk) {
-                let entity = inserts[i].entity
-                let width = entity.insertColumns.count
-                defer { start += width }
-                cells[start] = inserts[i].key.databaseValue
-                // A to-one naming an insert wins over a to-many's inverse
-                // for the same column (an inconsistent change set).
-                if !insertOverrides.isEmpty, let overrides = insertOverrides[i] {
-                    for (position, value) in overrides { cells[start + position] = value }
-                }
-                for reference in inserts[i].references {
-                    cells[start + reference.position] = try key(of: reference.target).databaseValue
-                }
-                if runnerEntity !== entity {
-                    runner = nil
-                    runnerEntity = entity
-                }
-                do {
-                    let current = try runner ?? SQLiteStatementRunner(db.cachedStatement(sql: entity.insertSQL), path: path)
-                    runner = current
-                    try current.run(cells[start..<(start + width)])
-                } catch let error as DatabaseError where error.extendedResultCode == .SQLITE_CONSTRAINT_UNIQUE {
-                    // GRDB drops a failed statement from its cache: prepare it again.
-                    runner = nil
-                    let insert = inserts[i]
-                    try recordConstraintConflict(db, entity: entity, objectID: insert.objectID, key: insert.key,
-                                                 written: Dictionary(zip(entity.insertColumns, cells[start..<(start + width)]), uniquingKeysWith: { a, _ in a }), error: error)
-                }
+        switch insertRowSource.take() {
+        case nil:
+            return
+        case .encoded(let cells):
+            try insertChunk(db, cells: cells, rows: 0..<inserts.count, runner: &runner, runnerEntity: &runnerEntity)
+        case .pipelined(let owner):
+            let pipeline = owner.pipeline
+            defer { pipeline.cancel() }
+            for chunk in 0..<pipeline.chunkCount {
+                try insertChunk(db, cells: pipeline.take(chunk), rows: pipeline.rows(ofChunk: chunk), runner: &runner, runnerEntity: &runnerEntity)
+            }
+        }
+    }
+
+    /// Inserts the rows `rows`, whose cells are `cells`, one after the other.
+    private mutating func insertChunk(_ db: Database, cells: consuming [DatabaseValue], rows: Range<Int>, runner: inout SQLiteStatementRunner?, runnerEntity: inout Entity?) throws {
+        var cells = cells
+        var start = 0
+        for i in rows {
+            let entity = inserts[i].entity
+            let width = entity.insertColumns.count
+            defer { start += width }
+            cells[start] = inserts[i].key.databaseValue
+            // A to-one naming an insert wins over a to-many's inverse
+            // for the same column (an inconsistent change set).
+            if !insertOverrides.isEmpty, let overrides = insertOverrides[i] {
+                for (position, value) in overrides { cells[start + position] = value }
+            }
+            for reference in inserts[i].references {
+                cells[start + reference.position] = try key(of: reference.target).databaseValue
+            }
+            if runnerEntity !== entity {
+                runner = nil
+                runnerEntity = entity
+            }
+            do {
+                let current = try runner ?? SQLiteStatementRunner(db.cachedStatement(sql: entity.insertSQL), path: path)
+                runner = current
+                try current.run(cells[start..<(start + width)])
+            } catch let error as DatabaseError where error.extendedResultCode == .SQLITE_CONSTRAINT_UNIQUE {
+                // GRDB drops a failed statement from its cache: prepare it again.
+                runner = nil
+                let insert = inserts[i]
+                try recordConstraintConflict(db, entity: entity, objectID: insert.objectID, key: insert.key,
+                                             written: Dictionary(zip(entity.insertColumns, cells[start..<(start + width)]), uniquingKeysWith: { a, _ in a }), error: error)
             }
         }
     }

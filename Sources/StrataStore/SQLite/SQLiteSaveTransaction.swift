@@ -132,8 +132,17 @@ struct SQLiteSaveTransaction {
     let changes: StoreChanges
 
     var inserts: [Insert] = []
-    /// Encodes the inserts' rows in chunks, ahead of the writer.
-    var insertRowEncoder: SQLiteInsertPipeline.Owner?
+    /// Where the inserts' rows come from.
+    enum InsertRows {
+        /// A save of at most one chunk of rows (not streamed): its cells,
+        /// encoded before the transaction, rows one after the other.
+        case encoded([DatabaseValue])
+        /// Larger and streamed saves: encoded in chunks, ahead of the writer.
+        case pipelined(SQLiteInsertPipeline.Owner)
+    }
+
+    /// The inserts' rows; nil when there are none or once written.
+    var insertRowSource: InsertRows?
     /// Cells of insert rows set by the transaction (foreign keys and
     /// orders of to-manys stored through an inverse), by insert index.
     var insertOverrides: [Int: [(position: Int, value: DatabaseValue)]] = [:]
@@ -308,9 +317,15 @@ struct SQLiteSaveTransaction {
         }
         temporaryReferences = []
         if !inserts.isEmpty {
-            let pipeline = SQLiteInsertPipeline(.init(inserts: changes.inserts, feed: feed, entities: entities))
-            if let failure = pipeline.eagerFailure { throw failure }
-            insertRowEncoder = SQLiteInsertPipeline.Owner(pipeline)
+            let source = SQLiteInsertPipeline.Source(inserts: changes.inserts, feed: feed, entities: entities)
+            if feed == nil, source.count <= SQLiteInsertPipeline.chunkRows {
+                // A small save (every server request): no pipeline to set up.
+                insertRowSource = .encoded(try source.encode(0..<source.count))
+            } else {
+                let pipeline = SQLiteInsertPipeline(source)
+                if let failure = pipeline.eagerFailure { throw failure }
+                insertRowSource = .pipelined(SQLiteInsertPipeline.Owner(pipeline))
+            }
         }
     }
 
