@@ -54,7 +54,8 @@ extension SQLiteStore {
         let (stream, continuation) = AsyncThrowingStream.makeStream(of: [Snapshot].self, throwing: (any Error).self)
         let reading = Task {
             do {
-                try await read(database) { db in
+                // Not inline: batches are handed over as they are read.
+                try await read(database, inline: false) { db in
                     var handedOver = false
                     do {
                         try decoder.snapshotBatches(db, statement: db.cachedStatement(sql: query.sql), arguments: query.statementArguments, table: table, batchSize: Self.fetchBatchSize) { batch in
@@ -234,9 +235,16 @@ extension SQLiteStore {
     /// transaction: SQLite reads one statement from one snapshot of the
     /// database, so the BEGIN and COMMIT around it would add two
     /// statements for nothing.
-    nonisolated func read<T: Sendable>(_ database: any DatabaseWriter, oneStatement: Bool = false,
+    ///
+    /// A read that can run at once on the caller's thread does
+    /// (``SQLiteInlineReaders``: a free connection of its own, no lock
+    /// met, within its time budget); any other goes through GRDB's pool.
+    /// `inline: false` for a body that must run once only (one that hands
+    /// out what it reads as it goes).
+    nonisolated func read<T: Sendable>(_ database: any DatabaseWriter, oneStatement: Bool = false, inline: Bool = true,
                                        _ body: @escaping @Sendable (Database) throws -> T) async throws -> T {
-        try await SQLiteBusyRetry.run(deadline: storeDescription.busyTimeout) {
+        if inline, let value = inlineReaders.read(oneStatement: oneStatement, body) { return value }
+        return try await SQLiteBusyRetry.run(deadline: storeDescription.busyTimeout) {
             oneStatement ? try await database.unsafeRead(body) : try await database.read(body)
         }
     }

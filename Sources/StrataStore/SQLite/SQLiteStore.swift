@@ -59,6 +59,8 @@ public actor SQLiteStore: InsertStreamingStore {
     /// The connections; nil once closed. Behind a lock rather than the
     /// actor, so that reads start on the caller's thread without a hop.
     private nonisolated let database = NIOLockedValueBox<(any DatabaseWriter)?>(nil)
+    /// Connections that read on the caller's thread (see ``read(_:oneStatement:inline:_:)``).
+    nonisolated let inlineReaders: SQLiteInlineReaders
     /// The size of the write-ahead log, for checkpoints after saves.
     nonisolated let walMonitor: SQLiteWALMonitor
     /// Saves waiting for the next group commit, drained on the writer (see
@@ -109,6 +111,9 @@ public actor SQLiteStore: InsertStreamingStore {
         self.decoder = SQLiteRowDecoder(mapping: mapping, storeIdentifier: opened.identifier, path: path)
         self.database.withLockedValue { $0 = opened.database }
         self.walMonitor = opened.walMonitor
+        // One per core: as many as Swift's cooperative pool runs reads at once.
+        self.inlineReaders = SQLiteInlineReaders(path: path, configuration: Self.configuration(for: description, walMonitor: opened.walMonitor),
+                                                 capacity: ProcessInfo.processInfo.activeProcessorCount)
         self.metrics = SQLiteStoreMetrics(configuration: description.configuration)
         self.recordsHistory = recordsHistory
     }
@@ -376,6 +381,7 @@ public actor SQLiteStore: InsertStreamingStore {
             return database
         }
         guard let database = open else { return }
+        inlineReaders.close()
         await saveQueue.waitUntilIdle()
         // Every save into the file, and the log emptied, so that the
         // .sqlite file alone holds everything (a copy of it is a backup).

@@ -1,0 +1,110 @@
+import Foundation
+import GRDB
+import Testing
+@testable import StrataStore
+
+/// Reads on the caller's thread: the pool's answers, or nil (and nothing
+/// kept) whenever the read must go through the pool instead.
+@Suite struct SQLiteInlineReadersTests {
+    /// A WAL database of `rows` rows, written through a pool (as a store's).
+    private func database(rows: Int, in directory: SQLiteTestDirectory) throws -> (path: String, pool: DatabasePool) {
+        let path = directory.url.appendingPathComponent("inline.sqlite").path
+        let pool = try DatabasePool(path: path)
+        try pool.write { db in
+            try db.execute(sql: "CREATE TABLE t (id INTEGER PRIMARY KEY, name TEXT)")
+            for i in 0..<rows { try db.execute(sql: "INSERT INTO t (name) VALUES (?)", arguments: ["n\(i)"]) }
+        }
+        return (path, pool)
+    }
+
+    /// A query whose virtual machine runs about five million steps.
+    private static let long = "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c LIMIT 1000000) SELECT count(*) FROM c"
+
+    @Test func readsWhatThePoolReads() throws {
+        let directory = try SQLiteTestDirectory()
+        defer { directory.remove() }
+        let (path, pool) = try database(rows: 100, in: directory)
+        let readers = SQLiteInlineReaders(path: path, configuration: Configuration(), capacity: 2)
+        let inline = readers.read(oneStatement: true) { db in try Int.fetchOne(db, sql: "SELECT count(*) FROM t") }
+        #expect(inline == 100)
+        let inTransaction = readers.read(oneStatement: false) { db in
+            try (Int.fetchOne(db, sql: "SELECT count(*) FROM t"), String.fetchOne(db, sql: "SELECT name FROM t WHERE id = 7"))
+        }
+        #expect(inTransaction?.0 == 100 && inTransaction?.1 == "n6")
+        // A commit made since is seen by the next read.
+        try pool.write { db in try db.execute(sql: "DELETE FROM t WHERE id > 50") }
+        #expect(readers.read(oneStatement: true) { db in try Int.fetchOne(db, sql: "SELECT count(*) FROM t") } == 50)
+        readers.close()
+        try pool.close()
+    }
+
+    @Test func aReadPastItsBudgetIsStoppedAndLeftToThePool() throws {
+        let directory = try SQLiteTestDirectory()
+        defer { directory.remove() }
+        let (path, pool) = try database(rows: 1, in: directory)
+        let hurried = SQLiteInlineReaders(path: path, configuration: Configuration(), capacity: 1, budget: .zero)
+        #expect(hurried.read(oneStatement: true) { db in try Int.fetchOne(db, sql: Self.long) } == nil)
+        // The connection is not spoilt: a short read still runs.
+        #expect(hurried.read(oneStatement: true) { db in try Int.fetchOne(db, sql: "SELECT 1") } == 1)
+        let patient = SQLiteInlineReaders(path: path, configuration: Configuration(), capacity: 1, budget: .seconds(60))
+        #expect(patient.read(oneStatement: true) { db in try Int.fetchOne(db, sql: Self.long) } == 1_000_000)
+        hurried.close()
+        patient.close()
+        try pool.close()
+    }
+
+    @Test func neverWaitsForAConnection() throws {
+        let directory = try SQLiteTestDirectory()
+        defer { directory.remove() }
+        let (path, pool) = try database(rows: 3, in: directory)
+        let readers = SQLiteInlineReaders(path: path, configuration: Configuration(), capacity: 1)
+        // The only connection is busy with the outer read: the inner one is refused.
+        let nested = readers.read(oneStatement: true) { db -> Int?? in
+            let inner = readers.read(oneStatement: true) { db in try Int.fetchOne(db, sql: "SELECT count(*) FROM t") }
+            _ = try Int.fetchOne(db, sql: "SELECT count(*) FROM t")
+            return inner
+        }
+        #expect(nested == .some(.none))
+        // A body that throws: nil, for the pool to answer.
+        #expect(readers.read(oneStatement: true) { db in try Int.fetchOne(db, sql: "SELECT nope FROM t") } == nil)
+        readers.close()
+        // Closed: nothing more is read here.
+        #expect(readers.read(oneStatement: true) { db in try Int.fetchOne(db, sql: "SELECT 1") } == nil)
+        try pool.close()
+    }
+
+    @Test("Many tasks read at once beside a writer: each read answers or is left to the pool")
+    func concurrentReadsBesideAWriter() async throws {
+        let directory = try SQLiteTestDirectory()
+        defer { directory.remove() }
+        let (path, pool) = try database(rows: 10, in: directory)
+        let readers = SQLiteInlineReaders(path: path, configuration: Configuration(), capacity: 2)
+        let writer = Task {
+            for i in 0..<200 { try await pool.write { db in try db.execute(sql: "INSERT INTO t (name) VALUES (?)", arguments: ["w\(i)"]) } }
+        }
+        let counts = await withTaskGroup(of: [Int?].self) { group in
+            for _ in 0..<8 {
+                group.addTask {
+                    (0..<200).map { _ in readers.read(oneStatement: false) { db in try Int.fetchOne(db, sql: "SELECT count(*) FROM t") ?? -1 } }
+                }
+            }
+            return await group.reduce(into: [Int?]()) { $0 += $1 }
+        }
+        try await writer.value
+        let answered = counts.compactMap { $0 }
+        #expect(!answered.isEmpty)
+        #expect(answered.allSatisfy { (10...210).contains($0) })
+        readers.close()
+        try pool.close()
+    }
+
+    @Test func aFileItCannotReadTurnsItOff() throws {
+        let directory = try SQLiteTestDirectory()
+        defer { directory.remove() }
+        let path = directory.url.appendingPathComponent("not-a-database").path
+        try Data(repeating: 0x41, count: 8192).write(to: URL(fileURLWithPath: path))
+        let readers = SQLiteInlineReaders(path: path, configuration: Configuration(), capacity: 2)
+        #expect(readers.read(oneStatement: true) { db in try Int.fetchOne(db, sql: "SELECT 1") } == nil)
+        #expect(readers.read(oneStatement: true) { db in try Int.fetchOne(db, sql: "SELECT 1") } == nil)
+    }
+}
