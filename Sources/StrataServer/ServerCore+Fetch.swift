@@ -23,7 +23,6 @@ extension ServerCore {
         let fetchRequest = try makeFetchRequest(request)
         let variables = try Self.variables(request.variables)
         try policy?.requireReadable(fetchRequest.entityName)
-        let context = makeContext(clientName: clientName, policy: policy)
         let batchSize = request.batchSize == 0 ? WireProtocol.defaultFetchBatchSize : Int(request.batchSize)
         if !request.storeID.isEmpty {
             try await fetchFromStore(request, fetchRequest, variables: variables, batchSize: batchSize, policy: policy, send: send)
@@ -31,9 +30,17 @@ extension ServerCore {
         }
         switch request.resultType {
         case .count:
-            let count = try await context.count(fetchRequest, variables: variables)
+            let count: Int
+            if let store = soleStore(of: fetchRequest) {
+                // What a fresh context counts (it has no unsaved object),
+                // without making one.
+                count = try await store.count(restricted(coordinator.resolver.resolve(fetchRequest, variables: variables), by: policy))
+            } else {
+                count = try await makeContext(clientName: clientName, policy: policy).count(fetchRequest, variables: variables)
+            }
             try await send(Self.encoded(Strata_V1_FetchBatch.with { $0.count = UInt64(count) }), false)
         case .objectIds:
+            let context = makeContext(clientName: clientName, policy: policy)
             let ids = try await context.fetchObjectIDs(fetchRequest, variables: variables).map(\.uriRepresentation)
             try await Self.sendInBatches(ids, batchSize: batchSize, send: send) { batch, slice in batch.objectIds = Array(slice) }
         case .objects, .UNRECOGNIZED:
@@ -49,7 +56,7 @@ extension ServerCore {
                 relationships: request.includeRelationships
             )
             try builder.validate(for: request.entity)
-            try await context.perform { context in
+            try await makeContext(clientName: clientName, policy: policy).perform { context in
                 let objects = try await context.fetch(fetchRequest, variables: variables)
                 var start = 0
                 repeat {
@@ -84,10 +91,7 @@ extension ServerCore {
         guard request.includeFetched.isEmpty, request.includeRelationships.isEmpty else {
             throw WireError(.invalidArgument, "a fetch from one store (store_id) answers rows as stored: it cannot include fetched properties or to-many relationships", strataCode: StrataError.Code.invalidValue.rawValue)
         }
-        var resolved = try coordinator.resolver.resolve(fetchRequest, variables: variables)
-        if let policy {
-            resolved = try resolved.restricted(by: policy.readRestriction)
-        }
+        let resolved = try restricted(coordinator.resolver.resolve(fetchRequest, variables: variables), by: policy)
         switch request.resultType {
         case .count:
             let count = try await store.count(resolved)
@@ -114,10 +118,7 @@ extension ServerCore {
         policy: AccessPolicy?,
         send: @escaping @Sendable (_ batch: ByteBuffer, _ more: Bool) async throws -> Void
     ) async throws {
-        var resolved = try coordinator.resolver.resolve(fetchRequest, variables: variables)
-        if let policy {
-            resolved = try resolved.restricted(by: policy.readRestriction)
-        }
+        let resolved = try restricted(coordinator.resolver.resolve(fetchRequest, variables: variables), by: policy)
         let allocator = ByteBufferAllocator()
         // No connection's frames are larger: a batch past this is refused
         // as it is encoded, before it grows any further.
@@ -157,6 +158,13 @@ extension ServerCore {
             }
         }
         return found
+    }
+
+    /// `fetch` limited to what `policy` lets its caller read (as the
+    /// caller's context limits its fetches).
+    private func restricted(_ fetch: ResolvedFetch, by policy: AccessPolicy?) throws -> ResolvedFetch {
+        guard let policy else { return fetch }
+        return try fetch.restricted(by: policy.readRestriction)
     }
 
     /// A `FetchBatch` message's bytes.
