@@ -19,7 +19,7 @@ import SwiftProtobuf
 /// - while the socket is writable, so a client that does not read meets
 ///   the async side's backpressure instead of a growing buffer here;
 /// - answers within the frame limit (else the async side refuses them).
-final class CachedGetHandler: ChannelInboundHandler, RemovableChannelHandler {
+final class CachedGetHandler: EventLoopAnswering, RemovableChannelHandler {
     typealias InboundIn = Frame
     typealias InboundOut = Frame
     /// Whole wire frames: the handler sits before the frame encoder, so its
@@ -38,9 +38,9 @@ final class CachedGetHandler: ChannelInboundHandler, RemovableChannelHandler {
     static let refreshField: UInt64 = 15
 
     private let core: ServerCore
-    private let state: ConnectionState
+    let state: ConnectionState
     private let maxFrameBytes: Int
-    private var needsFlush = false
+    var needsFlush = false
 
     init(core: ServerCore, state: ConnectionState, maxFrameBytes: Int) {
         self.core = core
@@ -48,27 +48,8 @@ final class CachedGetHandler: ChannelInboundHandler, RemovableChannelHandler {
         self.maxFrameBytes = maxFrameBytes
     }
 
-    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
-        let frame = unwrapInboundIn(data)
-        if state.answersOnEventLoop, context.channel.isWritable, let answer = answer(frame, allocator: context.channel.allocator) {
-            state.activity.touch()
-            context.write(wrapOutboundOut(answer), promise: nil)
-            needsFlush = true
-            return
-        }
-        context.fireChannelRead(data)
-    }
-
-    func channelReadComplete(context: ChannelHandlerContext) {
-        if needsFlush {
-            needsFlush = false
-            context.flush()
-        }
-        context.fireChannelReadComplete()
-    }
-
     /// The answer to `frame` when it is a get this handler can answer whole.
-    private func answer(_ frame: Frame, allocator: ByteBufferAllocator) -> ByteBuffer? {
+    func answer(_ frame: Frame, allocator: ByteBufferAllocator) -> ByteBuffer? {
         // A caller bound by access rules is answered by the async path,
         // which checks them.
         guard state.policy == nil else { return nil }

@@ -57,10 +57,18 @@ final class ResponseWriter: Sendable {
     /// message's bytes, framed here as `ServerFrame.fetch` (field 13) with
     /// the request ID (field 1) and `more_follows` (field 3) before it.
     func send(requestID: UInt64, more: Bool, fetchBatch batch: ByteBuffer) async throws {
+        let payload = try Self.fetchBatchPayload(requestID: requestID, more: more, batch: batch, maxFrameBytes: maxFrameBytes)
+        try await outbound.write(Frame(payload: payload, compressed: state.compresses && payload.readableBytes >= WireProtocol.compressionThreshold))
+    }
+
+    /// The `ServerFrame` bytes of one batch of a fetch's answer (see
+    /// ``send(requestID:more:fetchBatch:)``); RESOURCE_EXHAUSTED past
+    /// `maxFrameBytes`.
+    static func fetchBatchPayload(requestID: UInt64, more: Bool, batch: ByteBuffer, maxFrameBytes: Int) throws(WireError) -> ByteBuffer {
         let payloadBytes = (requestID != 0 ? 1 + ByteBuffer.protobufVarintSize(requestID) : 0) + (more ? 2 : 0)
             + 1 + ByteBuffer.protobufVarintSize(UInt64(batch.readableBytes)) + batch.readableBytes
         guard payloadBytes <= maxFrameBytes else {
-            throw Self.tooLarge(payloadBytes, maxFrameBytes: maxFrameBytes)
+            throw tooLarge(payloadBytes, maxFrameBytes: maxFrameBytes)
         }
         var payload = ByteBufferAllocator().buffer(capacity: payloadBytes)
         if requestID != 0 {
@@ -74,7 +82,7 @@ final class ResponseWriter: Sendable {
         payload.writeInteger(UInt8(0x6A))           // ServerFrame.fetch: field 13, length-delimited
         payload.writeProtobufVarint(UInt64(batch.readableBytes))
         payload.writeImmutableBuffer(batch)
-        try await outbound.write(Frame(payload: payload, compressed: state.compresses && payloadBytes >= WireProtocol.compressionThreshold))
+        return payload
     }
 
     /// The refusal of an answer past the frame limit; `atLeast` when the

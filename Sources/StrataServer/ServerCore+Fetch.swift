@@ -148,7 +148,7 @@ extension ServerCore {
 
     /// The one store holding every entity `request` selects; nil when
     /// they are spread over several (whose rows a context merges).
-    private func soleStore(of request: FetchRequest) -> (any PersistentStore)? {
+    func soleStore(of request: FetchRequest) -> (any PersistentStore)? {
         let entities = request.includesSubentities ? model.hierarchy(of: request.entityName) : [request.entityName]
         var found: (any PersistentStore)?
         for entity in entities {

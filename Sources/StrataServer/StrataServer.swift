@@ -102,6 +102,7 @@ public actor StrataServer: Service {
                     try child.pipeline.syncOperations.addHandler(ByteToMessageHandler(FrameDecoder(limit: state.frameLimit)))
                     // Before the encoder: their answers are already framed.
                     try child.pipeline.syncOperations.addHandler(CachedGetHandler(core: core, state: state, maxFrameBytes: maxFrameBytes))
+                    try child.pipeline.syncOperations.addHandler(FetchHandler(core: core, state: state, maxFrameBytes: maxFrameBytes))
                     var saveLogger = core.logger
                     saveLogger[metadataKey: "peer"] = "\(child.remoteAddress?.description ?? "?")"
                     try child.pipeline.syncOperations.addHandler(SaveHandler(core: core, state: state, maxFrameBytes: maxFrameBytes, logger: saveLogger))

@@ -78,17 +78,23 @@ final class SQLiteInlineReaders: Sendable {
         self.path = path
         self.configuration = configuration
         self.capacity = max(1, capacity)
-        let components = budget.components
-        budgetNanoseconds = UInt64(max(0, components.seconds)) * 1_000_000_000 + UInt64(max(0, components.attoseconds) / 1_000_000_000)
+        budgetNanoseconds = Self.nanoseconds(budget)
+    }
+
+    /// A duration in whole nanoseconds (0 for a negative one).
+    private static func nanoseconds(_ duration: Duration) -> UInt64 {
+        let components = duration.components
+        return UInt64(max(0, components.seconds)) * 1_000_000_000 + UInt64(max(0, components.attoseconds) / 1_000_000_000)
     }
 
     /// `body`'s result, read at once on this thread (in a read transaction
-    /// unless `oneStatement`: one statement reads from one snapshot alone);
-    /// nil when the read must go the usual way (see the type's notes).
-    func read<T>(oneStatement: Bool, _ body: (Database) throws -> T) -> T? {
+    /// unless `oneStatement`: one statement reads from one snapshot alone)
+    /// within `budget` (the readers' own when nil); nil when the read must
+    /// go the usual way (see the type's notes).
+    func read<T>(oneStatement: Bool, budget: Duration? = nil, _ body: (Database) throws -> T) -> T? {
         guard let reader = take() else { return nil }
         defer { giveBack(reader) }
-        reader.deadline.pointee = DispatchTime.now().uptimeNanoseconds &+ budgetNanoseconds
+        reader.deadline.pointee = DispatchTime.now().uptimeNanoseconds &+ (budget.map(Self.nanoseconds) ?? budgetNanoseconds)
         defer { reader.deadline.pointee = .max }
         do {
             return try reader.queue.unsafeRead { db -> T in

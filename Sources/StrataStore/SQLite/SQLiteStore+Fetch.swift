@@ -117,6 +117,28 @@ extension SQLiteStore {
         }
     }
 
+    /// ``fetchSnapshots(_:)`` read at once on the calling thread, taking at
+    /// most about `budget`; nil, having read nothing that counts, when it
+    /// cannot be read so (no read-only connection of the store free, a lock
+    /// met, the budget spent, any error: ``fetchSnapshots(_:)`` then answers
+    /// it, errors included). For callers that must not wait: an event loop.
+    public nonisolated func snapshotsNow(_ fetch: ResolvedFetch, budget: Duration) -> [Snapshot]? {
+        guard (try? openDatabase()) != nil, let table = try? heldTable(of: fetch), let query = try? mapping.compiler.rowQuery(fetch) else { return nil }
+        let decoder = self.decoder
+        return inlineReaders.read(oneStatement: decoder.decodesInOneStatement(table: table), budget: budget) { db in
+            try decoder.snapshots(db, statement: db.cachedStatement(sql: query.sql), arguments: query.statementArguments, table: table)
+        }
+    }
+
+    /// ``count(_:)`` read at once on the calling thread, as
+    /// ``snapshotsNow(_:budget:)`` reads; nil when it cannot be.
+    public nonisolated func countNow(_ fetch: ResolvedFetch, budget: Duration) -> Int? {
+        guard (try? openDatabase()) != nil, (try? heldTable(of: fetch)) != nil, let query = try? mapping.compiler.countQuery(fetch) else { return nil }
+        return inlineReaders.read(oneStatement: true, budget: budget) { db in
+            try Int.fetchOne(db.cachedStatement(sql: query.sql), arguments: query.statementArguments) ?? 0
+        }
+    }
+
     /// The table of the fetched entity, or ``StrataError/Code/invalidValue``
     /// when the store does not hold it (as the in-memory store answers).
     private nonisolated func heldTable(of fetch: ResolvedFetch) throws(StrataError) -> String {

@@ -1,0 +1,94 @@
+import NIOCore
+import StrataModel
+import StrataQuery
+import StrataStore
+import StrataWire
+import SwiftProtobuf
+
+/// Answers small fetches on the event loop as their frames are read, as
+/// ``CachedGetHandler`` answers gets: read at once from a SQLite store's
+/// own read-only connection (``SQLiteStore/snapshotsNow(_:budget:)``),
+/// encoded and written, with no task, no request loop and no writer in
+/// between (for a 20-row query those were a quarter of its CPU).
+///
+/// It answers what the async side answers for the same frame, byte for
+/// byte the same message, for a fetch that:
+/// - comes after the hello's answer (``ConnectionState/answersOnEventLoop``),
+///   from a caller no access rule binds, while the socket is writable;
+/// - is a fetch of objects with a limit that fits one batch, or a count,
+///   of entities held by one SQLite store (no store ID, no fetched
+///   property or relationship named);
+/// - parses, resolves and compiles, and reads within ``budget`` on a free
+///   connection, without a lock met.
+/// Anything else, and any failure on the way, goes on to the async side
+/// unchanged, which then does all of it again and answers (errors
+/// included): this handler never answers an error. A read may hold the
+/// event loop for about ``budget`` before it gives up.
+final class FetchHandler: EventLoopAnswering, RemovableChannelHandler {
+    typealias InboundIn = Frame
+    typealias InboundOut = Frame
+    /// Whole wire frames (the handler sits before the frame encoder).
+    typealias OutboundOut = ByteBuffer
+
+    /// `ClientFrame.fetch`'s field number (`Protocol/strata.proto`).
+    static let fetchField: UInt64 = 13
+    /// The largest frame decoded on the loop.
+    static let maximumFrameBytes = 64 * 1024
+    /// The most rows a fetch answered here may ask for.
+    static let maximumRows = 1024
+    /// How long a read may hold the event loop before it is left to the
+    /// async side.
+    static let budget = Duration.microseconds(500)
+    static let operationName = Session.operationName(.fetch(Strata_V1_FetchRequest()))
+
+    private let core: ServerCore
+    let state: ConnectionState
+    private let maxFrameBytes: Int
+    var needsFlush = false
+
+    init(core: ServerCore, state: ConnectionState, maxFrameBytes: Int) {
+        self.core = core
+        self.state = state
+        self.maxFrameBytes = maxFrameBytes
+    }
+
+    /// The whole answer frame, or nil to leave the frame to the async side.
+    func answer(_ frame: Frame, allocator: ByteBufferAllocator) -> ByteBuffer? {
+        guard state.policy == nil, !frame.compressed, frame.payload.readableBytes <= Self.maximumFrameBytes,
+              CachedGetHandler.topLevel(frame.payload, has: Self.fetchField) == true else { return nil }
+        let started = ContinuousClock.now
+        // A frame that does not decode is the async side's protocol error.
+        guard let request = try? Strata_V1_ClientFrame(serializedBytes: ProtobufBytes(frame.payload)),
+              request.requestID != 0, case .fetch(let fetch)? = request.request,
+              fetch.storeID.isEmpty, fetch.includeFetched.isEmpty, fetch.includeRelationships.isEmpty,
+              fetch.unknownFields.data.isEmpty else { return nil }
+        let batchSize = fetch.batchSize == 0 ? WireProtocol.defaultFetchBatchSize : Int(fetch.batchSize)
+        let span = Session.startSpan(operation: Self.operationName, requestID: request.requestID, request: request.request)
+        defer { span.end() }
+        guard let fetchRequest = try? core.makeFetchRequest(fetch),
+              let variables = try? ServerCore.variables(fetch.variables),
+              let store = core.soleStore(of: fetchRequest) as? SQLiteStore,
+              let resolved = try? core.coordinator.resolver.resolve(fetchRequest, variables: variables) else { return nil }
+        var batch = allocator.buffer(capacity: 0)
+        switch fetch.resultType {
+        case .count:
+            guard let count = store.countNow(resolved, budget: Self.budget) else { return nil }
+            ObjectStateEncoding.writeCount(UInt64(count), into: &batch)
+        case .objects:
+            // One batch: the limit fits it (the last frame carries the total).
+            guard let limit = resolved.limit, limit <= min(batchSize, Self.maximumRows),
+                  let rows = store.snapshotsNow(resolved, budget: Self.budget) else { return nil }
+            batch.reserveCapacity(min(256 * rows.count + 16, maxFrameBytes))
+            // Past the frame limit: the async side refuses it.
+            guard (try? ObjectStateEncoding.writeStates(of: rows, into: &batch, limit: maxFrameBytes)) != nil else { return nil }
+            ObjectStateEncoding.writeCount(UInt64(rows.count), into: &batch)
+        case .objectIds, .UNRECOGNIZED:
+            return nil
+        }
+        guard let payload = try? ResponseWriter.fetchBatchPayload(requestID: request.requestID, more: false, batch: batch, maxFrameBytes: maxFrameBytes) else { return nil }
+        var answer = allocator.buffer(capacity: payload.readableBytes + WireProtocol.headerSize)
+        FrameEncoder.write(Frame(payload: payload, compressed: state.compresses && payload.readableBytes >= WireProtocol.compressionThreshold), into: &answer)
+        core.stats.record(operation: Self.operationName, duration: .now - started, failed: false)
+        return answer
+    }
+}

@@ -1,0 +1,159 @@
+import Foundation
+import NIOCore
+import NIOConcurrencyHelpers
+import NIOEmbedded
+import StrataContext
+import StrataModel
+import StrataQuery
+import StrataSamples
+import StrataStore
+import StrataWire
+import SwiftProtobuf
+import Testing
+@testable import StrataServer
+
+/// Small fetches answered on the event loop: the same message the async
+/// side answers, and everything else passed on to it untouched.
+@Suite struct FetchHandlerTests {
+    /// A server core over the sample's SQLite stores with `books` books
+    /// (pages 1, 2, …; titles "Book 1", …), and its container to close.
+    private func core(books: Int = 40) async throws -> (ServerCore, PersistentContainer, URL) {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("strata-fetch-handler-\(UUID().uuidString)")
+        let container = try await PersistentContainer(
+            model: BooksSample.model,
+            storeDescriptions: BooksSample.sqliteStores(in: directory),
+            transformers: BooksSample.transformers,
+            transientRules: BooksSample.transientRules
+        )
+        try await container.newBackgroundContext().perform { context in
+            for i in 1...books {
+                let book = try context.insert("Book")
+                try book.setValue(.uuid(UUID()), forKey: "uuid")
+                try book.setValue(.string("Book \(i)"), forKey: "title")
+                try book.setValue(.integer(Int64(i)), forKey: "pages")
+            }
+            _ = try await context.save()
+        }
+        return (quietCore(container.coordinator), container, directory)
+    }
+
+    private func frame(_ request: Strata_V1_ClientFrame) throws -> Frame {
+        Frame(payload: ByteBuffer(bytes: try request.serializedBytes() as [UInt8]))
+    }
+
+    private static func fetch(requestID: UInt64 = 9, _ configure: (inout Strata_V1_FetchRequest) -> Void) -> Strata_V1_ClientFrame {
+        Strata_V1_ClientFrame.with {
+            $0.requestID = requestID
+            $0.fetch = Strata_V1_FetchRequest.with { request in
+                request.entity = "Book"
+                configure(&request)
+            }
+        }
+    }
+
+    /// What the async side answers: its frames, in order.
+    private func asyncAnswer(_ core: ServerCore, _ request: Strata_V1_ClientFrame) async throws -> [Strata_V1_ServerFrame] {
+        let frames = FrameCollector()
+        try await core.fetch(request.fetch, clientName: "test") { batch, more in
+            let payload = try ResponseWriter.fetchBatchPayload(requestID: request.requestID, more: more, batch: batch, maxFrameBytes: 1 << 20)
+            frames.append(try Strata_V1_ServerFrame(serializedBytes: ProtobufBytes(payload)))
+        }
+        return frames.all
+    }
+
+    private static let range = ["LOW": PropertyValue.integer(5), "HIGH": PropertyValue.integer(24)].mapValues { value in
+        Strata_V1_VariableValue.with { $0.value = value.wire }
+    }
+
+    @Test("Queries and counts answered on the loop equal the async side's answers")
+    func answersAsTheAsyncSideDoes() async throws {
+        let (core, container, directory) = try await core()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let state = ConnectionState()
+        state.helloAccepted()
+        state.greeted(clientName: "test")
+        let channel = EmbeddedChannel(handler: FetchHandler(core: core, state: state, maxFrameBytes: 1 << 20))
+        let requests: [Strata_V1_ClientFrame] = [
+            Self.fetch { $0.predicate = "pages >= $LOW AND pages <= $HIGH"; $0.variables = Self.range; $0.sort = [.with { $0.key = "pages" }]; $0.limit = 20 },
+            Self.fetch { $0.predicate = "title BEGINSWITH 'Book 1'"; $0.sort = [.with { $0.key = "title"; $0.descending = true }]; $0.limit = 5; $0.offset = 2 },
+            Self.fetch { $0.predicate = "pages > 1000"; $0.limit = 10 },
+            Self.fetch { $0.resultType = .count; $0.predicate = "pages >= $LOW AND pages <= $HIGH"; $0.variables = Self.range },
+            Self.fetch { $0.resultType = .count },
+        ]
+        for request in requests {
+            try channel.writeInbound(try frame(request))
+            #expect(try channel.readInbound(as: Frame.self) == nil, "passed on: \(request.fetch)")
+            var written = try #require(try channel.readOutbound(as: ByteBuffer.self))
+            #expect(written.readInteger(as: UInt8.self) == 0)
+            #expect(written.readInteger(as: UInt32.self).map(Int.init) == written.readableBytes)
+            let answer = try Strata_V1_ServerFrame(serializedBytes: ProtobufBytes(written))
+            #expect([answer] == (try await asyncAnswer(core, request)), "\(request.fetch)")
+        }
+        #expect(core.statsResponse().operations.first { $0.operation == "fetch" }?.requests == UInt64(requests.count))
+        _ = try channel.finish()
+        try await container.close()
+    }
+
+    @Test("Whatever it cannot answer whole goes on to the async side untouched")
+    func passesOnWhatItCannotAnswer() async throws {
+        let (core, container, directory) = try await core()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let state = ConnectionState()
+        let channel = EmbeddedChannel(handler: FetchHandler(core: core, state: state, maxFrameBytes: 1 << 20))
+        let small = Self.fetch { $0.limit = 3 }
+        // Before the hello's answer.
+        try channel.writeInbound(try frame(small))
+        #expect(try channel.readInbound(as: Frame.self) != nil)
+        state.helloAccepted()
+        state.greeted(clientName: "test")
+        let cases: [(String, Strata_V1_ClientFrame)] = [
+            ("no limit", Self.fetch { _ in }),
+            ("a limit past one batch", Self.fetch { $0.limit = 50; $0.batchSize = 10 }),
+            ("a limit past the most rows answered here", Self.fetch { $0.limit = UInt32(FetchHandler.maximumRows + 1); $0.batchSize = UInt32(FetchHandler.maximumRows + 1) }),
+            ("object IDs", Self.fetch { $0.resultType = .objectIds; $0.limit = 3 }),
+            ("a fetched property named", Self.fetch { $0.limit = 3; $0.includeFetched = ["feedback"] }),
+            ("a relationship named", Self.fetch { $0.limit = 3; $0.includeRelationships = ["feedback"] }),
+            ("one store named", Self.fetch { $0.limit = 3; $0.storeID = "anything" }),
+            ("an unknown entity", Self.fetch { $0.entity = "Nothing"; $0.limit = 3 }),
+            ("a predicate that does not parse", Self.fetch { $0.predicate = "pages >>> 3"; $0.limit = 3 }),
+            ("a variable missing", Self.fetch { $0.predicate = "pages > $NOPE"; $0.limit = 3 }),
+            ("request id 0", Self.fetch(requestID: 0) { $0.limit = 3 }),
+        ]
+        for (why, request) in cases {
+            try channel.writeInbound(try frame(request))
+            #expect(try channel.readInbound(as: Frame.self) != nil, "\(why)")
+            #expect(try channel.readOutbound(as: ByteBuffer.self) == nil, "\(why)")
+        }
+        // Not protobuf: the async side's protocol error.
+        try channel.writeInbound(Frame(payload: ByteBuffer(bytes: [0x6A, 0xFF])))
+        #expect(try channel.readInbound(as: Frame.self) != nil)
+        // A connection that stopped reading.
+        state.stopReading(.protocolError)
+        try channel.writeInbound(try frame(small))
+        #expect(try channel.readInbound(as: Frame.self) != nil)
+        #expect(try channel.readOutbound(as: ByteBuffer.self) == nil)
+        _ = try channel.finish()
+        try await container.close()
+    }
+
+    @Test("Reads now: what the store reads, and nothing once it is closed")
+    func readsNowAsTheStoreReads() async throws {
+        let (core, container, directory) = try await core(books: 3)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let store = try #require(container.coordinator.stores.first { $0.entityNames.contains("Book") } as? SQLiteStore)
+        let fetch = try core.coordinator.resolver.resolve(FetchRequest(entityName: "Book", fetchLimit: 3))
+        #expect(store.snapshotsNow(fetch, budget: .seconds(10))?.count == 3)
+        #expect(store.countNow(fetch, budget: .seconds(10)) == 3)
+        try await container.close()
+        // A closed store reads nothing here.
+        #expect(store.snapshotsNow(fetch, budget: .seconds(10)) == nil)
+        #expect(store.countNow(fetch, budget: .seconds(10)) == nil)
+    }
+}
+
+/// Frames collected from the async side's sends.
+private final class FrameCollector: Sendable {
+    private let frames = NIOLockedValueBox<[Strata_V1_ServerFrame]>([])
+    func append(_ frame: Strata_V1_ServerFrame) { frames.withLockedValue { $0.append(frame) } }
+    var all: [Strata_V1_ServerFrame] { frames.withLockedValue { $0 } }
+}
