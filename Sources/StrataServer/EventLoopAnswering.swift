@@ -14,6 +14,8 @@ protocol EventLoopAnswering: ChannelInboundHandler where InboundIn == Frame, Inb
     var needsFlush: Bool { get set }
     /// The whole answer frame to `frame`, or nil to pass it on.
     func answer(_ frame: Frame, allocator: ByteBufferAllocator) -> ByteBuffer?
+    /// Called when a read burst ends (before the flush).
+    func readBurstEnded()
 }
 
 extension EventLoopAnswering {
@@ -28,7 +30,10 @@ extension EventLoopAnswering {
         context.fireChannelRead(data)
     }
 
+    func readBurstEnded() {}
+
     func channelReadComplete(context: ChannelHandlerContext) {
+        readBurstEnded()
         if needsFlush {
             needsFlush = false
             context.flush()

@@ -4,6 +4,7 @@ import StrataQuery
 import StrataStore
 import StrataWire
 import SwiftProtobuf
+import Tracing
 
 /// Answers small fetches on the event loop as their frames are read, as
 /// ``CachedGetHandler`` answers gets: read at once from a SQLite store's
@@ -22,8 +23,16 @@ import SwiftProtobuf
 ///   connection, without a lock met.
 /// Anything else, and any failure on the way, goes on to the async side
 /// unchanged, which then does all of it again and answers (errors
-/// included): this handler never answers an error. A read may hold the
-/// event loop for about ``budget`` before it gives up.
+/// included): this handler never answers an error. A frame that names a
+/// fetch but does not decode is a protocol error: the async side answers
+/// it and closes, so nothing read after it is answered here.
+///
+/// How long the event loop is held: a read gives up after about
+/// ``budget`` (SQLite's progress handler), values longer than the
+/// inline readers' length limit and regular expressions (``SQLiteStore/snapshotsNow(_:budget:)``)
+/// are left to the async side, an answer past ``maximumAnswerBytes`` is
+/// not encoded further, and once the answers of one read burst have taken
+/// ``burstBudget`` the rest of the burst goes to the async side.
 final class FetchHandler: EventLoopAnswering, RemovableChannelHandler {
     typealias InboundIn = Frame
     typealias InboundOut = Frame
@@ -39,12 +48,18 @@ final class FetchHandler: EventLoopAnswering, RemovableChannelHandler {
     /// How long a read may hold the event loop before it is left to the
     /// async side.
     static let budget = Duration.microseconds(500)
+    /// How long the answers of one read burst may hold the event loop.
+    static let burstBudget = Duration.milliseconds(1)
+    /// The largest answer written here.
+    static let maximumAnswerBytes = 256 * 1024
     static let operationName = Session.operationName(.fetch(Strata_V1_FetchRequest()))
 
     private let core: ServerCore
     let state: ConnectionState
     private let maxFrameBytes: Int
     var needsFlush = false
+    /// The time answers of the current read burst have taken.
+    private var spentInBurst = Duration.zero
 
     init(core: ServerCore, state: ConnectionState, maxFrameBytes: Int) {
         self.core = core
@@ -56,15 +71,19 @@ final class FetchHandler: EventLoopAnswering, RemovableChannelHandler {
     func answer(_ frame: Frame, allocator: ByteBufferAllocator) -> ByteBuffer? {
         guard state.policy == nil, !frame.compressed, frame.payload.readableBytes <= Self.maximumFrameBytes,
               CachedGetHandler.topLevel(frame.payload, has: Self.fetchField) == true else { return nil }
+        guard spentInBurst < Self.burstBudget else { return nil }
         let started = ContinuousClock.now
-        // A frame that does not decode is the async side's protocol error.
-        guard let request = try? Strata_V1_ClientFrame(serializedBytes: ProtobufBytes(frame.payload)),
-              request.requestID != 0, case .fetch(let fetch)? = request.request,
+        let startedForSpan = DefaultTracerClock.now
+        defer { spentInBurst += .now - started }
+        guard let request = try? Strata_V1_ClientFrame(serializedBytes: ProtobufBytes(frame.payload)) else {
+            // The async side answers it with a protocol error and closes.
+            state.stopReading(.protocolError)
+            return nil
+        }
+        guard request.requestID != 0, case .fetch(let fetch)? = request.request,
               fetch.storeID.isEmpty, fetch.includeFetched.isEmpty, fetch.includeRelationships.isEmpty,
               fetch.unknownFields.data.isEmpty else { return nil }
         let batchSize = fetch.batchSize == 0 ? WireProtocol.defaultFetchBatchSize : Int(fetch.batchSize)
-        let span = Session.startSpan(operation: Self.operationName, requestID: request.requestID, request: request.request)
-        defer { span.end() }
         guard let fetchRequest = try? core.makeFetchRequest(fetch),
               let variables = try? ServerCore.variables(fetch.variables),
               let store = core.soleStore(of: fetchRequest) as? SQLiteStore,
@@ -78,9 +97,10 @@ final class FetchHandler: EventLoopAnswering, RemovableChannelHandler {
             // One batch: the limit fits it (the last frame carries the total).
             guard let limit = resolved.limit, limit <= min(batchSize, Self.maximumRows),
                   let rows = store.snapshotsNow(resolved, budget: Self.budget) else { return nil }
-            batch.reserveCapacity(min(256 * rows.count + 16, maxFrameBytes))
-            // Past the frame limit: the async side refuses it.
-            guard (try? ObjectStateEncoding.writeStates(of: rows, into: &batch, limit: maxFrameBytes)) != nil else { return nil }
+            let bytes = min(maxFrameBytes, Self.maximumAnswerBytes)
+            batch.reserveCapacity(min(256 * rows.count + 16, bytes))
+            // Larger answers (past the frame limit: refusals) are the async side's.
+            guard (try? ObjectStateEncoding.writeStates(of: rows, into: &batch, limit: bytes)) != nil else { return nil }
             ObjectStateEncoding.writeCount(UInt64(rows.count), into: &batch)
         case .objectIds, .UNRECOGNIZED:
             return nil
@@ -89,6 +109,12 @@ final class FetchHandler: EventLoopAnswering, RemovableChannelHandler {
         var answer = allocator.buffer(capacity: payload.readableBytes + WireProtocol.headerSize)
         FrameEncoder.write(Frame(payload: payload, compressed: state.compresses && payload.readableBytes >= WireProtocol.compressionThreshold), into: &answer)
         core.stats.record(operation: Self.operationName, duration: .now - started, failed: false)
+        // A span for the fetches answered here (those passed on get the async side's).
+        Session.startSpan(operation: Self.operationName, requestID: request.requestID, request: request.request, at: startedForSpan).end()
         return answer
+    }
+
+    func readBurstEnded() {
+        spentInBurst = .zero
     }
 }

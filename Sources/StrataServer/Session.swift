@@ -150,8 +150,9 @@ actor Session {
     /// A request's span (a no-op unless a tracer is bootstrapped, e.g.
     /// swift-otel's): a server span named `strata.OPERATION`, with the
     /// operation, the request ID and the entity the request is about.
-    static func startSpan(operation: String, requestID: UInt64, request: Strata_V1_ClientFrame.OneOf_Request?) -> any Span {
-        let span = Tracing.startSpan("strata.\(operation)", ofKind: .server)
+    static func startSpan(operation: String, requestID: UInt64, request: Strata_V1_ClientFrame.OneOf_Request?,
+                          at instant: DefaultTracerClock.Instant = DefaultTracerClock.now) -> any Span {
+        let span = Tracing.startSpan("strata.\(operation)", ofKind: .server, at: instant)
         // Without a tracer (the default) nothing is recorded: the
         // attributes, the save's set of entities above all, are not made.
         guard span.isRecording else { return span }

@@ -40,8 +40,9 @@ public struct StoreDescription: Sendable, Hashable {
     /// default, 2 MB). Indexes that outgrow the cache are read back from
     /// the file page by page: at 2 MB, inserting 100k rows with three
     /// indexes spends about as long in those reads as in everything else.
-    /// Allocated only as pages are used; a store has one writer and up to
-    /// five reader connections.
+    /// Allocated only as pages are used; a store has one writer, up to
+    /// five pooled reader connections and up to four (one per core) that
+    /// read on the caller's thread.
     public var pageCacheBytes: Int
 
     /// The default page cache: 32 MiB per connection.

@@ -118,6 +118,8 @@ import Testing
             ("a predicate that does not parse", Self.fetch { $0.predicate = "pages >>> 3"; $0.limit = 3 }),
             ("a variable missing", Self.fetch { $0.predicate = "pages > $NOPE"; $0.limit = 3 }),
             ("request id 0", Self.fetch(requestID: 0) { $0.limit = 3 }),
+            ("a regular expression to match", Self.fetch { $0.predicate = "title MATCHES 'Book.*'"; $0.limit = 3 }),
+            ("a count matching a regular expression", Self.fetch { $0.resultType = .count; $0.predicate = "title MATCHES 'Book.*'" }),
         ]
         for (why, request) in cases {
             try channel.writeInbound(try frame(request))
@@ -127,8 +129,15 @@ import Testing
         // Not protobuf: the async side's protocol error.
         try channel.writeInbound(Frame(payload: ByteBuffer(bytes: [0x6A, 0xFF])))
         #expect(try channel.readInbound(as: Frame.self) != nil)
-        // A connection that stopped reading.
-        state.stopReading(.protocolError)
+        // Still answering here: a small fetch is answered.
+        try channel.writeInbound(try frame(small))
+        #expect(try channel.readInbound(as: Frame.self) == nil)
+        #expect(try channel.readOutbound(as: ByteBuffer.self) != nil)
+        // A fetch whose body does not decode: passed on for the async
+        // side's protocol error, and nothing after it is answered here.
+        try channel.writeInbound(Frame(payload: ByteBuffer(bytes: [0x08, 0x05, 0x6A, 0x02, 0xFF, 0xFF])))
+        #expect(try channel.readInbound(as: Frame.self) != nil)
+        #expect(!state.answersOnEventLoop)
         try channel.writeInbound(try frame(small))
         #expect(try channel.readInbound(as: Frame.self) != nil)
         #expect(try channel.readOutbound(as: ByteBuffer.self) == nil)

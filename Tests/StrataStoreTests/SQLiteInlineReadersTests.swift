@@ -53,6 +53,21 @@ import Testing
         try pool.close()
     }
 
+    @Test func aValuePastTheLengthLimitIsLeftToThePool() throws {
+        let directory = try SQLiteTestDirectory()
+        defer { directory.remove() }
+        let (path, pool) = try database(rows: 1, in: directory)
+        let large = Data(repeating: 7, count: Int(SQLiteInlineReaders.maximumValueBytes) + 1)
+        try pool.write { db in try db.execute(sql: "UPDATE t SET name = ? WHERE id = 1", arguments: [large]) }
+        let readers = SQLiteInlineReaders(path: path, configuration: Configuration(), capacity: 1)
+        #expect(readers.read(oneStatement: true) { db in try Data.fetchOne(db, sql: "SELECT name FROM t WHERE id = 1") } == nil)
+        // Its length is read here; the pool reads the value.
+        #expect(readers.read(oneStatement: true) { db in try Int.fetchOne(db, sql: "SELECT length(name) FROM t WHERE id = 1") } == large.count)
+        #expect(try pool.read { db in try Data.fetchOne(db, sql: "SELECT name FROM t WHERE id = 1") } == large)
+        readers.close()
+        try pool.close()
+    }
+
     @Test func neverWaitsForAConnection() throws {
         let directory = try SQLiteTestDirectory()
         defer { directory.remove() }

@@ -15,6 +15,13 @@ public struct CompiledQuery: Sendable, Hashable {
         self.arguments = arguments
     }
 
+    /// Whether the statement matches regular expressions
+    /// (`strata_matches`): one step of it can take any time, so callers
+    /// that must not wait long do not run it.
+    public var matchesRegularExpressions: Bool {
+        sql.contains("strata_matches(")
+    }
+
     /// The arguments as GRDB statement arguments.
     public var statementArguments: StatementArguments {
         StatementArguments(arguments)

@@ -21,8 +21,13 @@ import NIOConcurrencyHelpers
 /// in any way answers nil, having kept nothing: the caller reads the usual
 /// way, through the pool, which answers (or throws) as it always did.
 ///
-/// One connection per core at most (the cooperative pool's width), made on
-/// first use; closed with the store.
+/// Bounds on how long a read holds its thread besides the budget: a value
+/// longer than ``maximumValueBytes`` ends the read (SQLite's length limit),
+/// and callers leave statements with regular expressions, whose one step
+/// can take any time, to the pool.
+///
+/// The connections (as many as asked, opened with the readers, when the
+/// store opens: never on a caller's thread) are closed with the store.
 final class SQLiteInlineReaders: Sendable {
     /// One read-only connection and the deadline its progress handler reads.
     ///
@@ -47,14 +52,16 @@ final class SQLiteInlineReaders: Sendable {
         }
 
         deinit {
+            // The connection (and its progress handler, which reads the
+            // deadline) goes first.
+            try? queue.close()
             deadline.deallocate()
         }
     }
 
     private struct State {
         var free: [Reader] = []
-        var created = 0
-        /// No reads here any more: closed, or a connection could not be opened.
+        /// No reads here any more: closed, or no connection could be opened.
         var unavailable = false
     }
 
@@ -62,23 +69,52 @@ final class SQLiteInlineReaders: Sendable {
     static let budget = Duration.milliseconds(2)
     /// Virtual-machine steps between two looks at the clock.
     static let progressOps: Int32 = 1000
+    /// The longest text or blob a read here takes (SQLite's
+    /// `SQLITE_LIMIT_LENGTH` on these connections): a longer one ends the
+    /// read, and the pool reads it.
+    static let maximumValueBytes: Int32 = 1 << 20
+    /// The most connections a store keeps for reads here.
+    static let maximumCapacity = 4
 
-    private let path: String
-    private let configuration: Configuration
-    private let capacity: Int
     private let budgetNanoseconds: UInt64
     private let state = NIOLockedValueBox(State())
 
-    /// Readers of the file at `path`, opened with `configuration` made
-    /// read-only and without a busy timeout.
+    /// `capacity` readers (at most ``maximumCapacity``) of the file at
+    /// `path`, opened now with `configuration` made read-only and without
+    /// a busy timeout. A file they cannot read (its log not shared with
+    /// read-only connections, no descriptor left) leaves every read to the
+    /// pool.
     init(path: String, configuration: Configuration, capacity: Int, budget: Duration = SQLiteInlineReaders.budget) {
         var configuration = configuration
         configuration.readonly = true
         configuration.busyMode = .immediateError
-        self.path = path
-        self.configuration = configuration
-        self.capacity = max(1, capacity)
         budgetNanoseconds = Self.nanoseconds(budget)
+        var readers: [Reader] = []
+        for _ in 0..<min(max(1, capacity), Self.maximumCapacity) {
+            guard let reader = Self.open(path: path, configuration: configuration) else { break }
+            readers.append(reader)
+        }
+        state.withLockedValue { state in
+            state.free = readers
+            state.unavailable = readers.isEmpty
+        }
+    }
+
+    /// One reader, or nil when the file cannot be read so.
+    private static func open(path: String, configuration: Configuration) -> Reader? {
+        do {
+            let reader = Reader(queue: try DatabaseQueue(path: path, configuration: configuration))
+            try reader.queue.inDatabase { db in
+                // A first read: a file this connection cannot read is
+                // found now, once, not at every read.
+                _ = try Row.fetchOne(db, sql: "SELECT count(*) FROM sqlite_master")
+                sqlite3_limit(db.sqliteConnection, SQLITE_LIMIT_LENGTH, maximumValueBytes)
+                sqlite3_progress_handler(db.sqliteConnection, progressOps, stopPastDeadline, UnsafeMutableRawPointer(reader.deadline))
+            }
+            return reader
+        } catch {
+            return nil
+        }
     }
 
     /// A duration in whole nanoseconds (0 for a negative one).
@@ -134,39 +170,9 @@ final class SQLiteInlineReaders: Sendable {
         if !kept { try? reader.queue.close() }
     }
 
-    /// A free reader, or a new one while fewer than `capacity` exist.
+    /// A free reader, if any.
     private func take() -> Reader? {
-        enum Taken { case reader(Reader), make, none }
-        let taken = state.withLockedValue { state -> Taken in
-            if state.unavailable { return .none }
-            if let reader = state.free.popLast() { return .reader(reader) }
-            guard state.created < capacity else { return .none }
-            state.created += 1
-            return .make
-        }
-        switch taken {
-        case .reader(let reader):
-            return reader
-        case .none:
-            return nil
-        case .make:
-            do {
-                let reader = Reader(queue: try DatabaseQueue(path: path, configuration: configuration))
-                try reader.queue.inDatabase { db in
-                    // A first read: a file this connection cannot read
-                    // (its log not shared with read-only connections) is
-                    // found now, once, not at every read.
-                    _ = try Row.fetchOne(db, sql: "SELECT count(*) FROM sqlite_master")
-                    sqlite3_progress_handler(db.sqliteConnection, Self.progressOps, stopPastDeadline, UnsafeMutableRawPointer(reader.deadline))
-                }
-                return reader
-            } catch {
-                // Not readable this way here (a file SQLite opens read-only
-                // only through the pool): the pool reads everything.
-                state.withLockedValue { $0.unavailable = true }
-                return nil
-            }
-        }
+        state.withLockedValue { state in state.unavailable ? nil : state.free.popLast() }
     }
 }
 

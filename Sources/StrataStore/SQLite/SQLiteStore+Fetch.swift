@@ -13,7 +13,7 @@ extension SQLiteStore {
         let query = try mapping.compiler.rowQuery(fetch)
         let decoder = self.decoder
         do {
-            return try await read(database, oneStatement: decoder.decodesInOneStatement(table: table)) { db in
+            return try await read(database, oneStatement: decoder.decodesInOneStatement(table: table), inline: !query.matchesRegularExpressions) { db in
                 try decoder.snapshots(db, statement: db.cachedStatement(sql: query.sql), arguments: query.statementArguments, table: table)
             }
         } catch {
@@ -93,7 +93,7 @@ extension SQLiteStore {
         let decoder = self.decoder
         let entity = fetch.entityName
         do {
-            return try await read(database, oneStatement: true) { db in
+            return try await read(database, oneStatement: true, inline: !query.matchesRegularExpressions) { db in
                 try decoder.objectIDs(statement: db.cachedStatement(sql: query.sql), arguments: query.statementArguments, fallbackEntity: entity)
             }
         } catch {
@@ -109,7 +109,7 @@ extension SQLiteStore {
         _ = try heldTable(of: fetch)
         let query = try mapping.compiler.countQuery(fetch)
         do {
-            return try await read(database, oneStatement: true) { db in
+            return try await read(database, oneStatement: true, inline: !query.matchesRegularExpressions) { db in
                 try Int.fetchOne(db.cachedStatement(sql: query.sql), arguments: query.statementArguments) ?? 0
             }
         } catch {
@@ -120,10 +120,13 @@ extension SQLiteStore {
     /// ``fetchSnapshots(_:)`` read at once on the calling thread, taking at
     /// most about `budget`; nil, having read nothing that counts, when it
     /// cannot be read so (no read-only connection of the store free, a lock
-    /// met, the budget spent, any error: ``fetchSnapshots(_:)`` then answers
-    /// it, errors included). For callers that must not wait: an event loop.
+    /// met, the budget spent, a value past
+    /// ``SQLiteInlineReaders/maximumValueBytes``, a regular expression to
+    /// match, any error: ``fetchSnapshots(_:)`` then answers it, errors
+    /// included). For callers that must not wait: an event loop.
     public nonisolated func snapshotsNow(_ fetch: ResolvedFetch, budget: Duration) -> [Snapshot]? {
-        guard (try? openDatabase()) != nil, let table = try? heldTable(of: fetch), let query = try? mapping.compiler.rowQuery(fetch) else { return nil }
+        guard (try? openDatabase()) != nil, let table = try? heldTable(of: fetch), let query = try? mapping.compiler.rowQuery(fetch),
+              !query.matchesRegularExpressions else { return nil }
         let decoder = self.decoder
         return inlineReaders.read(oneStatement: decoder.decodesInOneStatement(table: table), budget: budget) { db in
             try decoder.snapshots(db, statement: db.cachedStatement(sql: query.sql), arguments: query.statementArguments, table: table)
@@ -133,7 +136,8 @@ extension SQLiteStore {
     /// ``count(_:)`` read at once on the calling thread, as
     /// ``snapshotsNow(_:budget:)`` reads; nil when it cannot be.
     public nonisolated func countNow(_ fetch: ResolvedFetch, budget: Duration) -> Int? {
-        guard (try? openDatabase()) != nil, (try? heldTable(of: fetch)) != nil, let query = try? mapping.compiler.countQuery(fetch) else { return nil }
+        guard (try? openDatabase()) != nil, (try? heldTable(of: fetch)) != nil, let query = try? mapping.compiler.countQuery(fetch),
+              !query.matchesRegularExpressions else { return nil }
         return inlineReaders.read(oneStatement: true, budget: budget) { db in
             try Int.fetchOne(db.cachedStatement(sql: query.sql), arguments: query.statementArguments) ?? 0
         }
