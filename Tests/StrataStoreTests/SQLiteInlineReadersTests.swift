@@ -46,6 +46,16 @@ import Testing
         #expect(hurried.read(oneStatement: true) { db in try Int.fetchOne(db, sql: Self.long) } == nil)
         // The connection is not spoilt: a short read still runs.
         #expect(hurried.read(oneStatement: true) { db in try Int.fetchOne(db, sql: "SELECT 1") } == 1)
+        // Named, a statement stopped for its budget is then left to the
+        // pool without being tried; others still run here.
+        #expect(hurried.read(oneStatement: true, statement: Self.long) { db in try Int.fetchOne(db, sql: Self.long) } == nil)
+        var tried = false
+        #expect(hurried.read(oneStatement: true, budget: .seconds(60), statement: Self.long) { db -> Int? in
+            tried = true
+            return try Int.fetchOne(db, sql: Self.long)
+        } == nil)
+        #expect(!tried)
+        #expect(hurried.read(oneStatement: true, statement: "SELECT 2") { db in try Int.fetchOne(db, sql: "SELECT 2") } == 2)
         let patient = SQLiteInlineReaders(path: path, configuration: Configuration(), capacity: 1, budget: .seconds(60))
         #expect(patient.read(oneStatement: true) { db in try Int.fetchOne(db, sql: Self.long) } == 1_000_000)
         hurried.close()

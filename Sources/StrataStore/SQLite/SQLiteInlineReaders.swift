@@ -63,7 +63,18 @@ final class SQLiteInlineReaders: Sendable {
         var free: [Reader] = []
         /// No reads here any more: closed, or no connection could be opened.
         var unavailable = false
+        /// Statements (their SQL) that ran past their budget here lately:
+        /// the pool reads them at once instead of after a budget spent for
+        /// nothing. Forgotten when full or after ``slowMemory`` (the data
+        /// may have changed).
+        var slow: Set<String> = []
+        var slowSince = ContinuousClock.now
     }
+
+    /// How long a statement found slow is left to the pool.
+    static let slowMemory = Duration.seconds(60)
+    /// The most statements remembered as slow.
+    static let maximumSlowStatements = 256
 
     /// How long one read may run here.
     static let budget = Duration.milliseconds(2)
@@ -127,8 +138,12 @@ final class SQLiteInlineReaders: Sendable {
     /// unless `oneStatement`: one statement reads from one snapshot alone)
     /// within `budget` (the readers' own when nil); nil when the read must
     /// go the usual way (see the type's notes).
-    func read<T>(oneStatement: Bool, budget: Duration? = nil, _ body: (Database) throws -> T) -> T? {
-        guard let reader = take() else { return nil }
+    ///
+    /// `statement` names the read (its SQL) when it is one statement: one
+    /// that ran past its budget is left to the pool for a while
+    /// (``slowMemory``) without being tried here.
+    func read<T>(oneStatement: Bool, budget: Duration? = nil, statement: String? = nil, _ body: (Database) throws -> T) -> T? {
+        guard let reader = take(unlessSlow: statement) else { return nil }
         defer { giveBack(reader) }
         reader.deadline.pointee = DispatchTime.now().uptimeNanoseconds &+ (budget.map(Self.nanoseconds) ?? budgetNanoseconds)
         defer { reader.deadline.pointee = .max }
@@ -143,8 +158,22 @@ final class SQLiteInlineReaders: Sendable {
                 guard let result else { throw DatabaseError(resultCode: .SQLITE_INTERNAL) }
                 return result
             }
+        } catch let error as DatabaseError where error.resultCode == .SQLITE_INTERRUPT {
+            if let statement { rememberSlow(statement) }
+            return nil
         } catch {
             return nil
+        }
+    }
+
+    /// Notes that `statement` ran past its budget.
+    private func rememberSlow(_ statement: String) {
+        state.withLockedValue { state in
+            if state.slow.count >= Self.maximumSlowStatements || state.slowSince.duration(to: .now) > Self.slowMemory {
+                state.slow.removeAll(keepingCapacity: true)
+                state.slowSince = .now
+            }
+            state.slow.insert(statement)
         }
     }
 
@@ -170,9 +199,16 @@ final class SQLiteInlineReaders: Sendable {
         if !kept { try? reader.queue.close() }
     }
 
-    /// A free reader, if any.
-    private func take() -> Reader? {
-        state.withLockedValue { state in state.unavailable ? nil : state.free.popLast() }
+    /// A free reader, if any and `statement` was not found slow lately.
+    private func take(unlessSlow statement: String?) -> Reader? {
+        state.withLockedValue { state in
+            guard !state.unavailable else { return nil }
+            if let statement, !state.slow.isEmpty, state.slow.contains(statement) {
+                guard state.slowSince.duration(to: .now) > Self.slowMemory else { return nil }
+                state.slow.removeAll(keepingCapacity: true)
+            }
+            return state.free.popLast()
+        }
     }
 }
 

@@ -13,7 +13,7 @@ extension SQLiteStore {
         let query = try mapping.compiler.rowQuery(fetch)
         let decoder = self.decoder
         do {
-            return try await read(database, oneStatement: decoder.decodesInOneStatement(table: table), inline: !query.matchesRegularExpressions) { db in
+            return try await read(database, oneStatement: decoder.decodesInOneStatement(table: table), inline: !query.matchesRegularExpressions, statement: query.sql) { db in
                 try decoder.snapshots(db, statement: db.cachedStatement(sql: query.sql), arguments: query.statementArguments, table: table)
             }
         } catch {
@@ -93,7 +93,7 @@ extension SQLiteStore {
         let decoder = self.decoder
         let entity = fetch.entityName
         do {
-            return try await read(database, oneStatement: true, inline: !query.matchesRegularExpressions) { db in
+            return try await read(database, oneStatement: true, inline: !query.matchesRegularExpressions, statement: query.sql) { db in
                 try decoder.objectIDs(statement: db.cachedStatement(sql: query.sql), arguments: query.statementArguments, fallbackEntity: entity)
             }
         } catch {
@@ -109,7 +109,7 @@ extension SQLiteStore {
         _ = try heldTable(of: fetch)
         let query = try mapping.compiler.countQuery(fetch)
         do {
-            return try await read(database, oneStatement: true, inline: !query.matchesRegularExpressions) { db in
+            return try await read(database, oneStatement: true, inline: !query.matchesRegularExpressions, statement: query.sql) { db in
                 try Int.fetchOne(db.cachedStatement(sql: query.sql), arguments: query.statementArguments) ?? 0
             }
         } catch {
@@ -128,7 +128,7 @@ extension SQLiteStore {
         guard (try? openDatabase()) != nil, let table = try? heldTable(of: fetch), let query = try? mapping.compiler.rowQuery(fetch),
               !query.matchesRegularExpressions else { return nil }
         let decoder = self.decoder
-        return inlineReaders.read(oneStatement: decoder.decodesInOneStatement(table: table), budget: budget) { db in
+        return inlineReaders.read(oneStatement: decoder.decodesInOneStatement(table: table), budget: budget, statement: query.sql) { db in
             try decoder.snapshots(db, statement: db.cachedStatement(sql: query.sql), arguments: query.statementArguments, table: table)
         }
     }
@@ -138,7 +138,7 @@ extension SQLiteStore {
     public nonisolated func countNow(_ fetch: ResolvedFetch, budget: Duration) -> Int? {
         guard (try? openDatabase()) != nil, (try? heldTable(of: fetch)) != nil, let query = try? mapping.compiler.countQuery(fetch),
               !query.matchesRegularExpressions else { return nil }
-        return inlineReaders.read(oneStatement: true, budget: budget) { db in
+        return inlineReaders.read(oneStatement: true, budget: budget, statement: query.sql) { db in
             try Int.fetchOne(db.cachedStatement(sql: query.sql), arguments: query.statementArguments) ?? 0
         }
     }
@@ -267,9 +267,9 @@ extension SQLiteStore {
     /// met, within its time budget); any other goes through GRDB's pool.
     /// `inline: false` for a body that must run once only (one that hands
     /// out what it reads as it goes).
-    nonisolated func read<T: Sendable>(_ database: any DatabaseWriter, oneStatement: Bool = false, inline: Bool = true,
+    nonisolated func read<T: Sendable>(_ database: any DatabaseWriter, oneStatement: Bool = false, inline: Bool = true, statement: String? = nil,
                                        _ body: @escaping @Sendable (Database) throws -> T) async throws -> T {
-        if inline, let value = inlineReaders.read(oneStatement: oneStatement, body) { return value }
+        if inline, let value = inlineReaders.read(oneStatement: oneStatement, statement: statement, body) { return value }
         return try await SQLiteBusyRetry.run(deadline: storeDescription.busyTimeout) {
             oneStatement ? try await database.unsafeRead(body) : try await database.read(body)
         }
