@@ -138,16 +138,26 @@ extension SQLiteStore {
         var results: [Result<StoreSaveResult, any Error>] = []
         results.reserveCapacity(group.count)
         for save in group {
+            // Made in place in the array: a transaction is large, and a
+            // copy would retain everything it holds.
             do {
-                let transaction = try SQLiteSaveTransaction(changes: save.changes, feed: save.feed, mapping: mapping, storeIdentifier: identifier, path: path)
-                // The write lock is taken once the first rows are there.
-                if let feed = save.feed { _ = try feed.inserts(0..<min(feed.count, SQLiteInsertPipeline.chunkRows)) }
-                transactions.append(transaction)
-                results.append(.success(.committed(StoreCommit())))
+                transactions.append(try SQLiteSaveTransaction(changes: save.changes, feed: save.feed, mapping: mapping, storeIdentifier: identifier, path: path))
             } catch {
                 transactions.append(nil)
                 results.append(.failure(error))
+                continue
             }
+            // The write lock is taken once the first rows are there.
+            if let feed = save.feed {
+                do {
+                    _ = try feed.inserts(0..<min(feed.count, SQLiteInsertPipeline.chunkRows))
+                } catch {
+                    transactions[transactions.count - 1] = nil
+                    results.append(.failure(error))
+                    continue
+                }
+            }
+            results.append(.success(.committed(StoreCommit())))
         }
         let timestamp = Date()
         // Savepoints keep the saves of a group apart; a save written alone

@@ -5,7 +5,9 @@ import StrataQuery
 /// The store's view of its ``SQLiteSchema``, computed once at open: for
 /// every held entity, which column holds which property, how its to-one
 /// destinations' entities are found, and the SQL that inserts its rows.
-struct SQLiteStoreMapping: Sendable {
+/// A class: every save, fetch and decoder holds it, and copying its many
+/// tables into each would retain every one of them.
+final class SQLiteStoreMapping: Sendable {
     /// A persisted attribute and its column.
     struct AttributeField: Sendable {
         var name: String
