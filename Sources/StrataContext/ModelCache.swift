@@ -1,10 +1,10 @@
 import NIOConcurrencyHelpers
 
-/// Values computed from the model alone (derived-attribute expressions,
-/// entity layouts, validation plans, insert templates), shared by every
-/// context of a coordinator. A server makes a context per request, and
-/// each used to compute them all again; contexts still keep their own
-/// dictionary in front, so a bulk save takes no lock per object.
+/// Values computed from the model alone (entity layouts, each entity's
+/// ``EntityPlan``), shared by every context of a coordinator and by saves
+/// that take no context. A server makes a context per request: each would
+/// otherwise compute them all again. Contexts keep their own dictionary in
+/// front, so a bulk save takes no lock per object.
 final class ModelCache<Value: Sendable>: Sendable {
     private let values = NIOLockedValueBox<[String: Value]>([:])
 

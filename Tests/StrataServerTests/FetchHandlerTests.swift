@@ -37,6 +37,14 @@ import Testing
         return (quietCore(container.coordinator), container, directory)
     }
 
+    /// A channel with the handler, on a connection whose hello was answered.
+    private static func greetedChannel(_ core: ServerCore) -> EmbeddedChannel {
+        let state = ConnectionState()
+        state.helloAccepted()
+        state.greeted(clientName: "test")
+        return EmbeddedChannel(handler: FetchHandler(core: core, state: state, maxFrameBytes: 1 << 20))
+    }
+
     private func frame(_ request: Strata_V1_ClientFrame) throws -> Frame {
         Frame(payload: ByteBuffer(bytes: try request.serializedBytes() as [UInt8]))
     }
@@ -69,10 +77,7 @@ import Testing
     func answersAsTheAsyncSideDoes() async throws {
         let (core, container, directory) = try await core()
         defer { try? FileManager.default.removeItem(at: directory) }
-        let state = ConnectionState()
-        state.helloAccepted()
-        state.greeted(clientName: "test")
-        let channel = EmbeddedChannel(handler: FetchHandler(core: core, state: state, maxFrameBytes: 1 << 20))
+        let channel = Self.greetedChannel(core)
         let requests: [Strata_V1_ClientFrame] = [
             Self.fetch { $0.predicate = "pages >= $LOW AND pages <= $HIGH"; $0.variables = Self.range; $0.sort = [.with { $0.key = "pages" }]; $0.limit = 20 },
             Self.fetch { $0.predicate = "title BEGINSWITH 'Book 1'"; $0.sort = [.with { $0.key = "title"; $0.descending = true }]; $0.limit = 5; $0.offset = 2 },
@@ -141,6 +146,32 @@ import Testing
         try channel.writeInbound(try frame(small))
         #expect(try channel.readInbound(as: Frame.self) != nil)
         #expect(try channel.readOutbound(as: ByteBuffer.self) == nil)
+        _ = try channel.finish()
+        try await container.close()
+    }
+
+    @Test("Once a read burst's answers have taken their budget, the rest of the burst goes on to the async side")
+    func aBurstHoldsTheLoopForItsBudgetOnly() async throws {
+        let (core, container, directory) = try await core()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let channel = Self.greetedChannel(core)
+        let request = try frame(Self.fetch { $0.predicate = "pages >= 1"; $0.sort = [.with { $0.key = "pages" }]; $0.limit = 20 })
+        // One read burst: frames with no read-complete between them. Each
+        // answer takes far more than 1 ms / 400 (a read, its encoding).
+        let frames = 400
+        for _ in 0..<frames { channel.pipeline.fireChannelRead(request) }
+        // The burst ends (answers are flushed then).
+        channel.pipeline.fireChannelReadComplete()
+        var answered = 0
+        while try channel.readOutbound(as: ByteBuffer.self) != nil { answered += 1 }
+        var passedOn = 0
+        while try channel.readInbound(as: Frame.self) != nil { passedOn += 1 }
+        #expect(answered >= 1 && passedOn >= 1, "answered \(answered), passed on \(passedOn)")
+        #expect(answered + passedOn == frames)
+        // A new burst: answered here again.
+        try channel.writeInbound(request)
+        #expect(try channel.readInbound(as: Frame.self) == nil)
+        #expect(try channel.readOutbound(as: ByteBuffer.self) != nil)
         _ = try channel.finish()
         try await container.close()
     }
