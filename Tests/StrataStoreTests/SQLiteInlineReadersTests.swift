@@ -63,6 +63,27 @@ import Testing
         try pool.close()
     }
 
+    @Test func aReadDescheduledPastItsBudgetIsNotRememberedAsSlow() throws {
+        let directory = try SQLiteTestDirectory()
+        defer { directory.remove() }
+        let (path, pool) = try database(rows: 1, in: directory)
+        let readers = SQLiteInlineReaders(path: path, configuration: Configuration(), capacity: 1, budget: .milliseconds(20))
+        // The thread is off the CPU past the deadline (as on a busy host),
+        // then the statement starts: stopped, but it used almost no time.
+        #expect(readers.read(oneStatement: true, statement: Self.long) { db -> Int? in
+            usleep(60_000)
+            return try Int.fetchOne(db, sql: Self.long)
+        } == nil)
+        var tried = false
+        #expect(readers.read(oneStatement: true, budget: .seconds(60), statement: Self.long) { db -> Int? in
+            tried = true
+            return try Int.fetchOne(db, sql: Self.long)
+        } == 1_000_000)
+        #expect(tried)
+        readers.close()
+        try pool.close()
+    }
+
     @Test func aValuePastTheLengthLimitIsLeftToThePool() throws {
         let directory = try SQLiteTestDirectory()
         defer { directory.remove() }

@@ -1,3 +1,8 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
 import Dispatch
 import GRDB
 import GRDBSQLite
@@ -63,7 +68,7 @@ final class SQLiteInlineReaders: Sendable {
         var free: [Reader] = []
         /// No reads here any more: closed, or no connection could be opened.
         var unavailable = false
-        /// Statements (their SQL) that ran past their budget here lately:
+        /// Statements (their SQL) that used their budget's time here lately:
         /// the pool reads them at once instead of after a budget spent for
         /// nothing. Forgotten when full or after ``slowMemory`` (the data
         /// may have changed).
@@ -128,6 +133,13 @@ final class SQLiteInlineReaders: Sendable {
         }
     }
 
+    /// The CPU time this thread has used, in nanoseconds (0 when unknown).
+    private static func threadCPUNanoseconds() -> UInt64 {
+        var time = timespec()
+        guard clock_gettime(CLOCK_THREAD_CPUTIME_ID, &time) == 0 else { return 0 }
+        return UInt64(time.tv_sec) &* 1_000_000_000 &+ UInt64(time.tv_nsec)
+    }
+
     /// A duration in whole nanoseconds (0 for a negative one).
     private static func nanoseconds(_ duration: Duration) -> UInt64 {
         let components = duration.components
@@ -145,7 +157,9 @@ final class SQLiteInlineReaders: Sendable {
     func read<T>(oneStatement: Bool, budget: Duration? = nil, statement: String? = nil, _ body: (Database) throws -> T) -> T? {
         guard let reader = take(unlessSlow: statement) else { return nil }
         defer { giveBack(reader) }
-        reader.deadline.pointee = DispatchTime.now().uptimeNanoseconds &+ (budget.map(Self.nanoseconds) ?? budgetNanoseconds)
+        let allowed = budget.map(Self.nanoseconds) ?? budgetNanoseconds
+        let startedOnCPU = Self.threadCPUNanoseconds()
+        reader.deadline.pointee = DispatchTime.now().uptimeNanoseconds &+ allowed
         defer { reader.deadline.pointee = .max }
         do {
             return try reader.queue.unsafeRead { db -> T in
@@ -159,7 +173,10 @@ final class SQLiteInlineReaders: Sendable {
                 return result
             }
         } catch let error as DatabaseError where error.resultCode == .SQLITE_INTERRUPT {
-            if let statement { rememberSlow(statement) }
+            // Remembered only when the statement itself used the time: a
+            // thread descheduled while it read (a busy host) passes its
+            // deadline without the statement being slow.
+            if let statement, Self.threadCPUNanoseconds() &- startedOnCPU >= allowed / 2 { rememberSlow(statement) }
             return nil
         } catch {
             return nil
