@@ -95,13 +95,23 @@ final class FetchHandler: EventLoopAnswering, RemovableChannelHandler {
             ObjectStateEncoding.writeCount(UInt64(count), into: &batch)
         case .objects:
             // One batch: the limit fits it (the last frame carries the total).
-            guard let limit = resolved.limit, limit <= min(batchSize, Self.maximumRows),
-                  let rows = store.snapshotsNow(resolved, budget: Self.budget) else { return nil }
+            guard let limit = resolved.limit, limit <= min(batchSize, Self.maximumRows) else { return nil }
             let bytes = min(maxFrameBytes, Self.maximumAnswerBytes)
-            batch.reserveCapacity(min(256 * rows.count + 16, bytes))
+            batch.reserveCapacity(min(256 * limit + 16, bytes))
             // Larger answers (past the frame limit: refusals) are the async side's.
-            guard (try? ObjectStateEncoding.writeStates(of: rows, into: &batch, limit: bytes)) != nil else { return nil }
-            ObjectStateEncoding.writeCount(UInt64(rows.count), into: &batch)
+            let count: Int
+            if store.visitsRowsNow(resolved) {
+                // Rows written as they are read, with no snapshots.
+                var writer = ObjectStateRowWriter(batch: batch, limit: bytes, allocator: allocator)
+                guard let rows = store.visitRowsNow(resolved, budget: Self.budget, visitor: &writer) else { return nil }
+                batch = writer.batch
+                count = rows
+            } else {
+                guard let rows = store.snapshotsNow(resolved, budget: Self.budget),
+                      (try? ObjectStateEncoding.writeStates(of: rows, into: &batch, limit: bytes)) != nil else { return nil }
+                count = rows.count
+            }
+            ObjectStateEncoding.writeCount(UInt64(count), into: &batch)
         case .objectIds, .UNRECOGNIZED:
             return nil
         }

@@ -68,13 +68,19 @@ enum ObjectStateEncoding {
     /// The size of an `ObjectState`'s body; appends the text of each
     /// decimal value to `decimals`, in the order the values come.
     private static func stateSize(of snapshot: Snapshot, decimals: inout [String]) -> Int {
-        var size = ProtobufWriter.delimitedSize(ProtobufWriter.idSize(snapshot.objectID))
-            + (snapshot.objectID.entityName.isEmpty ? 0 : ProtobufWriter.delimitedSize(snapshot.objectID.entityName.utf8.count))
-            + (snapshot.version == 0 ? 0 : 1 + ProtobufWriter.varintSize(UInt64(bitPattern: snapshot.version)))
+        var size = headerSize(snapshot.objectID, version: snapshot.version)
         for (name, value) in snapshot.values where !value.isNull {
             size += ProtobufWriter.delimitedSize(entrySize(name: name, value: value, decimals: &decimals))
         }
         return size
+    }
+
+    /// The size of an `ObjectState`'s fields before its values: its ID,
+    /// entity and version.
+    static func headerSize(_ id: ObjectID, version: Int64) -> Int {
+        ProtobufWriter.delimitedSize(ProtobufWriter.idSize(id))
+            + (id.entityName.isEmpty ? 0 : ProtobufWriter.delimitedSize(id.entityName.utf8.count))
+            + (version == 0 ? 0 : 1 + ProtobufWriter.varintSize(UInt64(bitPattern: version)))
     }
 
     /// The size of a `map<string, Value>` entry's body: the key (field 1)
@@ -84,7 +90,7 @@ enum ObjectStateEncoding {
     }
 
     /// The size of a `Value` message's body.
-    fileprivate static func valueSize(_ value: PropertyValue, decimals: inout [String]) -> Int {
+    static func valueSize(_ value: PropertyValue, decimals: inout [String]) -> Int {
         switch value {
         case .null: return 0
         case .integer(let v): return 1 + ProtobufWriter.varintSize(zigzag(v))
@@ -108,7 +114,7 @@ enum ObjectStateEncoding {
     }
 
     /// A sint64's zigzag form.
-    fileprivate static func zigzag(_ value: Int64) -> UInt64 {
+    static func zigzag(_ value: Int64) -> UInt64 {
         UInt64(bitPattern: (value << 1) ^ (value >> 63))
     }
 }
@@ -117,14 +123,7 @@ enum ObjectStateEncoding {
 extension ProtobufWriter {
     /// An `ObjectState` message body; `decimals` as sized.
     mutating func state(of snapshot: Snapshot, decimals: [String]) {
-        id(1, snapshot.objectID)                                         // ObjectState.id
-        if !snapshot.objectID.entityName.isEmpty {                       // ObjectState.entity
-            string(2, snapshot.objectID.entityName)
-        }
-        if snapshot.version != 0 {                                       // ObjectState.version (proto3: 0 is absent)
-            tag(3, Self.varintType)
-            varint(UInt64(bitPattern: snapshot.version))
-        }
+        stateHeader(snapshot.objectID, version: snapshot.version)
         var decimalIndex = 0
         for (name, value) in snapshot.values where !value.isNull {      // ObjectState.values
             var unused: [String] = []
@@ -137,6 +136,19 @@ extension ProtobufWriter {
             tag(2, Self.delimitedType)                                       // the entry's value
             varint(UInt64(valueBytes))
             self.value(value, decimalText: decimalText)
+        }
+    }
+
+    /// An `ObjectState`'s fields before its values
+    /// (``ObjectStateEncoding/headerSize(_:version:)`` bytes).
+    mutating func stateHeader(_ id: ObjectID, version: Int64) {
+        self.id(1, id)                                                   // ObjectState.id
+        if !id.entityName.isEmpty {                                      // ObjectState.entity
+            string(2, id.entityName)
+        }
+        if version != 0 {                                                // ObjectState.version (proto3: 0 is absent)
+            tag(3, Self.varintType)
+            varint(UInt64(bitPattern: version))
         }
     }
 

@@ -112,12 +112,18 @@ struct SQLiteRowDecoder {
         try decodeRows(db, statement: statement, arguments: arguments, table: table, batchSize: .max, into: &result) { _ in }
     }
 
-    /// Appends the statement's rows to `result`, calling `flush` each time
-    /// it has appended `batchSize` rows and once at the end; `flush` takes
-    /// the rows out of `result` (or leaves them, to collect every row).
-    /// Destinations whose entity needs a lookup are resolved before each
-    /// `flush`.
-    private func decodeRows(_ db: Database, statement: Statement, arguments: StatementArguments, table: String, batchSize: Int, into result: inout [Snapshot], flush: (inout [Snapshot]) throws -> Void) throws {
+    /// The columns of a statement's rows: the system columns' and each
+    /// held entity's fields'.
+    private struct Binding {
+        var key: CInt
+        var entity: CInt
+        var version: CInt
+        /// By entity number.
+        var entities: [Int64: BoundEntity]
+    }
+
+    /// Finds the columns of `statement` (whole rows of `table`) by name.
+    private func bind(_ statement: Statement, table: String) throws -> Binding {
         guard let tableInfo = mapping.tables[table] else {
             throw StrataError(.storeOpen, "store \(path): no table \(table) in the store's schema")
         }
@@ -150,13 +156,24 @@ struct SQLiteRowDecoder {
             )
         }
 
+        return Binding(key: CInt(pkIndex), entity: CInt(entIndex), version: CInt(optIndex), entities: bound)
+    }
+
+    /// Appends the statement's rows to `result`, calling `flush` each time
+    /// it has appended `batchSize` rows and once at the end; `flush` takes
+    /// the rows out of `result` (or leaves them, to collect every row).
+    /// Destinations whose entity needs a lookup are resolved before each
+    /// `flush`.
+    private func decodeRows(_ db: Database, statement: Statement, arguments: StatementArguments, table: String, batchSize: Int, into result: inout [Snapshot], flush: (inout [Snapshot]) throws -> Void) throws {
+        let binding = try bind(statement, table: table)
+        let bound = binding.entities
         var pending: [PendingDestination] = []
         let identifier = storeIdentifier
         // Values are read straight from the statement's current row
         // (GRDB's non-generic `DatabaseValue(sqliteStatement:index:)`); the
         // system columns are NOT NULL.
         let sqliteStatement = statement.sqliteStatement
-        let (pk, ent, opt) = (CInt(pkIndex), CInt(entIndex), CInt(optIndex))
+        let (pk, ent, opt) = (binding.key, binding.entity, binding.version)
         var lastNumber: Int64 = -1
         var lastEntity: BoundEntity?
         var appended = 0
@@ -216,6 +233,75 @@ struct SQLiteRowDecoder {
         guard appended > 0 else { return }
         try resolve(&pending, in: &result, db)
         try flush(&result)
+    }
+
+    /// Hands the statement's rows (whole rows of `table`, which must be
+    /// one of ``decodesInOneStatement(table:)``'s) to `visitor`, each value
+    /// read from the row as ``snapshots(_:statement:arguments:table:)``
+    /// would read it, in the order its snapshot lists them (attributes,
+    /// then to-ones). Returns how many rows there were.
+    func visitRows(statement: Statement, arguments: StatementArguments, table: String, visitor: inout some StoredRowVisitor) throws -> Int {
+        let binding = try bind(statement, table: table)
+        let identifier = storeIdentifier
+        let sqliteStatement = statement.sqliteStatement
+        var lastNumber: Int64 = -1
+        var lastEntity: BoundEntity?
+        var rows = 0
+        let cursor = try Row.fetchCursor(statement, arguments: arguments)
+        try cursor.forEach { _ in
+            let key = Int64(sqliteStatement: sqliteStatement, index: binding.key)
+            let number = Int64(sqliteStatement: sqliteStatement, index: binding.entity)
+            if number != lastNumber {
+                lastEntity = binding.entities[number]
+                lastNumber = number
+            }
+            guard let entity = lastEntity else {
+                throw StrataError(.storeOpen, "store \(path): row \(key) of \(table) has entity number \(number), which is not an entity of this store")
+            }
+            try visitor.beginRow(storeIdentifier: identifier, entityName: entity.name, key: key, version: Int64(sqliteStatement: sqliteStatement, index: binding.version))
+            for attribute in entity.attributes {
+                if let value = try Self.storedValue(attribute.column, of: sqliteStatement, type: attribute.type) {
+                    try visitor.value(attribute.name, value)
+                }
+            }
+            for toOne in entity.toOnes {
+                let stored = DatabaseValue(sqliteStatement: sqliteStatement, index: toOne.column)
+                switch (stored.storage, toOne.field.resolution) {
+                case (.null, _):
+                    continue
+                case (.int64(let destination), .fixed(let name)), (.int64(let destination), .external(let name)):
+                    try visitor.value(toOne.name, .value(.object(ObjectID(storeIdentifier: identifier, entityName: name, key: .permanent(destination)))))
+                default:
+                    // A lookup (callers take only tables without one) or
+                    // not a key: the snapshot path reads and reports it.
+                    throw StrataError(.invalidValue, "store \(path): \(entity.name).\(toOne.name) of row \(key) cannot be read in one statement")
+                }
+            }
+            try visitor.endRow()
+            rows += 1
+        }
+        return rows
+    }
+
+    /// A column's value for ``visitRows(statement:arguments:table:visitor:)``:
+    /// what ``column(_:of:type:)`` reads, with ASCII text not made into a
+    /// `String`.
+    @inline(__always)
+    private static func storedValue(_ column: CInt, of sqliteStatement: SQLiteStatement, type: AttributeType) throws(StrataError) -> StoredValue? {
+        // ASCII without U+0000 reads the same however it is read; other
+        // text takes the general path (which repairs invalid UTF-8).
+        if type == .string, sqlite3_column_type(sqliteStatement, column) == SQLITE_TEXT, let text = sqlite3_column_text(sqliteStatement, column) {
+            let bytes = UnsafeRawBufferPointer(start: text, count: Int(sqlite3_column_bytes(sqliteStatement, column)))
+            if Self.isPlainASCII(bytes) { return .text(bytes) }
+        }
+        return try Self.column(column, of: sqliteStatement, type: type).map { StoredValue.value($0) }
+    }
+
+    /// Whether every byte is ASCII and none is 0.
+    @inline(__always)
+    private static func isPlainASCII(_ bytes: UnsafeRawBufferPointer) -> Bool {
+        for byte in bytes where byte == 0 || byte >= 0x80 { return false }
+        return true
     }
 
     /// Whether decoding rows of `table` runs no statement but the one

@@ -133,6 +133,30 @@ extension SQLiteStore {
         }
     }
 
+    /// ``snapshotsNow(_:budget:)``'s rows handed to `visitor` as they are
+    /// read, with no snapshot made (``StoredRowVisitor``); answers how many
+    /// there were, or nil as ``snapshotsNow(_:budget:)`` does, and also when
+    /// `visitor` throws or the rows' to-ones need a second statement to
+    /// name their entities (use ``snapshotsNow(_:budget:)`` then:
+    /// ``visitsRowsNow(_:)`` says which). After nil, what `visitor`
+    /// received is to be dropped.
+    public nonisolated func visitRowsNow(_ fetch: ResolvedFetch, budget: Duration, visitor: inout some StoredRowVisitor) -> Int? {
+        guard visitsRowsNow(fetch), (try? openDatabase()) != nil, let table = try? heldTable(of: fetch),
+              let query = try? mapping.compiler.rowQuery(fetch), !query.matchesRegularExpressions else { return nil }
+        let decoder = self.decoder
+        return inlineReaders.read(oneStatement: true, budget: budget, statement: query.sql) { db in
+            try decoder.visitRows(statement: db.cachedStatement(sql: query.sql), arguments: query.statementArguments, table: table, visitor: &visitor)
+        }
+    }
+
+    /// Whether ``visitRowsNow(_:budget:visitor:)`` can read this fetch's
+    /// rows: those whose to-ones name their entity without a second
+    /// statement.
+    public nonisolated func visitsRowsNow(_ fetch: ResolvedFetch) -> Bool {
+        guard let table = mapping.schema.table(for: fetch.entityName)?.name else { return false }
+        return decoder.decodesInOneStatement(table: table)
+    }
+
     /// ``count(_:)`` read at once on the calling thread, as
     /// ``snapshotsNow(_:budget:)`` reads; nil when it cannot be.
     public nonisolated func countNow(_ fetch: ResolvedFetch, budget: Duration) -> Int? {

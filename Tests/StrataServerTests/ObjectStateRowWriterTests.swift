@@ -1,0 +1,155 @@
+import Foundation
+import NIOCore
+import StrataContext
+import StrataModel
+import StrataQuery
+import StrataStore
+import StrataWire
+import Testing
+@testable import StrataServer
+
+/// Rows written as the store reads them (`SQLiteStore.visitRowsNow` into an
+/// `ObjectStateRowWriter`) are byte for byte what encoding the same rows'
+/// snapshots writes, for every attribute type and to-one the SQLite store
+/// holds.
+@Suite struct ObjectStateRowWriterTests {
+    private static func optional(_ name: String, _ type: AttributeType) -> AttributeDescription {
+        AttributeDescription(name: name, type: type, isOptional: true)
+    }
+
+    /// Every stored attribute type (`Item`, with a to-one to `Owner`), and a
+    /// to-one to a hierarchy (`Note.item` reaches `Item` or its subentity
+    /// `Gadget`), whose destinations need a second statement.
+    private static let model = ObjectModel(name: "Rows", entities: [
+        EntityDescription(name: "Item", attributes: [
+            optional("i16", .integer16), optional("i32", .integer32), optional("i64", .integer64),
+            optional("dec", .decimal), optional("dbl", .double), optional("flt", .float),
+            optional("str", .string), optional("flag", .boolean), optional("when", .date),
+            optional("blob", .binary), optional("uid", .uuid), optional("link", .uri),
+            AttributeDescription(name: "opaque", type: .transformable, isOptional: true, valueTransformerName: "NSSecureUnarchiveFromData"),
+        ], relationships: [
+            RelationshipDescription(name: "owner", destination: "Owner", inverse: "items"),
+        ]),
+        EntityDescription(name: "Gadget", parent: "Item", attributes: [optional("watts", .integer32)]),
+        EntityDescription(name: "Owner", attributes: [optional("name", .string)], relationships: [
+            RelationshipDescription(name: "items", destination: "Item", inverse: "owner", toMany: true),
+        ]),
+        EntityDescription(name: "Note", attributes: [optional("text", .string)], relationships: [
+            RelationshipDescription(name: "item", destination: "Item"),
+        ]),
+    ])
+
+    /// Texts that take each way through the reader: ASCII (read in
+    /// place), empty, non-ASCII and U+0000 (stored as a BLOB).
+    private static let texts = ["plain", "", "naïve 👩‍👩‍👧", "nul\u{0}inside", "x"]
+
+    /// A container over one SQLite store of ``model``, filled by `fill`
+    /// and saved, and its directory.
+    private static func container(_ fill: @escaping @Sendable (isolated Context) async throws -> Void) async throws -> (PersistentContainer, URL) {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("strata-row-writer-\(UUID().uuidString)")
+        let container = try await PersistentContainer(
+            model: model,
+            storeDescriptions: [StoreDescription(url: directory.appendingPathComponent("Rows.sqlite"), type: .sqlite)]
+        )
+        try await container.newBackgroundContext().perform { context in
+            try await fill(context)
+            _ = try await context.save()
+        }
+        return (container, directory)
+    }
+
+    private func fetch(_ entity: String, _ resolver: PredicateResolver) throws -> ResolvedFetch {
+        var request = FetchRequest(entityName: entity)
+        request.sortDescriptors = [SortDescriptor("i64")]
+        if entity != "Item" { request.sortDescriptors = [] }
+        request.fetchLimit = 100
+        return try resolver.resolve(request)
+    }
+
+    /// The snapshots' bytes and the visited rows' bytes of a fetch.
+    private func bothEncodings(_ store: SQLiteStore, _ fetch: ResolvedFetch, limit: Int = 1 << 20) throws -> (snapshots: ByteBuffer, visited: ByteBuffer, rows: Int) {
+        let allocator = ByteBufferAllocator()
+        let snapshots = try #require(store.snapshotsNow(fetch, budget: .seconds(5)))
+        var expected = allocator.buffer(capacity: 0)
+        try ObjectStateEncoding.writeStates(of: snapshots, into: &expected, limit: limit)
+        var writer = ObjectStateRowWriter(batch: allocator.buffer(capacity: 0), limit: limit, allocator: allocator)
+        let rows = try #require(store.visitRowsNow(fetch, budget: .seconds(5), visitor: &writer))
+        #expect(rows == snapshots.count)
+        return (expected, writer.batch, rows)
+    }
+
+    @Test("Every attribute type and to-one is written as its snapshot is")
+    func everyTypeAsItsSnapshot() async throws {
+        let (container, directory) = try await Self.container { context in
+            let owner = try context.insert("Owner")
+            try owner.setValue(.string("Ada"), forKey: "name")
+            for (i, text) in Self.texts.enumerated() {
+                let item = try context.insert(i == 3 ? "Gadget" : "Item")
+                // The first item has every value nil but its sort key.
+                try item.setValue(.integer(Int64(i) - 2), forKey: "i64")
+                guard i > 0 else { continue }
+                try item.setValue(.integer(Int64(i) * 1000 - 32768), forKey: "i16")
+                try item.setValue(.integer(Int64(Int32.min) + Int64(i)), forKey: "i32")
+                try item.setValue(.decimal(Decimal(string: "-123456789012345678.25") ?? 0), forKey: "dec")
+                try item.setValue(.double(i == 2 ? -0.0 : Double(i) / 3), forKey: "dbl")
+                try item.setValue(.double(Double(Float(i) / 7)), forKey: "flt")
+                try item.setValue(.string(text), forKey: "str")
+                try item.setValue(.boolean(i % 2 == 0), forKey: "flag")
+                try item.setValue(.date(Date(timeIntervalSinceReferenceDate: -1e9 + Double(i) / 4)), forKey: "when")
+                try item.setValue(.binary(Data((0..<(i * 40)).map { UInt8($0 & 0xFF) })), forKey: "blob")
+                try item.setValue(.uuid(UUID()), forKey: "uid")
+                try item.setValue(.uri("https://example.com/\(i)?q=é"), forKey: "link")
+                try item.setValue(.binary(Data([1, 2, UInt8(i)])), forKey: "opaque")
+                if i % 2 == 1 { try item.setValue(.object(owner.objectID), forKey: "owner") }
+                if i == 3 { try item.setValue(.integer(1500), forKey: "watts") }
+                let note = try context.insert("Note")
+                try note.setValue(.string("about \(i)"), forKey: "text")
+                try note.setValue(.object(item.objectID), forKey: "item")
+            }
+        }
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let store = try #require(container.coordinator.stores(for: "Item").first as? SQLiteStore)
+        let resolver = container.coordinator.resolver
+
+        let items = try fetch("Item", resolver)
+        #expect(store.visitsRowsNow(items))
+        let (expected, visited, rows) = try bothEncodings(store, items)
+        #expect(rows == Self.texts.count)
+        #expect(visited.readableBytesView.elementsEqual(expected.readableBytesView))
+
+        // A to-one into a hierarchy names its destination's entity with a
+        // second statement: left to the snapshots.
+        let notes = try fetch("Note", resolver)
+        #expect(!store.visitsRowsNow(notes))
+        var writer = ObjectStateRowWriter(batch: ByteBufferAllocator().buffer(capacity: 0), limit: 1 << 20, allocator: ByteBufferAllocator())
+        #expect(store.visitRowsNow(notes, budget: .seconds(5), visitor: &writer) == nil)
+        try await container.close()
+    }
+
+    @Test("A batch past its limit is refused as the snapshots' encoding refuses it")
+    func refusesPastTheLimit() async throws {
+        let (container, directory) = try await Self.container { context in
+            for i in 0..<10 {
+                let item = try context.insert("Item")
+                try item.setValue(.integer(Int64(i)), forKey: "i64")
+                try item.setValue(.string(String(repeating: "a", count: 100)), forKey: "str")
+            }
+        }
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let store = try #require(container.coordinator.stores(for: "Item").first as? SQLiteStore)
+        let items = try fetch("Item", container.coordinator.resolver)
+        let allocator = ByteBufferAllocator()
+        let snapshots = try #require(store.snapshotsNow(items, budget: .seconds(5)))
+        var whole = allocator.buffer(capacity: 0)
+        try ObjectStateEncoding.writeStates(of: snapshots, into: &whole, limit: 1 << 20)
+        // Room for all the rows, then for one byte fewer.
+        var fits = ObjectStateRowWriter(batch: allocator.buffer(capacity: 0), limit: whole.readableBytes, allocator: allocator)
+        #expect(store.visitRowsNow(items, budget: .seconds(5), visitor: &fits) == 10)
+        #expect(fits.batch == whole)
+        var short = ObjectStateRowWriter(batch: allocator.buffer(capacity: 0), limit: whole.readableBytes - 1, allocator: allocator)
+        #expect(store.visitRowsNow(items, budget: .seconds(5), visitor: &short) == nil)
+        var truncated = allocator.buffer(capacity: 0)
+        #expect(throws: WireError.self) { try ObjectStateEncoding.writeStates(of: snapshots, into: &truncated, limit: whole.readableBytes - 1) }
+        try await container.close()
+    }
+}
