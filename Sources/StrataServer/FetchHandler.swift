@@ -84,36 +84,37 @@ final class FetchHandler: EventLoopAnswering, RemovableChannelHandler {
               fetch.storeID.isEmpty, fetch.includeFetched.isEmpty, fetch.includeRelationships.isEmpty,
               fetch.unknownFields.data.isEmpty else { return nil }
         let batchSize = fetch.batchSize == 0 ? WireProtocol.defaultFetchBatchSize : Int(fetch.batchSize)
-        guard let fetchRequest = try? core.makeFetchRequest(fetch),
-              let variables = try? ServerCore.variables(fetch.variables),
-              let store = core.soleStore(of: fetchRequest) as? SQLiteStore,
-              let resolved = try? core.coordinator.resolver.resolve(fetchRequest, variables: variables) else { return nil }
-        var batch = allocator.buffer(capacity: 0)
+        let counts: Bool
         switch fetch.resultType {
-        case .count:
-            guard let count = store.countNow(resolved, budget: Self.budget) else { return nil }
+        case .count: counts = true
+        case .objects: counts = false
+        case .objectIds, .UNRECOGNIZED: return nil
+        }
+        guard let variables = try? ServerCore.variables(fetch.variables),
+              let plan = core.fetchPlans.plan(for: fetch, variables: variables, make: { try makePlan(fetch, variables: variables, counts: counts) }) else { return nil }
+        var batch = allocator.buffer(capacity: 0)
+        if counts {
+            guard let count = plan.store.countNow(plan.query, budget: Self.budget) else { return nil }
             ObjectStateEncoding.writeCount(UInt64(count), into: &batch)
-        case .objects:
+        } else {
             // One batch: the limit fits it (the last frame carries the total).
-            guard let limit = resolved.limit, limit <= min(batchSize, Self.maximumRows) else { return nil }
+            guard let limit = plan.limit, limit <= min(batchSize, Self.maximumRows) else { return nil }
             let bytes = min(maxFrameBytes, Self.maximumAnswerBytes)
             batch.reserveCapacity(min(256 * limit + 16, bytes))
             // Larger answers (past the frame limit: refusals) are the async side's.
             let count: Int
-            if store.visitsRowsNow(resolved) {
+            if plan.store.visitsRowsNow(of: plan.entity) {
                 // Rows written as they are read, with no snapshots.
                 var writer = ObjectStateRowWriter(batch: batch, limit: bytes, allocator: allocator)
-                guard let rows = store.visitRowsNow(resolved, budget: Self.budget, visitor: &writer) else { return nil }
+                guard let rows = plan.store.visitRowsNow(plan.query, of: plan.entity, budget: Self.budget, visitor: &writer) else { return nil }
                 batch = writer.batch
                 count = rows
             } else {
-                guard let rows = store.snapshotsNow(resolved, budget: Self.budget),
+                guard let rows = plan.store.snapshotsNow(plan.query, of: plan.entity, budget: Self.budget),
                       (try? ObjectStateEncoding.writeStates(of: rows, into: &batch, limit: bytes)) != nil else { return nil }
                 count = rows.count
             }
             ObjectStateEncoding.writeCount(UInt64(count), into: &batch)
-        case .objectIds, .UNRECOGNIZED:
-            return nil
         }
         guard let payload = try? ResponseWriter.fetchBatchPayload(requestID: request.requestID, more: false, batch: batch, maxFrameBytes: maxFrameBytes) else { return nil }
         var answer = allocator.buffer(capacity: payload.readableBytes + WireProtocol.headerSize)
@@ -122,6 +123,17 @@ final class FetchHandler: EventLoopAnswering, RemovableChannelHandler {
         // A span for the fetches answered here (those passed on get the async side's).
         Session.startSpan(operation: Self.operationName, requestID: request.requestID, request: request.request, at: startedForSpan).end()
         return answer
+    }
+
+    /// How to read `fetch`: parsed, resolved and compiled for the one
+    /// SQLite store holding what it fetches; nil when no one SQLite store
+    /// does.
+    private func makePlan(_ fetch: Strata_V1_FetchRequest, variables: [String: VariableValue], counts: Bool) throws -> (plan: FetchPlanCache.Plan, predicate: Predicate?)? {
+        let request = try core.makeFetchRequest(fetch)
+        guard let store = core.soleStore(of: request) as? SQLiteStore else { return nil }
+        let resolved = try core.coordinator.resolver.resolve(request, variables: variables)
+        let query = counts ? try store.countQuery(resolved) : try store.rowQuery(resolved)
+        return (FetchPlanCache.Plan(store: store, entity: resolved.entityName, query: query, limit: resolved.limit), request.predicate)
     }
 
     func readBurstEnded() {

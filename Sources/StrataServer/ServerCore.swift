@@ -17,6 +17,8 @@ final class ServerCore: Sendable {
     let stats = ServerStats()
     /// Predicates of fetches and subscriptions, parsed once per text.
     let predicates = PredicateCache()
+    /// Compiled statements of the fetches answered on the event loop.
+    let fetchPlans = FetchPlanCache()
     let serverID = UUID().uuidString
     let logger: Logger
     let helloResponse: Strata_V1_HelloResponse

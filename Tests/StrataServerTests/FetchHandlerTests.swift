@@ -182,12 +182,51 @@ import Testing
         defer { try? FileManager.default.removeItem(at: directory) }
         let store = try #require(container.coordinator.stores.first { $0.entityNames.contains("Book") } as? SQLiteStore)
         let fetch = try core.coordinator.resolver.resolve(FetchRequest(entityName: "Book", fetchLimit: 3))
-        #expect(store.snapshotsNow(fetch, budget: .seconds(10))?.count == 3)
-        #expect(store.countNow(fetch, budget: .seconds(10)) == 3)
+        let rows = try store.rowQuery(fetch), count = try store.countQuery(fetch)
+        #expect(store.snapshotsNow(rows, of: "Book", budget: .seconds(10))?.count == 3)
+        #expect(store.countNow(count, budget: .seconds(10)) == 3)
         try await container.close()
         // A closed store reads nothing here.
-        #expect(store.snapshotsNow(fetch, budget: .seconds(10)) == nil)
-        #expect(store.countNow(fetch, budget: .seconds(10)) == nil)
+        #expect(store.snapshotsNow(rows, of: "Book", budget: .seconds(10)) == nil)
+        #expect(store.countNow(count, budget: .seconds(10)) == nil)
+    }
+
+    @Test("A request seen before is answered from its kept statement with its own values")
+    func keptStatementsAnswerWithTheirValues() async throws {
+        let (core, container, directory) = try await core()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let channel = Self.greetedChannel(core)
+        func range(_ low: Int64, _ high: Int64) -> [String: Strata_V1_VariableValue] {
+            ["LOW": PropertyValue.integer(low), "HIGH": PropertyValue.integer(high)].mapValues { value in
+                Strata_V1_VariableValue.with { $0.value = value.wire }
+            }
+        }
+        var requests: [Strata_V1_ClientFrame] = []
+        for (low, high) in [(5, 24), (1, 3), (30, 100), (7, 7), (50, 60)] as [(Int64, Int64)] {
+            requests.append(Self.fetch { $0.predicate = "pages >= $LOW AND pages <= $HIGH"; $0.variables = range(low, high); $0.sort = [.with { $0.key = "pages" }]; $0.limit = 20 })
+            requests.append(Self.fetch { $0.resultType = .count; $0.predicate = "pages >= $LOW AND pages <= $HIGH"; $0.variables = range(low, high) })
+        }
+        // Not kept (its values shape the statement): compiled each time.
+        for list in [[1, 2], [3]] as [[Int64]] {
+            requests.append(Self.fetch {
+                $0.predicate = "pages IN $LIST"
+                $0.variables = ["LIST": .with { $0.list = .with { $0.values = list.map { PropertyValue.integer($0).wire } } }]
+                $0.limit = 10
+            })
+        }
+        for request in requests {
+            try channel.writeInbound(try frame(request))
+            #expect(try channel.readInbound(as: Frame.self) == nil, "passed on: \(request.fetch)")
+            var written = try #require(try channel.readOutbound(as: ByteBuffer.self))
+            _ = written.readInteger(as: UInt8.self)
+            _ = written.readInteger(as: UInt32.self)
+            let answer = try Strata_V1_ServerFrame(serializedBytes: ProtobufBytes(written))
+            #expect([answer] == (try await asyncAnswer(core, request)), "\(request.fetch)")
+        }
+        // One kept statement per shape (rows, count), one not kept.
+        #expect(core.fetchPlans.count == 3)
+        _ = try channel.finish()
+        try await container.close()
     }
 }
 

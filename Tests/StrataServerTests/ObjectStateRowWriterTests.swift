@@ -69,11 +69,12 @@ import Testing
     /// The snapshots' bytes and the visited rows' bytes of a fetch.
     private func bothEncodings(_ store: SQLiteStore, _ fetch: ResolvedFetch, limit: Int = 1 << 20) throws -> (snapshots: ByteBuffer, visited: ByteBuffer, rows: Int) {
         let allocator = ByteBufferAllocator()
-        let snapshots = try #require(store.snapshotsNow(fetch, budget: .seconds(5)))
+        let query = try store.rowQuery(fetch)
+        let snapshots = try #require(store.snapshotsNow(query, of: fetch.entityName, budget: .seconds(5)))
         var expected = allocator.buffer(capacity: 0)
         try ObjectStateEncoding.writeStates(of: snapshots, into: &expected, limit: limit)
         var writer = ObjectStateRowWriter(batch: allocator.buffer(capacity: 0), limit: limit, allocator: allocator)
-        let rows = try #require(store.visitRowsNow(fetch, budget: .seconds(5), visitor: &writer))
+        let rows = try #require(store.visitRowsNow(query, of: fetch.entityName, budget: .seconds(5), visitor: &writer))
         #expect(rows == snapshots.count)
         return (expected, writer.batch, rows)
     }
@@ -112,7 +113,7 @@ import Testing
         let resolver = container.coordinator.resolver
 
         let items = try fetch("Item", resolver)
-        #expect(store.visitsRowsNow(items))
+        #expect(store.visitsRowsNow(of: "Item"))
         let (expected, visited, rows) = try bothEncodings(store, items)
         #expect(rows == Self.texts.count)
         #expect(visited.readableBytesView.elementsEqual(expected.readableBytesView))
@@ -120,9 +121,9 @@ import Testing
         // A to-one into a hierarchy names its destination's entity with a
         // second statement: left to the snapshots.
         let notes = try fetch("Note", resolver)
-        #expect(!store.visitsRowsNow(notes))
+        #expect(!store.visitsRowsNow(of: "Note"))
         var writer = ObjectStateRowWriter(batch: ByteBufferAllocator().buffer(capacity: 0), limit: 1 << 20, allocator: ByteBufferAllocator())
-        #expect(store.visitRowsNow(notes, budget: .seconds(5), visitor: &writer) == nil)
+        #expect(store.visitRowsNow(try store.rowQuery(notes), of: "Note", budget: .seconds(5), visitor: &writer) == nil)
         try await container.close()
     }
 
@@ -139,15 +140,16 @@ import Testing
         let store = try #require(container.coordinator.stores(for: "Item").first as? SQLiteStore)
         let items = try fetch("Item", container.coordinator.resolver)
         let allocator = ByteBufferAllocator()
-        let snapshots = try #require(store.snapshotsNow(items, budget: .seconds(5)))
+        let query = try store.rowQuery(items)
+        let snapshots = try #require(store.snapshotsNow(query, of: "Item", budget: .seconds(5)))
         var whole = allocator.buffer(capacity: 0)
         try ObjectStateEncoding.writeStates(of: snapshots, into: &whole, limit: 1 << 20)
         // Room for all the rows, then for one byte fewer.
         var fits = ObjectStateRowWriter(batch: allocator.buffer(capacity: 0), limit: whole.readableBytes, allocator: allocator)
-        #expect(store.visitRowsNow(items, budget: .seconds(5), visitor: &fits) == 10)
+        #expect(store.visitRowsNow(query, of: "Item", budget: .seconds(5), visitor: &fits) == 10)
         #expect(fits.batch == whole)
         var short = ObjectStateRowWriter(batch: allocator.buffer(capacity: 0), limit: whole.readableBytes - 1, allocator: allocator)
-        #expect(store.visitRowsNow(items, budget: .seconds(5), visitor: &short) == nil)
+        #expect(store.visitRowsNow(query, of: "Item", budget: .seconds(5), visitor: &short) == nil)
         var truncated = allocator.buffer(capacity: 0)
         #expect(throws: WireError.self) { try ObjectStateEncoding.writeStates(of: snapshots, into: &truncated, limit: whole.readableBytes - 1) }
         try await container.close()

@@ -8,11 +8,47 @@ public struct CompiledQuery: Sendable, Hashable {
     public var sql: String
     /// One value per `?`, in order.
     public var arguments: [DatabaseValue]
+    /// The arguments bound from a variable's value: each comparison side
+    /// written as exactly `$NAME` (``QueryComparison/rhsVariable``) whose
+    /// SQL does not depend on the value (`==` and `!=`; `<`, `<=`, `>`,
+    /// `>=` outside the string domains).
+    public var parameters: [QueryParameter]
 
     /// Creates a query.
-    public init(sql: String, arguments: [DatabaseValue]) {
+    public init(sql: String, arguments: [DatabaseValue], parameters: [QueryParameter] = []) {
         self.sql = sql
         self.arguments = arguments
+        self.parameters = parameters
+    }
+
+    /// Whether every use of a variable in `predicate` is one of
+    /// ``parameters``, each once: then the statement is the same for any
+    /// values of those variables of the kinds compiled with, and
+    /// ``rebinding(_:)`` makes the query for other values.
+    public func bindsEveryVariable(of predicate: Predicate?) -> Bool {
+        var used: [String: Int] = [:]
+        predicate?.countVariableUses(into: &used)
+        var bound: [String: Int] = [:]
+        for parameter in parameters { bound[parameter.variable, default: 0] += 1 }
+        return used == bound
+    }
+
+    /// This query with its parameters bound from `variables`, converted as
+    /// the resolver and the compiler convert a constant; nil when one of
+    /// them is not a single value that binds to a non-NULL argument (then
+    /// the fetch must be compiled afresh, which also reports its errors).
+    /// Only for a query that ``bindsEveryVariable(of:)`` and `variables`
+    /// of the kinds it was compiled with.
+    public func rebinding(_ variables: [String: VariableValue]) -> CompiledQuery? {
+        var result = self
+        for parameter in parameters {
+            guard case .value(let value)? = variables[parameter.variable],
+                  let converted = try? PredicateResolver.coerce(.value(value), to: parameter.domain, range: SourceRange(start: 0, end: 0)),
+                  let bound = try? SQLQueryBuilder.boundConstant(converted, parameter.domain, parameter.options),
+                  parameter.index < result.arguments.count else { return nil }
+            result.arguments[parameter.index] = bound
+        }
+        return result
     }
 
     /// Whether the statement matches regular expressions
@@ -43,4 +79,16 @@ public struct CompiledQuery: Sendable, Hashable {
     public var statementArguments: StatementArguments {
         StatementArguments(arguments)
     }
+}
+
+/// An argument of a ``CompiledQuery`` bound from a variable.
+public struct QueryParameter: Sendable, Hashable {
+    /// Its index in ``CompiledQuery/arguments``.
+    public var index: Int
+    /// The variable's name.
+    public var variable: String
+    /// The domain its value is converted to.
+    public var domain: ComparisonDomain
+    /// The folding applied to it (string domains).
+    public var options: StringComparisonOptions
 }

@@ -5,6 +5,8 @@ import GRDB
 struct SQLFragment: Sendable {
     var sql: String
     var arguments: [DatabaseValue]
+    /// The arguments bound from variables (their indexes in `arguments`).
+    var parameters: [QueryParameter] = []
 
     init(_ sql: String, _ arguments: [DatabaseValue] = []) {
         self.sql = sql
@@ -17,18 +19,32 @@ struct SQLFragment: Sendable {
     }
 
     static func + (a: SQLFragment, b: SQLFragment) -> SQLFragment {
-        SQLFragment(a.sql + b.sql, a.arguments + b.arguments)
+        var result = a
+        result += b
+        return result
     }
 
     static func + (a: SQLFragment, b: String) -> SQLFragment {
-        SQLFragment(a.sql + b, a.arguments)
+        var result = a
+        result.sql += b
+        return result
     }
 
     static func + (a: String, b: SQLFragment) -> SQLFragment {
-        SQLFragment(a + b.sql, b.arguments)
+        var result = b
+        result.sql = a + b.sql
+        return result
     }
 
     static func += (a: inout SQLFragment, b: SQLFragment) {
+        if !b.parameters.isEmpty {
+            let shift = a.arguments.count
+            a.parameters += b.parameters.map { parameter in
+                var shifted = parameter
+                shifted.index += shift
+                return shifted
+            }
+        }
         a.sql += b.sql
         a.arguments += b.arguments
     }

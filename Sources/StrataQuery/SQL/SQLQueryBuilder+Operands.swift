@@ -34,14 +34,28 @@ extension SQLQueryBuilder {
 
     /// A constant converted to `domain` and bound, or nil for nil.
     func constant(_ value: PropertyValue, _ domain: ComparisonDomain, _ options: StringComparisonOptions) throws(StrataError) -> SQLFragment? {
+        try Self.boundConstant(value, domain, options).map(SQLFragment.bind)
+    }
+
+    /// The argument a constant is bound to in `domain`, or nil for nil.
+    static func boundConstant(_ value: PropertyValue, _ domain: ComparisonDomain, _ options: StringComparisonOptions) throws(StrataError) -> DatabaseValue? {
         var converted = try DomainValue.convert(value, to: domain)
         if case .null = converted { return nil }
         if case .string(let text) = converted, !options.isEmpty {
             converted = .string(StringFolding.fold(text, options))
         }
         let bound = SQLiteValueCoding.databaseValue(for: converted)
-        if bound.isNull { return nil }
-        return .bind(bound)
+        return bound.isNull ? nil : bound
+    }
+
+    /// ``operand(_:_:_:_:)`` for a side of a comparison: a constant bound
+    /// from `variable` is marked as that variable's parameter.
+    func side(_ operand: QueryOperand, variable: String?, _ domain: ComparisonDomain, _ options: StringComparisonOptions, _ scope: SQLScope) throws(StrataError) -> SQLFragment? {
+        guard var fragment = try self.operand(operand, domain, options, scope) else { return nil }
+        if let variable, case .constant = operand, fragment.arguments.count == 1 {
+            fragment.parameters = [QueryParameter(index: 0, variable: variable, domain: domain, options: options)]
+        }
+        return fragment
     }
 
     /// A stored value of `type` as the comparison domain sees it: 64-bit

@@ -51,7 +51,7 @@ extension SQLQueryBuilder {
                 try OperandTyping.check(comparison)
                 let options = (comparison.domain == .string || comparison.domain == .uri) ? comparison.options : []
                 if let lhs = try operand(comparison.lhs, comparison.domain, options, scope), lhs.arguments.isEmpty,
-                   let member = try constant(value, comparison.domain, options) {
+                   let member = try side(.constant(value), variable: comparison.rhsVariable, comparison.domain, options, scope) {
                     if groups[lhs.sql] == nil {
                         groups[lhs.sql] = (lhs, [])
                         order.append(lhs.sql)
@@ -84,15 +84,19 @@ extension SQLQueryBuilder {
         let null = SQLFragment("NULL")
         switch comparison.op {
         case .equal, .notEqual:
-            let lhs = try operand(comparison.lhs, domain, options, scope) ?? null
-            let rhs = try operand(comparison.rhs, domain, options, scope) ?? null
+            // The same SQL for any non-nil value: a variable's is a parameter.
+            let lhs = try side(comparison.lhs, variable: comparison.lhsVariable, domain, options, scope) ?? null
+            let rhs = try side(comparison.rhs, variable: comparison.rhsVariable, domain, options, scope) ?? null
             return (lhs + (comparison.op == .equal ? " IS " : " IS NOT ") + rhs).parenthesized
         case .lessThan, .lessThanOrEqual, .greaterThan, .greaterThanOrEqual:
-            guard let lhs = try operand(comparison.lhs, domain, options, scope),
-                  let rhs = try operand(comparison.rhs, domain, options, scope) else { return SQLFragment("0") }
             if domain == .string || domain == .uri {
+                // The SQL depends on the constant (U+0000 in it): no parameter.
+                guard let lhs = try operand(comparison.lhs, domain, options, scope),
+                      let rhs = try operand(comparison.rhs, domain, options, scope) else { return SQLFragment("0") }
                 return stringOrdering(lhs, comparison.op.rawValue, rhs, constantSide: Self.constantSide(comparison))
             }
+            guard let lhs = try side(comparison.lhs, variable: comparison.lhsVariable, domain, options, scope),
+                  let rhs = try side(comparison.rhs, variable: comparison.rhsVariable, domain, options, scope) else { return SQLFragment("0") }
             return (lhs + " \(comparison.op.rawValue) " + rhs).parenthesized
         case .between:
             guard case .list(let bounds) = comparison.rhs, bounds.count == 2,

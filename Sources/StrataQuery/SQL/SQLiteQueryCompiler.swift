@@ -82,7 +82,7 @@ public struct SQLiteQueryCompiler: Sendable {
         } else {
             sql = "SELECT COUNT(*) " + sql
         }
-        return CompiledQuery(sql: sql.sql, arguments: sql.arguments)
+        return CompiledQuery(sql: sql.sql, arguments: sql.arguments, parameters: sql.parameters)
     }
 
     private func select(_ fetch: ResolvedFetch, columns: (String) -> String) throws(StrataError) -> CompiledQuery {
@@ -92,6 +92,6 @@ public struct SQLiteQueryCompiler: Sendable {
         // The FROM clause is assembled last: compiling the filter and the
         // sort keys adds the LEFT JOINs their key paths need.
         let sql = SQLFragment("SELECT \(columns(scope.alias)) FROM ") + scope.fromClause() + filter + order + builder.window(fetch)
-        return CompiledQuery(sql: sql.sql, arguments: sql.arguments)
+        return CompiledQuery(sql: sql.sql, arguments: sql.arguments, parameters: sql.parameters)
     }
 }

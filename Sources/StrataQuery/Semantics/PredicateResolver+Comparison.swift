@@ -39,8 +39,24 @@ extension PredicateResolver {
             }
             return try quantified(.any, path: path, rest: rest, destination: destination, op: .equal, rhs: lhs, options: comparison.options, range: range, scope: scope)
         default:
-            return try makeComparison(lhs, op, rhs, options: comparison.options, range: range, lhsRange: comparison.lhs.range, rhsRange: comparison.rhs.range)
+            let resolved = try makeComparison(lhs, op, rhs, options: comparison.options, range: range, lhsRange: comparison.lhs.range, rhsRange: comparison.rhs.range)
+            return Self.namingVariables(resolved, lhs: comparison.lhs, rhs: comparison.rhs, scope: scope)
         }
+    }
+
+    /// `resolved` with each constant side that was written as exactly
+    /// `$NAME` (a bound variable, not a SUBQUERY's) naming its variable
+    /// (``QueryComparison/lhsVariable``, ``QueryComparison/rhsVariable``).
+    private static func namingVariables(_ resolved: QueryPredicate, lhs: Expression, rhs: Expression, scope: Scope) -> QueryPredicate {
+        guard case .compare(var comparison) = resolved, case .resolve = scope.mode else { return resolved }
+        func variable(_ expression: Expression, _ operand: QueryOperand) -> String? {
+            guard case .keyPath(.variable(let name), let components, _) = expression, components.isEmpty,
+                  name != scope.subqueryVariable, case .constant = operand else { return nil }
+            return name
+        }
+        comparison.lhsVariable = variable(lhs, comparison.lhs)
+        comparison.rhsVariable = variable(rhs, comparison.rhs)
+        return .compare(comparison)
     }
 
     private func isList(_ term: Term) -> Bool {
@@ -122,7 +138,7 @@ extension PredicateResolver {
         func convert(_ side: Side, range: SourceRange) throws -> QueryOperand {
             switch side {
             case .operand(let operand, _): return operand
-            case .constant(let constant): return .constant(try coerce(constant, to: domain, range: range))
+            case .constant(let constant): return .constant(try Self.coerce(constant, to: domain, range: range))
             case .typed: return .constant(.null)
             case .unknown: return .constant(.null)
             }
@@ -139,7 +155,7 @@ extension PredicateResolver {
                 guard case .constant(let constant) = $0 else {
                     throw PositionedError(code: .unsupported, message: "\(op.rawValue) supports only constant lists", range: rhsRange)
                 }
-                return try coerce(constant, to: domain, range: rhsRange)
+                return try Self.coerce(constant, to: domain, range: rhsRange)
             })
         default:
             right = try convert(rhsElements[0], range: rhsRange)
@@ -276,7 +292,7 @@ extension PredicateResolver {
     // MARK: Constants
 
     /// Converts a constant to a domain, exactly.
-    private func coerce(_ constant: Constant, to domain: ComparisonDomain, range: SourceRange) throws -> PropertyValue {
+    static func coerce(_ constant: Constant, to domain: ComparisonDomain, range: SourceRange) throws -> PropertyValue {
         func fail(_ what: String) -> PositionedError {
             PositionedError(code: .predicateType, message: "\(what) does not fit a \(domain) comparison", range: range)
         }
@@ -344,7 +360,7 @@ extension PredicateResolver {
         }
     }
 
-    private func description(of constant: Constant) -> String {
+    private static func description(of constant: Constant) -> String {
         switch constant {
         case .number(let text): "number \(text)"
         case .value(let value): "\(Kind(value).name) value \(value)"

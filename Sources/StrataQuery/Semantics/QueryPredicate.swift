@@ -49,14 +49,22 @@ public struct QueryComparison: Sendable, Hashable {
     public var domain: ComparisonDomain
     /// `[c]`/`[d]` (only meaningful for the string domain).
     public var options: StringComparisonOptions
+    /// The variable the left side's constant was bound from, when that
+    /// side was written as exactly `$NAME` (for the SQL compiler, which
+    /// binds such a constant as that variable's ``QueryParameter``).
+    public var lhsVariable: String?
+    /// The variable the right side's constant was bound from, likewise.
+    public var rhsVariable: String?
 
     /// Creates a comparison.
-    public init(lhs: QueryOperand, op: ComparisonOperator, rhs: QueryOperand, domain: ComparisonDomain, options: StringComparisonOptions = []) {
+    public init(lhs: QueryOperand, op: ComparisonOperator, rhs: QueryOperand, domain: ComparisonDomain, options: StringComparisonOptions = [], lhsVariable: String? = nil, rhsVariable: String? = nil) {
         self.lhs = lhs
         self.op = op
         self.rhs = rhs
         self.domain = domain
         self.options = options
+        self.lhsVariable = lhsVariable
+        self.rhsVariable = rhsVariable
     }
 }
 

@@ -117,51 +117,67 @@ extension SQLiteStore {
         }
     }
 
-    /// ``fetchSnapshots(_:)`` read at once on the calling thread, taking at
-    /// most about `budget`; nil, having read nothing that counts, when it
-    /// cannot be read so (no read-only connection of the store free, a lock
-    /// met, the budget spent, a value past
-    /// ``SQLiteInlineReaders/maximumValueBytes``, a regular expression to
-    /// match, any error: ``fetchSnapshots(_:)`` then answers it, errors
-    /// included). For callers that must not wait: an event loop.
-    public nonisolated func snapshotsNow(_ fetch: ResolvedFetch, budget: Duration) -> [Snapshot]? {
-        guard (try? openDatabase()) != nil, let table = try? heldTable(of: fetch), let query = try? mapping.compiler.rowQuery(fetch),
-              !query.matchesRegularExpressions else { return nil }
+    /// The statement ``fetchSnapshots(_:)`` runs for `fetch`, for
+    /// ``snapshotsNow(_:of:budget:)`` and ``visitRowsNow(_:of:budget:visitor:)``
+    /// (a caller may keep it and bind other values of its parameters:
+    /// ``CompiledQuery/rebinding(_:)``).
+    public nonisolated func rowQuery(_ fetch: ResolvedFetch) throws(StrataError) -> CompiledQuery {
+        _ = try heldTable(of: fetch)
+        return try mapping.compiler.rowQuery(fetch)
+    }
+
+    /// The statement ``count(_:)`` runs for `fetch`, for
+    /// ``countNow(_:budget:)``.
+    public nonisolated func countQuery(_ fetch: ResolvedFetch) throws(StrataError) -> CompiledQuery {
+        _ = try heldTable(of: fetch)
+        return try mapping.compiler.countQuery(fetch)
+    }
+
+    /// The snapshots of `query`'s rows (a ``rowQuery(_:)`` of `entity`)
+    /// read at once on the calling thread, taking at most about `budget`;
+    /// nil, having read nothing that counts, when they cannot be read so
+    /// (no read-only connection of the store free, a lock met, the budget
+    /// spent, a value past ``SQLiteInlineReaders/maximumValueBytes``, a
+    /// regular expression to match, any error: ``fetchSnapshots(_:)`` then
+    /// answers the fetch, errors included). For callers that must not
+    /// wait: an event loop.
+    public nonisolated func snapshotsNow(_ query: CompiledQuery, of entity: String, budget: Duration) -> [Snapshot]? {
+        guard (try? openDatabase()) != nil, let table = mapping.schema.table(for: entity)?.name, !query.matchesRegularExpressions else { return nil }
         let decoder = self.decoder
         return inlineReaders.read(oneStatement: decoder.decodesInOneStatement(table: table), budget: budget, statement: query.sql) { db in
             try decoder.snapshots(db, statement: db.cachedStatement(sql: query.sql), arguments: query.statementArguments, table: table)
         }
     }
 
-    /// ``snapshotsNow(_:budget:)``'s rows handed to `visitor` as they are
-    /// read, with no snapshot made (``StoredRowVisitor``); answers how many
-    /// there were, or nil as ``snapshotsNow(_:budget:)`` does, and also when
-    /// `visitor` throws or the rows' to-ones need a second statement to
-    /// name their entities (use ``snapshotsNow(_:budget:)`` then:
-    /// ``visitsRowsNow(_:)`` says which). After nil, what `visitor`
-    /// received is to be dropped.
-    public nonisolated func visitRowsNow(_ fetch: ResolvedFetch, budget: Duration, visitor: inout some StoredRowVisitor) -> Int? {
-        guard visitsRowsNow(fetch), (try? openDatabase()) != nil, let table = try? heldTable(of: fetch),
-              let query = try? mapping.compiler.rowQuery(fetch), !query.matchesRegularExpressions else { return nil }
+    /// ``snapshotsNow(_:of:budget:)``'s rows handed to `visitor` as they
+    /// are read, with no snapshot made (``StoredRowVisitor``); answers how
+    /// many there were, or nil as ``snapshotsNow(_:of:budget:)`` does, and
+    /// also when `visitor` throws or the rows' to-ones need a second
+    /// statement to name their entities (``visitsRowsNow(of:)`` says which:
+    /// use ``snapshotsNow(_:of:budget:)`` for those). After nil, what
+    /// `visitor` received is to be dropped.
+    public nonisolated func visitRowsNow(_ query: CompiledQuery, of entity: String, budget: Duration, visitor: inout some StoredRowVisitor) -> Int? {
+        guard visitsRowsNow(of: entity), (try? openDatabase()) != nil, let table = mapping.schema.table(for: entity)?.name,
+              !query.matchesRegularExpressions else { return nil }
         let decoder = self.decoder
         return inlineReaders.read(oneStatement: true, budget: budget, statement: query.sql) { db in
             try decoder.visitRows(statement: db.cachedStatement(sql: query.sql), arguments: query.statementArguments, table: table, visitor: &visitor)
         }
     }
 
-    /// Whether ``visitRowsNow(_:budget:visitor:)`` can read this fetch's
-    /// rows: those whose to-ones name their entity without a second
+    /// Whether ``visitRowsNow(_:of:budget:visitor:)`` can read rows of
+    /// `entity`: those whose to-ones name their entity without a second
     /// statement.
-    public nonisolated func visitsRowsNow(_ fetch: ResolvedFetch) -> Bool {
-        guard let table = mapping.schema.table(for: fetch.entityName)?.name else { return false }
+    public nonisolated func visitsRowsNow(of entity: String) -> Bool {
+        guard let table = mapping.schema.table(for: entity)?.name else { return false }
         return decoder.decodesInOneStatement(table: table)
     }
 
-    /// ``count(_:)`` read at once on the calling thread, as
-    /// ``snapshotsNow(_:budget:)`` reads; nil when it cannot be.
-    public nonisolated func countNow(_ fetch: ResolvedFetch, budget: Duration) -> Int? {
-        guard (try? openDatabase()) != nil, (try? heldTable(of: fetch)) != nil, let query = try? mapping.compiler.countQuery(fetch),
-              !query.matchesRegularExpressions else { return nil }
+    /// The count `query` (a ``countQuery(_:)``) answers, read at once on
+    /// the calling thread as ``snapshotsNow(_:of:budget:)`` reads; nil
+    /// when it cannot be.
+    public nonisolated func countNow(_ query: CompiledQuery, budget: Duration) -> Int? {
+        guard (try? openDatabase()) != nil, !query.matchesRegularExpressions else { return nil }
         return inlineReaders.read(oneStatement: true, budget: budget, statement: query.sql) { db in
             try Int.fetchOne(db.cachedStatement(sql: query.sql), arguments: query.statementArguments) ?? 0
         }

@@ -1,0 +1,118 @@
+import StrataModel
+import StrataQuery
+import StrataStore
+import StrataWire
+
+/// The compiled statements of the fetches ``FetchHandler`` answers, by what
+/// a request says: entity, predicate text (byte for byte), sort, window,
+/// result type, and the kind of each variable's value. A request seen
+/// before is not parsed, resolved or compiled again: its variables' values
+/// are bound to the statement's parameters (``CompiledQuery/rebinding(_:)``).
+///
+/// A statement is kept only when every use of a variable in the predicate
+/// is one of its parameters (``CompiledQuery/bindsEveryVariable(of:)``):
+/// where a value shapes the SQL (nil, a list, a string ordering, a
+/// variable read through a key path or a function) the statement would be
+/// wrong for other values, so such requests are remembered as not kept and
+/// compiled every time. A value that does not bind as the kept statement's
+/// did (one the store holds as NULL) is compiled afresh too. The model and
+/// the stores do not change while a server runs, so nothing kept goes
+/// stale. Bounded: at most twice ``capacity`` requests, each with predicate
+/// text of at most ``PredicateCache/maximumTextBytes`` (longer ones are
+/// compiled every time).
+final class FetchPlanCache: Sendable {
+    /// What a request asks, as far as its statement depends on it.
+    struct Key: Hashable, Sendable {
+        var entity: String
+        var predicate: ExactText
+        var sort: [Strata_V1_SortKey]
+        var limit: UInt32
+        var offset: UInt32
+        var excludeSubentities: Bool
+        var counts: Bool
+        /// Each variable's kind of value (``kind(of:)``).
+        var variables: [String: UInt8]
+    }
+
+    /// How to read what a request asks.
+    struct Plan: Sendable {
+        /// The one store holding the fetched entity and its subentities.
+        let store: SQLiteStore
+        /// The fetched entity.
+        let entity: String
+        /// A ``SQLiteStore/rowQuery(_:)`` or, for counts, a ``SQLiteStore/countQuery(_:)``.
+        let query: CompiledQuery
+        /// The fetch's limit, if any.
+        let limit: Int?
+    }
+
+    private enum Entry: Sendable {
+        case kept(Plan)
+        case notKept
+    }
+
+    private let cache: GenerationalCache<Key, Entry>
+
+    /// A cache of at most twice `capacity` requests.
+    init(capacity: Int = 512) {
+        cache = GenerationalCache(capacity: capacity)
+    }
+
+    /// How many requests are remembered.
+    var count: Int { cache.count }
+
+    /// The plan for `fetch` with `variables` (its decoded variables):
+    /// the kept one with these values bound, or one made now by `make` (and
+    /// kept when it can be). Nil when `make` answers nil or throws: the
+    /// request then goes the usual way.
+    func plan(for fetch: Strata_V1_FetchRequest, variables: [String: VariableValue], make: () throws -> (plan: Plan, predicate: Predicate?)?) -> Plan? {
+        guard fetch.predicate.utf8.count <= PredicateCache.maximumTextBytes else { return try? make()?.plan }
+        let key = Key(
+            entity: fetch.entity,
+            predicate: ExactText(text: fetch.predicate),
+            sort: fetch.sort,
+            limit: fetch.limit,
+            offset: fetch.offset,
+            excludeSubentities: fetch.excludeSubentities,
+            counts: fetch.resultType == .count,
+            variables: variables.mapValues(Self.kind(of:))
+        )
+        switch cache.value(for: key) {
+        case .kept(let plan)?:
+            if let query = plan.query.rebinding(variables) {
+                return Plan(store: plan.store, entity: plan.entity, query: query, limit: plan.limit)
+            }
+            return try? make()?.plan
+        case .notKept?:
+            return try? make()?.plan
+        case nil:
+            guard let made = try? make() else { return nil }
+            cache.insert(made.plan.query.bindsEveryVariable(of: made.predicate) ? .kept(made.plan) : .notKept, for: key)
+            return made.plan
+        }
+    }
+
+    /// A variable's kind of value: the resolver types a comparison by the
+    /// kinds of its sides, so a statement holds for values of these kinds.
+    static func kind(of variable: VariableValue) -> UInt8 {
+        switch variable {
+        case .list: return 100
+        case .object: return 101
+        case .value(let value):
+            switch value {
+            case .null: return 0
+            case .integer: return 1
+            case .double: return 2
+            case .decimal: return 3
+            case .string: return 4
+            case .boolean: return 5
+            case .date: return 6
+            case .binary: return 7
+            case .uuid: return 8
+            case .uri: return 9
+            case .object: return 10
+            case .objects: return 11
+            }
+        }
+    }
+}
