@@ -100,7 +100,7 @@ final class FetchHandler: EventLoopAnswering, RemovableChannelHandler {
             // One batch: the limit fits it (the last frame carries the total).
             guard let limit = plan.limit, limit <= min(batchSize, Self.maximumRows) else { return nil }
             let bytes = min(maxFrameBytes, Self.maximumAnswerBytes)
-            batch.reserveCapacity(min(256 * limit + 16, bytes))
+            batch.reserveCapacity(min(256 * limit + 16, bytes, 16 * 1024))
             // Larger answers (past the frame limit: refusals) are the async side's.
             let count: Int
             if plan.store.visitsRowsNow(of: plan.entity) {

@@ -17,9 +17,10 @@ import StrataWire
 /// compiled every time. A value that does not bind as the kept statement's
 /// did (one the store holds as NULL) is compiled afresh too. The model and
 /// the stores do not change while a server runs, so nothing kept goes
-/// stale. Bounded: at most twice ``capacity`` requests, each with predicate
-/// text of at most ``PredicateCache/maximumTextBytes`` (longer ones are
-/// compiled every time).
+/// stale. Bounded: at most twice ``capacity`` requests, each of at most
+/// ``PredicateCache/maximumTextBytes`` of predicate text, names and sort
+/// keys (larger ones are compiled every time); a kept statement holds no
+/// caller's values, only its predicate's literals.
 final class FetchPlanCache: Sendable {
     /// What a request asks, as far as its statement depends on it.
     struct Key: Hashable, Sendable {
@@ -66,7 +67,7 @@ final class FetchPlanCache: Sendable {
     /// kept when it can be). Nil when `make` answers nil or throws: the
     /// request then goes the usual way.
     func plan(for fetch: Strata_V1_FetchRequest, variables: [String: VariableValue], make: () throws -> (plan: Plan, predicate: Predicate?)?) -> Plan? {
-        guard fetch.predicate.utf8.count <= PredicateCache.maximumTextBytes else { return try? make()?.plan }
+        guard Self.keyBytes(fetch) <= PredicateCache.maximumTextBytes else { return try? make()?.plan }
         let key = Key(
             entity: fetch.entity,
             predicate: ExactText(text: fetch.predicate),
@@ -84,12 +85,29 @@ final class FetchPlanCache: Sendable {
             }
             return try? make()?.plan
         case .notKept?:
-            return try? make()?.plan
+            // Kept after all when these values bind every variable (the
+            // first ones may have been nil, or NaN).
+            guard let made = try? make() else { return nil }
+            if made.plan.query.bindsEveryVariable(of: made.predicate) { cache.insert(Self.kept(made.plan), for: key) }
+            return made.plan
         case nil:
             guard let made = try? make() else { return nil }
-            cache.insert(made.plan.query.bindsEveryVariable(of: made.predicate) ? .kept(made.plan) : .notKept, for: key)
+            cache.insert(made.plan.query.bindsEveryVariable(of: made.predicate) ? Self.kept(made.plan) : .notKept, for: key)
             return made.plan
         }
+    }
+
+    /// A plan as kept: without its caller's values.
+    private static func kept(_ plan: Plan) -> Entry {
+        .kept(Plan(store: plan.store, entity: plan.entity, query: plan.query.withoutParameterValues, limit: plan.limit))
+    }
+
+    /// The bytes of a request's key that come from the client (what bounds
+    /// a kept entry's size, with the literals of its predicate text).
+    private static func keyBytes(_ fetch: Strata_V1_FetchRequest) -> Int {
+        fetch.predicate.utf8.count + fetch.entity.utf8.count
+            + fetch.sort.reduce(0) { $0 + $1.key.utf8.count + 8 }
+            + fetch.variables.keys.reduce(0) { $0 + $1.utf8.count + 8 }
     }
 
     /// A variable's kind of value: the resolver types a comparison by the

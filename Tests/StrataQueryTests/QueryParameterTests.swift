@@ -11,6 +11,8 @@ import Testing
 @Suite struct QueryParameterTests {
     private let resolver = PredicateResolver(model: FixtureModel.model)
 
+    /// `format` resolved for `Book` with `variables` and compiled (a fetch
+    /// that does not resolve fails the test).
     private func compiled(_ format: String, _ variables: [String: VariableValue], counting: Bool = false) throws -> (query: CompiledQuery, predicate: StrataQuery.Predicate) {
         let compiler = SQLiteQueryCompiler(schema: try SQLiteSchema(model: FixtureModel.model))
         let predicate = try PredicateParser.parse(format)
@@ -67,19 +69,42 @@ import Testing
             ("ANY tags.name == $N", ["N": .value(.string("t"))]),
             ("author == $WHO", ["WHO": .value(.object(FixtureModel.id("Author", 1)))]),
             ("pages BETWEEN {$LOW, 10}", ["LOW": .value(.integer(1))]),
-            ("published > CAST($S, 'NSDate')", ["S": .value(.double(5))]),
-            ("pages > $A AND title BEGINSWITH $A", ["A": .value(.string("x"))]),
+            ("pages > $OBJ.pages", ["OBJ": .object(FixtureModel.id("Book", 1), values: ["pages": .integer(3)])]),
+            ("title == $A AND title BEGINSWITH $A", ["A": .value(.string("x"))]),
+            ("{1, 2} CONTAINS $P", ["P": .value(.integer(1))]),
+            // One use copied into the SQL twice (`IN` with nil writes its
+            // left side twice) beside another use written into the SQL.
+            ("SUBQUERY(chapters, $c, $c.title == $T).@count IN {1, nil} OR title BEGINSWITH $T", ["T": .value(.string("A"))]),
+            ("SUBQUERY(chapters, $c, $c.words > $W).@count IN {1, nil} OR ANY chapters.words > $W", ["W": .value(.integer(5))]),
         ]
         for (format, variables) in cases {
-            let predicate = try PredicateParser.parse(format)
-            let request = FetchRequest(entityName: "Book", predicate: predicate, fetchLimit: 5)
-            guard let resolved = try? resolver.resolve(request, variables: variables, source: format) else { continue }
-            let query = try SQLiteQueryCompiler(schema: try SQLiteSchema(model: FixtureModel.model)).rowQuery(resolved)
+            let (query, predicate) = try compiled(format, variables)
             #expect(!query.bindsEveryVariable(of: predicate), "\(format)")
         }
+        // A use copied twice is still one use, bound in both places.
+        let copied = "SUBQUERY(chapters, $c, $c.title == $T).@count IN {1, nil}"
+        let (template, predicate) = try compiled(copied, ["T": .value(.string("A"))])
+        #expect(template.parameters.count == 2 && template.bindsEveryVariable(of: predicate))
+        #expect(template.rebinding(["T": .value(.string("B"))]) == (try compiled(copied, ["T": .value(.string("B"))]).query))
+        // Uses that cannot be told apart (no positions) never bind.
+        let unplaced = StrataQuery.Predicate.and([
+            .comparison(Comparison(lhs: .keyPath(.evaluatedObject, ["pages"], SourceRange(start: 0, end: 0)), op: .greaterThan, rhs: .keyPath(.variable("A"), [], SourceRange(start: 0, end: 0)), range: SourceRange(start: 0, end: 0))),
+            .comparison(Comparison(lhs: .keyPath(.evaluatedObject, ["title"], SourceRange(start: 0, end: 0)), op: .beginsWith, rhs: .keyPath(.variable("A"), [], SourceRange(start: 0, end: 0)), range: SourceRange(start: 0, end: 0))),
+        ])
+        let unplacedQuery = CompiledQuery(sql: "", arguments: [.null], parameters: [QueryParameter(index: 0, use: VariableUse(name: "A", range: SourceRange(start: 0, end: 0)), domain: .integer, options: [])])
+        #expect(!unplacedQuery.bindsEveryVariable(of: unplaced))
         // Literals alone need nothing bound.
         let literal = try compiled("pages > 3 AND title == 'x'", [:])
         #expect(literal.query.parameters.isEmpty && literal.query.bindsEveryVariable(of: literal.predicate))
+    }
+
+    @Test("A kept statement holds no caller's value; rebinding sets them all")
+    func keptStatementsHoldNoValues() throws {
+        let (template, _) = try compiled("title ==[c] $T AND pages > 3", ["T": .value(.string("secret"))])
+        let kept = template.withoutParameterValues
+        #expect(!kept.arguments.contains("secret".databaseValue))
+        #expect(kept.arguments.contains(3.databaseValue))
+        #expect(kept.rebinding(["T": .value(.string("secret"))]) == template)
     }
 
     @Test("A value that does not bind as the statement's did is left to a fresh compile")

@@ -68,6 +68,7 @@ import Testing
         defer { directory.remove() }
         let (path, pool) = try database(rows: 1, in: directory)
         let readers = SQLiteInlineReaders(path: path, configuration: Configuration(), capacity: 1, budget: .milliseconds(20))
+        defer { readers.close() }
         // The thread is off the CPU past the deadline (as on a busy host),
         // then the statement starts: stopped, but it used almost no time.
         #expect(readers.read(oneStatement: true, statement: Self.long) { db -> Int? in
@@ -80,6 +81,20 @@ import Testing
             return try Int.fetchOne(db, sql: Self.long)
         } == 1_000_000)
         #expect(tried)
+        // Stopped so again and again (a statement waiting on the disk each
+        // time): slow after a few stops in a row.
+        for _ in 0..<SQLiteInlineReaders.strikesToSlow {
+            #expect(readers.read(oneStatement: true, statement: Self.long) { db -> Int? in
+                usleep(30_000)
+                return try Int.fetchOne(db, sql: Self.long)
+            } == nil)
+        }
+        tried = false
+        #expect(readers.read(oneStatement: true, budget: .seconds(60), statement: Self.long) { db -> Int? in
+            tried = true
+            return try Int.fetchOne(db, sql: Self.long)
+        } == nil)
+        #expect(!tried)
         readers.close()
         try pool.close()
     }

@@ -21,16 +21,21 @@ public struct CompiledQuery: Sendable, Hashable {
         self.parameters = parameters
     }
 
-    /// Whether every use of a variable in `predicate` is one of
-    /// ``parameters``, each once: then the statement is the same for any
-    /// values of those variables of the kinds compiled with, and
-    /// ``rebinding(_:)`` makes the query for other values.
+    /// Whether every use of a variable in `predicate` (every `$NAME` in
+    /// its text, told apart by position) is bound as a parameter: then the
+    /// statement is the same for any values of those variables of the
+    /// kinds compiled with, and ``rebinding(_:)`` makes the query for other
+    /// values. A use the compiler copied (one SQL expression written twice)
+    /// is two parameters of one use, which is fine; a use written into the
+    /// SQL text or its arguments is none, and the statement does not bind
+    /// every variable. Uses that cannot be told apart (a predicate built
+    /// without positions) never bind.
     public func bindsEveryVariable(of predicate: Predicate?) -> Bool {
-        var used: [String: Int] = [:]
-        predicate?.countVariableUses(into: &used)
-        var bound: [String: Int] = [:]
-        for parameter in parameters { bound[parameter.variable, default: 0] += 1 }
-        return used == bound
+        var uses: [VariableUse] = []
+        predicate?.collectVariableUses(into: &uses)
+        let distinct = Set(uses)
+        guard distinct.count == uses.count else { return false }
+        return distinct == Set(parameters.map(\.use))
     }
 
     /// This query with its parameters bound from `variables`, converted as
@@ -42,7 +47,7 @@ public struct CompiledQuery: Sendable, Hashable {
     public func rebinding(_ variables: [String: VariableValue]) -> CompiledQuery? {
         var result = self
         for parameter in parameters {
-            guard case .value(let value)? = variables[parameter.variable],
+            guard case .value(let value)? = variables[parameter.use.name],
                   let converted = try? PredicateResolver.coerce(.value(value), to: parameter.domain, range: SourceRange(start: 0, end: 0)),
                   let bound = try? SQLQueryBuilder.boundConstant(converted, parameter.domain, parameter.options),
                   parameter.index < result.arguments.count else { return nil }
@@ -75,6 +80,16 @@ public struct CompiledQuery: Sendable, Hashable {
 
     private static let regularExpressionCall = Array("strata_matches(".utf8)
 
+    /// This query with NULL for each parameter's argument: what a cache
+    /// keeps, holding no caller's value (``rebinding(_:)`` sets them all).
+    public var withoutParameterValues: CompiledQuery {
+        var result = self
+        for parameter in parameters where parameter.index < result.arguments.count {
+            result.arguments[parameter.index] = .null
+        }
+        return result
+    }
+
     /// The arguments as GRDB statement arguments.
     public var statementArguments: StatementArguments {
         StatementArguments(arguments)
@@ -85,8 +100,8 @@ public struct CompiledQuery: Sendable, Hashable {
 public struct QueryParameter: Sendable, Hashable {
     /// Its index in ``CompiledQuery/arguments``.
     public var index: Int
-    /// The variable's name.
-    public var variable: String
+    /// The use of the variable it is bound from.
+    public var use: VariableUse
     /// The domain its value is converted to.
     public var domain: ComparisonDomain
     /// The folding applied to it (string domains).

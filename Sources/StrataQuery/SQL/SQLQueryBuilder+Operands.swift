@@ -49,11 +49,11 @@ extension SQLQueryBuilder {
     }
 
     /// ``operand(_:_:_:_:)`` for a side of a comparison: a constant bound
-    /// from `variable` is marked as that variable's parameter.
-    func side(_ operand: QueryOperand, variable: String?, _ domain: ComparisonDomain, _ options: StringComparisonOptions, _ scope: SQLScope) throws(StrataError) -> SQLFragment? {
+    /// from `variable` is marked as that use's parameter.
+    func side(_ operand: QueryOperand, variable: VariableUse?, _ domain: ComparisonDomain, _ options: StringComparisonOptions, _ scope: SQLScope) throws(StrataError) -> SQLFragment? {
         guard var fragment = try self.operand(operand, domain, options, scope) else { return nil }
         if let variable, case .constant = operand, fragment.arguments.count == 1 {
-            fragment.parameters = [QueryParameter(index: 0, variable: variable, domain: domain, options: options)]
+            fragment.parameters = [QueryParameter(index: 0, use: variable, domain: domain, options: options)]
         }
         return fragment
     }

@@ -7,12 +7,14 @@ extension PredicateResolver {
     func resolveComparison(_ comparison: Comparison, in scope: inout Scope) throws -> QueryPredicate {
         var lhs = try term(comparison.lhs, in: &scope)
         var rhs = try term(comparison.rhs, in: &scope)
+        var (lhsExpression, rhsExpression) = (comparison.lhs, comparison.rhs)
         var op = comparison.op
         let range = comparison.range
 
         // `{1, 2} CONTAINS x` is `x IN {1, 2}`.
         if op == .contains, case .list = lhs {
             swap(&lhs, &rhs)
+            swap(&lhsExpression, &rhsExpression)
             op = .in
         }
 
@@ -40,7 +42,7 @@ extension PredicateResolver {
             return try quantified(.any, path: path, rest: rest, destination: destination, op: .equal, rhs: lhs, options: comparison.options, range: range, scope: scope)
         default:
             let resolved = try makeComparison(lhs, op, rhs, options: comparison.options, range: range, lhsRange: comparison.lhs.range, rhsRange: comparison.rhs.range)
-            return Self.namingVariables(resolved, lhs: comparison.lhs, rhs: comparison.rhs, scope: scope)
+            return Self.namingVariables(resolved, lhs: lhsExpression, rhs: rhsExpression, scope: scope)
         }
     }
 
@@ -49,10 +51,10 @@ extension PredicateResolver {
     /// (``QueryComparison/lhsVariable``, ``QueryComparison/rhsVariable``).
     private static func namingVariables(_ resolved: QueryPredicate, lhs: Expression, rhs: Expression, scope: Scope) -> QueryPredicate {
         guard case .compare(var comparison) = resolved, case .resolve = scope.mode else { return resolved }
-        func variable(_ expression: Expression, _ operand: QueryOperand) -> String? {
-            guard case .keyPath(.variable(let name), let components, _) = expression, components.isEmpty,
+        func variable(_ expression: Expression, _ operand: QueryOperand) -> VariableUse? {
+            guard case .keyPath(.variable(let name), let components, let range) = expression, components.isEmpty,
                   name != scope.subqueryVariable, case .constant = operand else { return nil }
-            return name
+            return VariableUse(name: name, range: range)
         }
         comparison.lhsVariable = variable(lhs, comparison.lhs)
         comparison.rhsVariable = variable(rhs, comparison.rhs)

@@ -49,15 +49,15 @@ public struct QueryComparison: Sendable, Hashable {
     public var domain: ComparisonDomain
     /// `[c]`/`[d]` (only meaningful for the string domain).
     public var options: StringComparisonOptions
-    /// The variable the left side's constant was bound from, when that
-    /// side was written as exactly `$NAME` (for the SQL compiler, which
-    /// binds such a constant as that variable's ``QueryParameter``).
-    public var lhsVariable: String?
-    /// The variable the right side's constant was bound from, likewise.
-    public var rhsVariable: String?
+    /// The use of a variable the left side's constant was bound from, when
+    /// that side was written as exactly `$NAME` (for the SQL compiler,
+    /// which binds such a constant as that use's ``QueryParameter``).
+    public var lhsVariable: VariableUse?
+    /// The use of a variable the right side's constant was bound from, likewise.
+    public var rhsVariable: VariableUse?
 
     /// Creates a comparison.
-    public init(lhs: QueryOperand, op: ComparisonOperator, rhs: QueryOperand, domain: ComparisonDomain, options: StringComparisonOptions = [], lhsVariable: String? = nil, rhsVariable: String? = nil) {
+    public init(lhs: QueryOperand, op: ComparisonOperator, rhs: QueryOperand, domain: ComparisonDomain, options: StringComparisonOptions = [], lhsVariable: VariableUse? = nil, rhsVariable: VariableUse? = nil) {
         self.lhs = lhs
         self.op = op
         self.rhs = rhs
@@ -65,6 +65,20 @@ public struct QueryComparison: Sendable, Hashable {
         self.options = options
         self.lhsVariable = lhsVariable
         self.rhsVariable = rhsVariable
+    }
+}
+
+/// One place a predicate reads a variable: `$NAME` at `range` of its text.
+public struct VariableUse: Sendable, Hashable {
+    /// The variable's name.
+    public var name: String
+    /// Where the use is in the predicate's text.
+    public var range: SourceRange
+
+    /// Creates a use.
+    public init(name: String, range: SourceRange) {
+        self.name = name
+        self.range = range
     }
 }
 

@@ -34,33 +34,40 @@ import NIOConcurrencyHelpers
 /// The connections (as many as asked, opened with the readers, when the
 /// store opens: never on a caller's thread) are closed with the store.
 final class SQLiteInlineReaders: Sendable {
-    /// One read-only connection and the deadline its progress handler reads.
+    /// What a read's progress handler reads and writes: the deadline and
+    /// the thread's CPU time when the handler first ran.
+    fileprivate struct Clock {
+        /// The monotonic time (nanoseconds) past which the read is stopped.
+        var deadline: UInt64 = .max
+        /// The thread's CPU time (nanoseconds) at the handler's first call
+        /// in this read; 0 until then (and when the clock cannot be read).
+        var startedOnCPU: UInt64 = 0
+    }
+
+    /// One read-only connection and the clock its progress handler reads.
     ///
-    /// `@unchecked Sendable`: `queue` is Sendable; `deadline` is written
-    /// before each read and read by SQLite's progress handler during it,
-    /// always on the thread running that read. A reader is held by one
-    /// caller at a time (taken from and given back to the free list under
-    /// the lock of `state`, which orders one holder's accesses before the
-    /// next one's), so no two threads ever touch the pointee at once.
+    /// `@unchecked Sendable`: `queue` is Sendable; `clock` is written
+    /// before and after each read and read and written by SQLite's progress
+    /// handler during it, always on the thread running that read. A reader
+    /// is held by one caller at a time (taken from and given back to the
+    /// free list under the lock of `state`, which orders one holder's
+    /// accesses before the next one's), so no two threads ever touch the
+    /// pointee at once.
     private final class Reader: @unchecked Sendable {
         let queue: DatabaseQueue
-        /// The monotonic time (nanoseconds) past which the read is stopped.
-        /// Written before each read and read by SQLite's progress handler
-        /// during it, both on the one thread running the read (the reader
-        /// is held by one caller at a time, under `state`'s lock).
-        let deadline: UnsafeMutablePointer<UInt64>
+        let clock: UnsafeMutablePointer<Clock>
 
         init(queue: DatabaseQueue) {
             self.queue = queue
-            deadline = .allocate(capacity: 1)
-            deadline.initialize(to: .max)
+            clock = .allocate(capacity: 1)
+            clock.initialize(to: Clock())
         }
 
         deinit {
             // The connection (and its progress handler, which reads the
-            // deadline) goes first.
+            // clock) goes first.
             try? queue.close()
-            deadline.deallocate()
+            clock.deallocate()
         }
     }
 
@@ -74,7 +81,14 @@ final class SQLiteInlineReaders: Sendable {
         /// may have changed).
         var slow: Set<String> = []
         var slowSince = ContinuousClock.now
+        /// Statements stopped lately without having used their time (the
+        /// thread was off the CPU: descheduled, or waiting for the disk),
+        /// by how many times in a row.
+        var strikes: [String: Int] = [:]
     }
+
+    /// How many stops in a row without the time used make a statement slow.
+    static let strikesToSlow = 3
 
     /// How long a statement found slow is left to the pool.
     static let slowMemory = Duration.seconds(60)
@@ -125,7 +139,7 @@ final class SQLiteInlineReaders: Sendable {
                 // found now, once, not at every read.
                 _ = try Row.fetchOne(db, sql: "SELECT count(*) FROM sqlite_master")
                 sqlite3_limit(db.sqliteConnection, SQLITE_LIMIT_LENGTH, maximumValueBytes)
-                sqlite3_progress_handler(db.sqliteConnection, progressOps, stopPastDeadline, UnsafeMutableRawPointer(reader.deadline))
+                sqlite3_progress_handler(db.sqliteConnection, progressOps, stopPastDeadline, UnsafeMutableRawPointer(reader.clock))
             }
             return reader
         } catch {
@@ -134,7 +148,7 @@ final class SQLiteInlineReaders: Sendable {
     }
 
     /// The CPU time this thread has used, in nanoseconds (0 when unknown).
-    private static func threadCPUNanoseconds() -> UInt64 {
+    static func threadCPUNanoseconds() -> UInt64 {
         var time = timespec()
         guard clock_gettime(CLOCK_THREAD_CPUTIME_ID, &time) == 0 else { return 0 }
         return UInt64(time.tv_sec) &* 1_000_000_000 &+ UInt64(time.tv_nsec)
@@ -158,11 +172,10 @@ final class SQLiteInlineReaders: Sendable {
         guard let reader = take(unlessSlow: statement) else { return nil }
         defer { giveBack(reader) }
         let allowed = budget.map(Self.nanoseconds) ?? budgetNanoseconds
-        let startedOnCPU = Self.threadCPUNanoseconds()
-        reader.deadline.pointee = DispatchTime.now().uptimeNanoseconds &+ allowed
-        defer { reader.deadline.pointee = .max }
+        reader.clock.pointee = Clock(deadline: DispatchTime.now().uptimeNanoseconds &+ allowed)
+        defer { reader.clock.pointee = Clock() }
         do {
-            return try reader.queue.unsafeRead { db -> T in
+            let result = try reader.queue.unsafeRead { db -> T in
                 if oneStatement { return try body(db) }
                 var result: T?
                 try db.inTransaction(.deferred) {
@@ -172,14 +185,38 @@ final class SQLiteInlineReaders: Sendable {
                 guard let result else { throw DatabaseError(resultCode: .SQLITE_INTERNAL) }
                 return result
             }
+            if let statement { completed(statement) }
+            return result
         } catch let error as DatabaseError where error.resultCode == .SQLITE_INTERRUPT {
-            // Remembered only when the statement itself used the time: a
-            // thread descheduled while it read (a busy host) passes its
-            // deadline without the statement being slow.
-            if let statement, Self.threadCPUNanoseconds() &- startedOnCPU >= allowed / 2 { rememberSlow(statement) }
+            if let statement { stopped(statement, usedOnCPU: reader.clock.pointee.startedOnCPU, allowed: allowed) }
             return nil
         } catch {
             return nil
+        }
+    }
+
+    /// Notes that `statement` was stopped at its deadline; the thread's CPU
+    /// time was `startedOnCPU` at the progress handler's first call (0 when
+    /// unknown). A statement that used at least half its time on the CPU
+    /// is slow at once; one stopped without (its thread descheduled on a
+    /// busy host, or waiting for the disk) only after ``strikesToSlow``
+    /// stops in a row with no completed read between them.
+    private func stopped(_ statement: String, usedOnCPU startedOnCPU: UInt64, allowed: UInt64) {
+        let now = Self.threadCPUNanoseconds()
+        let usedItsTime = startedOnCPU == 0 || now == 0 || now &- startedOnCPU >= allowed / 2
+        let strikes = state.withLockedValue { state -> Int in
+            if usedItsTime { return Self.strikesToSlow }
+            if state.strikes.count >= Self.maximumSlowStatements { state.strikes.removeAll(keepingCapacity: true) }
+            state.strikes[statement, default: 0] += 1
+            return state.strikes[statement] ?? 0
+        }
+        if strikes >= Self.strikesToSlow { rememberSlow(statement) }
+    }
+
+    /// Forgets the stops of `statement`, which completed here.
+    private func completed(_ statement: String) {
+        state.withLockedValue { state in
+            if !state.strikes.isEmpty { state.strikes[statement] = nil }
         }
     }
 
@@ -191,6 +228,7 @@ final class SQLiteInlineReaders: Sendable {
                 state.slowSince = .now
             }
             state.slow.insert(statement)
+            state.strikes[statement] = nil
         }
     }
 
@@ -229,10 +267,12 @@ final class SQLiteInlineReaders: Sendable {
     }
 }
 
-/// SQLite's progress handler for ``SQLiteInlineReaders``: stops the
-/// statement (SQLITE_INTERRUPT) once the deadline `context` points to has
-/// passed.
+/// SQLite's progress handler for ``SQLiteInlineReaders``: notes the
+/// thread's CPU time at its first call in a read, and stops the statement
+/// (SQLITE_INTERRUPT) once the deadline of the clock `context` points to
+/// has passed.
 private func stopPastDeadline(_ context: UnsafeMutableRawPointer?) -> Int32 {
-    guard let deadline = context?.assumingMemoryBound(to: UInt64.self).pointee else { return 0 }
-    return DispatchTime.now().uptimeNanoseconds > deadline ? 1 : 0
+    guard let clock = context?.assumingMemoryBound(to: SQLiteInlineReaders.Clock.self) else { return 0 }
+    if clock.pointee.startedOnCPU == 0 { clock.pointee.startedOnCPU = SQLiteInlineReaders.threadCPUNanoseconds() }
+    return DispatchTime.now().uptimeNanoseconds > clock.pointee.deadline ? 1 : 0
 }
