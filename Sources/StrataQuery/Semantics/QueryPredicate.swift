@@ -68,20 +68,6 @@ public struct QueryComparison: Sendable, Hashable {
     }
 }
 
-/// One place a predicate reads a variable: `$NAME` at `range` of its text.
-public struct VariableUse: Sendable, Hashable {
-    /// The variable's name.
-    public var name: String
-    /// Where the use is in the predicate's text.
-    public var range: SourceRange
-
-    /// Creates a use.
-    public init(name: String, range: SourceRange) {
-        self.name = name
-        self.range = range
-    }
-}
-
 /// The kind of values a comparison compares. Both operands are converted to
 /// the domain before comparing: integers to Double in the `.double` domain,
 /// integers and Doubles (via their shortest decimal text) to Decimal in the
