@@ -1,4 +1,5 @@
 import GRDB
+import NIOConcurrencyHelpers
 import StrataModel
 import StrataQuery
 
@@ -28,26 +29,49 @@ struct SQLiteInsertPlan: Sendable {
     /// names that are not attributes); attributes are checked as they are encoded.
     let checkedSlots: [Int]
 
+    /// The plan for `entity` and values of `layout`: its steps worked out
+    /// once per (entity, layout), kept on the entity for the last layout
+    /// seen (saves of one entity normally share one).
     init(entity: SQLiteStoreMapping.Entity, layout: PropertyValues.Layout) {
         self.entity = entity
         self.layout = layout
-        var steps: [Step] = []
-        var checked: [Int] = []
-        steps.reserveCapacity(layout.names.count)
-        for (slot, name) in layout.names.enumerated() {
-            switch entity.slot(named: name) {
-            case .attribute(let field, let position)?:
-                steps.append(.attribute(position: position, type: entity.attributes[field].type, name: name))
-            case .toOne(_, let position)?:
-                steps.append(.toOne(position: position))
-                checked.append(slot)
-            case nil:
-                steps.append(.other)
-                checked.append(slot)
-            }
+        let compiled = entity.lastInsertSteps.withLockedValue { last -> CompiledSteps in
+            if let last, last.layout === layout { return last }
+            let made = CompiledSteps(entity: entity, layout: layout)
+            last = made
+            return made
         }
-        self.steps = steps
-        self.checkedSlots = checked
+        steps = compiled.steps
+        checkedSlots = compiled.checkedSlots
+    }
+
+    /// The steps of one (entity, layout), without the entity (which keeps
+    /// the last of these).
+    final class CompiledSteps: Sendable {
+        let layout: PropertyValues.Layout
+        let steps: [Step]
+        let checkedSlots: [Int]
+
+        init(entity: SQLiteStoreMapping.Entity, layout: PropertyValues.Layout) {
+            self.layout = layout
+            var steps: [Step] = []
+            var checked: [Int] = []
+            steps.reserveCapacity(layout.names.count)
+            for (slot, name) in layout.names.enumerated() {
+                switch entity.slot(named: name) {
+                case .attribute(let field, let position)?:
+                    steps.append(.attribute(position: position, type: entity.attributes[field].type, name: name))
+                case .toOne(_, let position)?:
+                    steps.append(.toOne(position: position))
+                    checked.append(slot)
+                case nil:
+                    steps.append(.other)
+                    checked.append(slot)
+                }
+            }
+            self.steps = steps
+            self.checkedSlots = checked
+        }
     }
 
     /// Whether this plan is the one for `entity` and values of `layout`.

@@ -215,7 +215,19 @@ extension SQLiteSaveTransaction {
 
     /// Hands out primary keys to the inserts, per hierarchy, from `Z_PRIMARYKEY`.
     mutating func allocateKeys(_ db: Database, keys: inout SQLiteKeyAllocator) throws {
-        guard !inserts.isEmpty else { return }
+        guard let first = inserts.first?.entity else { return }
+        if inserts.allSatisfy({ $0.entity === first }) {
+            // One entity (the usual save): one run, nothing to tally.
+            var key: Int64 = 0
+            if let root = mapping.tables[first.table]?.rootEntity, let sql = mapping.keyAllocation[first.table] {
+                key = try keys.reserve(inserts.count, table: first.table, root: root, sql: sql, db: db, path: path)
+            }
+            for i in inserts.indices {
+                inserts[i].key = key
+                key += 1
+            }
+            return
+        }
         var counts: [String: Int] = [:]
         var order: [String] = []
         var run = 0

@@ -71,6 +71,19 @@ struct SQLiteStatementRunner {
         sqlite3_reset(sqliteStatement)
     }
 
+    /// Runs `statement` (one without parameters or rows, such as
+    /// `SAVEPOINT`, if any) once, stepping it on SQLite directly: GRDB does
+    /// not see it run. Throws SQLite's error as a `DatabaseError`.
+    static func step(_ statement: Statement?, _ db: Database) throws {
+        guard let sqliteStatement = statement?.sqliteStatement else { return }
+        sqlite3_reset(sqliteStatement)
+        let code = sqlite3_step(sqliteStatement)
+        sqlite3_reset(sqliteStatement)
+        guard code == SQLITE_DONE else {
+            throw DatabaseError(resultCode: ResultCode(rawValue: code), message: db.lastErrorMessage, sql: statement?.sql)
+        }
+    }
+
     /// SQLite copies the bytes it is given before the bind returns.
     private static let transient = unsafeBitCast(-1, to: sqlite3_destructor_type.self)
 

@@ -170,27 +170,30 @@ extension SQLiteStore {
             var keys = SQLiteKeyAllocator()
             var recorder = try history.map { _ in try SQLiteHistory.Recorder(db, path: path) }
             // Prepared once, not parsed again for every save.
+            // Run straight on SQLite (SQLiteStatementRunner.step): GRDB's
+            // own bookkeeping of savepoints, for transaction observers this
+            // connection does not have, costs allocations for every save.
             let savepoint = shared ? try db.cachedStatement(sql: "SAVEPOINT strata_group_save") : nil
             let release = shared ? try db.cachedStatement(sql: "RELEASE SAVEPOINT strata_group_save") : nil
             let rollback = shared ? try db.cachedStatement(sql: "ROLLBACK TO SAVEPOINT strata_group_save") : nil
             var committed = 0
             for index in transactions.indices {
                 guard var transaction = transactions[index].take() else { continue }
-                try savepoint?.execute()
+                try SQLiteStatementRunner.step(savepoint, db)
                 do {
                     let outcome = try execute(&transaction, changes: group[index], db: db, mapping: mapping, history: history, recorder: &recorder, timestamp: timestamp, keys: &keys)
                     if case .committed = outcome {
                         committed += 1
                     } else {
-                        try rollback?.execute()
+                        try SQLiteStatementRunner.step(rollback, db)
                     }
-                    try release?.execute()
+                    try SQLiteStatementRunner.step(release, db)
                     results[index] = .success(outcome)
                 } catch let error as DatabaseError where SQLiteBusyRetry.isBusy(error) {
                     throw error
                 } catch {
-                    try rollback?.execute()
-                    try release?.execute()
+                    try SQLiteStatementRunner.step(rollback, db)
+                    try SQLiteStatementRunner.step(release, db)
                     results[index] = .failure(error)
                 }
             }

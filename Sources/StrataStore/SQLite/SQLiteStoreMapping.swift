@@ -1,4 +1,5 @@
 import GRDB
+import NIOConcurrencyHelpers
 import StrataModel
 import StrataQuery
 
@@ -90,6 +91,8 @@ final class SQLiteStoreMapping: Sendable {
         /// A snapshot's values to start from: every attribute and to-one
         /// `.null`, in one layout every snapshot of the entity shares.
         let snapshotTemplate: PropertyValues
+        /// The insert steps of the last layout saved (``SQLiteInsertPlan``).
+        let lastInsertSteps = NIOLockedValueBox<SQLiteInsertPlan.CompiledSteps?>(nil)
 
         init(name: String, number: Int64, table: String, isAbstract: Bool, attributes: [AttributeField], toOnes: [ToOneField],
              toManys: [String: ToManyField], transientNames: Set<String>, insertColumns: [String], insertSQL: String) {
