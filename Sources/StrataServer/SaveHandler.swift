@@ -38,15 +38,11 @@ final class SaveHandler: ChannelInboundHandler, RemovableChannelHandler {
     /// The largest frame decoded on the loop.
     static let maximumFrameBytes = 64 * 1024
     static let operationName = Session.operationName(.save(Strata_V1_SaveRequest()))
-    /// The most objects a save run on the loop may carry (``EventLoopTaskExecutor``).
-    static let loopSaveObjects = 16
 
     private let core: ServerCore
     private let state: ConnectionState
     private let maxFrameBytes: Int
     private let logger: Logger
-    /// This connection's loop as a task executor, made at its first save.
-    private var executor: EventLoopTaskExecutor?
 
     init(core: ServerCore, state: ConnectionState, maxFrameBytes: Int, logger: Logger) {
         self.core = core
@@ -77,23 +73,17 @@ final class SaveHandler: ChannelInboundHandler, RemovableChannelHandler {
             return
         }
         state.activity.touch()
-        let executor = self.executor ?? EventLoopTaskExecutor(context.eventLoop)
-        self.executor = executor
         Self.start(save, requestID: request.requestID, core: core, state: state, maxFrameBytes: maxFrameBytes, logger: logger,
-                   reply: NIOLoopBound(context, eventLoop: context.eventLoop), on: context.eventLoop, executor: executor)
+                   reply: NIOLoopBound(context, eventLoop: context.eventLoop), on: context.eventLoop)
     }
 
     /// Runs the save in a task of its own and queues its answer on the loop.
     private static func start(_ save: Strata_V1_SaveRequest, requestID: UInt64, core: ServerCore, state: ConnectionState, maxFrameBytes: Int, logger: Logger,
-                              reply: NIOLoopBound<ChannelHandlerContext>, on eventLoop: any EventLoop, executor: EventLoopTaskExecutor) {
+                              reply: NIOLoopBound<ChannelHandlerContext>, on eventLoop: any EventLoop) {
         let clientName = state.clientName
         let identity = state.identity
         let policy = state.policy
-        // A small save runs on the loop between its awaits (its answer is
-        // the loop's to write anyway); a larger one's decoding and checks
-        // run off the loop, so they do not hold the connections it serves.
-        let small = save.inserts.count + save.updates.count + save.deletes.count <= loopSaveObjects
-        Task(executorPreference: small ? executor : nil) {
+        Task {
             let started = ContinuousClock.now
             let span = Session.startSpan(operation: operationName, requestID: requestID, request: .save(save))
             defer { span.end() }

@@ -39,7 +39,7 @@ extension SQLiteStore {
     /// one sync of the WAL), each inside its own savepoint, so each is
     /// still all or nothing and gets its own answer, and none is answered
     /// before the commit.
-    public nonisolated func save(_ changes: StoreChanges) async throws -> StoreSaveResult {
+    public func save(_ changes: StoreChanges) async throws -> StoreSaveResult {
         try await enqueue(changes, feed: nil)
     }
 
@@ -50,7 +50,7 @@ extension SQLiteStore {
     /// their values checked) as they come, inside the transaction. A feed
     /// that supplies nothing for its ``StoreInsertFeed/stallLimit`` fails
     /// the save with 134090, so that the writer is never held for good.
-    public nonisolated func save(_ changes: StoreChanges, streaming feed: StoreInsertFeed) async throws -> StoreSaveResult {
+    public func save(_ changes: StoreChanges, streaming feed: StoreInsertFeed) async throws -> StoreSaveResult {
         guard changes.inserts.isEmpty else {
             throw StrataError(.invalidValue, "store \(path): a streamed save carries its inserts in the feed, not in the change set")
         }
@@ -60,10 +60,8 @@ extension SQLiteStore {
         return try await enqueue(changes, feed: feed)
     }
 
-    /// Queues a save for the next group commit and waits for its answer
-    /// (nonisolated: the caller resumes on its own executor, without a hop
-    /// through the store's).
-    private nonisolated func enqueue(_ changes: StoreChanges, feed: StoreInsertFeed?) async throws -> StoreSaveResult {
+    /// Queues a save for the next group commit and waits for its answer.
+    private func enqueue(_ changes: StoreChanges, feed: StoreInsertFeed?) async throws -> StoreSaveResult {
         if storeDescription.isReadOnly {
             throw StrataError(.storeSave, "store \(path) is read-only: it refuses every save")
         }
