@@ -44,9 +44,22 @@ public struct StoreDescription: Sendable, Hashable {
     /// five pooled reader connections and up to four (one per core) that
     /// read on the caller's thread.
     public var pageCacheBytes: Int
+    /// How many pages a SQLite store's write-ahead log holds before the
+    /// store copies it into the database file (a passive checkpoint, run
+    /// after the saves that took it there are answered). Every commit
+    /// writes each page it changed to the log; a checkpoint writes each
+    /// page changed since the last one once, and syncs the file: the more
+    /// commits between checkpoints, the fewer times a page often changed
+    /// (an index leaf) is written. The log reaches about this many pages
+    /// times the page size (4 KiB) before it is reused, and a crash replays
+    /// at most that much.
+    public var walCheckpointPages: Int
 
     /// The default page cache: 32 MiB per connection.
     public static let defaultPageCacheBytes = 32 * 1024 * 1024
+    /// The default checkpoint threshold: 10,000 pages, about 40 MiB of log
+    /// (SQLite's own automatic checkpoint runs at 1,000).
+    public static let defaultWALCheckpointPages = 10_000
 
     /// Creates a description.
     public init(
@@ -57,7 +70,8 @@ public struct StoreDescription: Sendable, Hashable {
         migratesAutomatically: Bool = true,
         busyTimeout: Duration = .seconds(5),
         tracksHistory: Bool = true,
-        pageCacheBytes: Int = StoreDescription.defaultPageCacheBytes
+        pageCacheBytes: Int = StoreDescription.defaultPageCacheBytes,
+        walCheckpointPages: Int = StoreDescription.defaultWALCheckpointPages
     ) {
         self.url = url
         self.type = type
@@ -67,6 +81,7 @@ public struct StoreDescription: Sendable, Hashable {
         self.busyTimeout = busyTimeout
         self.tracksHistory = tracksHistory
         self.pageCacheBytes = pageCacheBytes
+        self.walCheckpointPages = walCheckpointPages
     }
 
     /// An in-memory store for a configuration.

@@ -106,6 +106,9 @@ struct StrataServerCommand: AsyncParsableCommand {
     @Option(help: "Page cache of each SQLite connection, in MiB (0: SQLite's default, 2 MB).")
     var sqliteCacheMb: Int = StoreDescription.defaultPageCacheBytes / (1024 * 1024)
 
+    @Option(help: "Size, in MiB, a SQLite store's write-ahead log reaches before it is copied into the file (default: 10,000 pages, 39 MiB).")
+    var walCheckpointMb: Int?
+
     @Option(help: "Threads serving connections (NIO event loops); 0: one per core.")
     var eventLoopThreads: Int = 0
 
@@ -168,6 +171,7 @@ struct StrataServerCommand: AsyncParsableCommand {
         }
         guard (0...1024).contains(eventLoopThreads) else { throw ValidationError("--event-loop-threads must be between 0 and 1024") }
         guard (0...65_536).contains(sqliteCacheMb) else { throw ValidationError("--sqlite-cache-mb must be between 0 and 65536") }
+        if let walCheckpointMb, !(1...65_536).contains(walCheckpointMb) { throw ValidationError("--wal-checkpoint-mb must be between 1 and 65536") }
         guard idleTimeout <= Self.maximumSeconds else { throw ValidationError("--idle-timeout must be at most \(Self.maximumSeconds) seconds") }
     }
 
@@ -368,12 +372,13 @@ struct StrataServerCommand: AsyncParsableCommand {
     }
 
     /// `description` recording history unless `--no-history`, with the
-    /// busy timeout and page cache of the options.
+    /// busy timeout, page cache and checkpoint size of the options.
     private func withStoreOptions(_ description: StoreDescription) -> StoreDescription {
         var description = description
         description.tracksHistory = !noHistory
         description.busyTimeout = .milliseconds(busyTimeout)
         description.pageCacheBytes = sqliteCacheMb * 1024 * 1024
+        if let walCheckpointMb { description.walCheckpointPages = walCheckpointMb * 1024 * 1024 / 4096 }
         return description
     }
 

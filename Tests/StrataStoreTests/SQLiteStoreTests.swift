@@ -659,12 +659,17 @@ import Testing
     }
 
     /// The log is checkpointed into the file after a save that takes it
-    /// past 1000 frames is answered, with the store still open; small saves
-    /// leave it alone.
+    /// past the description's threshold (here 1000 frames) is answered,
+    /// with the store still open; small saves leave it alone.
     @Test func theLogIsCheckpointedAfterTheSaveIsAnswered() async throws {
         let directory = try SQLiteTestDirectory()
         defer { directory.remove() }
-        let store = try await open(directory)
+        let store = try await SQLiteStore(
+            description: StoreDescription(url: directory.storeURL, type: .sqlite, busyTimeout: .seconds(2), walCheckpointPages: 1000),
+            model: Models.library()
+        )
+        #expect(store.walMonitor.checkpointFrames == 1000)
+        #expect(StoreDescription(url: nil, type: .sqlite).walCheckpointPages == 10_000)
         func fileSize() throws -> Int {
             try #require(FileManager.default.attributesOfItem(atPath: directory.storeURL.path)[.size] as? Int)
         }
@@ -1191,7 +1196,7 @@ import Testing
         let directory = try SQLiteTestDirectory()
         defer { directory.remove() }
         let store = try await SQLiteStore(
-            description: StoreDescription(url: directory.storeURL, type: .sqlite, busyTimeout: .seconds(20)),
+            description: StoreDescription(url: directory.storeURL, type: .sqlite, busyTimeout: .seconds(20), walCheckpointPages: 1000),
             model: Models.library()
         )
         // 1200 rows of about one page each: past the 1000-frame threshold.

@@ -186,6 +186,7 @@ struct ServerExecutableTests {
         ["--history-poll", "600000"],
         ["--busy-timeout", "0"],
         ["--sqlite-cache-mb", "-5"],
+        ["--wal-checkpoint-mb", "0"],
         ["--max-frame-bytes", "8589934592"],
         ["--idle-timeout", "9999999999"],
         ["--event-loop-threads", "-1"],

@@ -196,7 +196,7 @@ public actor SQLiteStore: InsertStreamingStore {
 
     private static func open(description: StoreDescription, path: String, entityNames: [String], model: ObjectModel) async throws -> Opened {
         let fileManager = FileManager.default
-        let walMonitor = SQLiteWALMonitor()
+        let walMonitor = SQLiteWALMonitor(checkpointFrames: description.walCheckpointPages)
         let configuration = configuration(for: description, walMonitor: walMonitor)
         let database: any DatabaseWriter
         do {

@@ -9,21 +9,29 @@ import Synchronization
 /// SQLite's automatic checkpoint is itself a WAL hook: it copies the log
 /// into the database file (and syncs it) within the `COMMIT` that takes
 /// the log past 1000 frames, so that save waits for a checkpoint that has
-/// nothing to do with its durability. Installing this hook on the writer
+/// nothing to do with its durability. The store's threshold is its
+/// description's ``StoreDescription/walCheckpointPages`` (10,000 by
+/// default: a busy store's index leaves change in many commits between
+/// two checkpoints and are copied once). Installing this hook on the writer
 /// connection replaces it; ``SQLiteStore`` runs the same passive
 /// checkpoint on the writer once the saves of the group are answered, and
 /// after its other writes (history bookkeeping, opening migrations) within
 /// them, as SQLite would.
 final class SQLiteWALMonitor: Sendable {
-    /// Frames in the log past which the store checkpoints (SQLite's own
-    /// threshold for its automatic checkpoints).
-    static let checkpointFrames = 1000
+    /// Frames in the log past which the store checkpoints
+    /// (``StoreDescription/walCheckpointPages``).
+    let checkpointFrames: Int
+
+    /// A monitor that checkpoints past `checkpointFrames` frames (at least one).
+    init(checkpointFrames: Int = StoreDescription.defaultWALCheckpointPages) {
+        self.checkpointFrames = max(1, checkpointFrames)
+    }
 
     private let frames = Atomic<Int>(0)
     private let checkpoints = Atomic<Int>(0)
 
     /// Whether the log has grown past ``checkpointFrames`` since the last checkpoint.
-    var needsCheckpoint: Bool { frames.load(ordering: .relaxed) >= Self.checkpointFrames }
+    var needsCheckpoint: Bool { frames.load(ordering: .relaxed) >= checkpointFrames }
 
     /// How many checkpoints ``checkpointIfNeeded(_:)`` ran.
     var checkpointCount: Int { checkpoints.load(ordering: .relaxed) }
