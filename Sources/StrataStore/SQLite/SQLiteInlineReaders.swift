@@ -37,12 +37,44 @@ final class SQLiteInlineReaders: Sendable {
     /// What a read's progress handler reads and writes: the deadline and
     /// the thread's CPU time when the handler first ran.
     fileprivate struct Clock {
-        /// The monotonic time (nanoseconds) past which the read is stopped.
+        /// The monotonic time (nanoseconds) past which the read is stopped
+        /// if it used its time on the CPU.
         var deadline: UInt64 = .max
+        /// The read's budget (nanoseconds).
+        var allowed: UInt64 = .max
+        /// The monotonic time past which the read is stopped whatever it
+        /// used (``wallBudgets`` budgets from its start).
+        var lastDeadline: UInt64 = .max
         /// The thread's CPU time (nanoseconds) at the handler's first call
         /// in this read; 0 until then (and when the clock cannot be read).
         var startedOnCPU: UInt64 = 0
+
+        /// A clock for a read of `allowed` nanoseconds starting now.
+        init(allowed: UInt64, now: UInt64) {
+            deadline = now &+ allowed
+            self.allowed = allowed
+            lastDeadline = now &+ allowed &* SQLiteInlineReaders.wallBudgets
+        }
+
+        /// No read.
+        init() {}
+
+        /// Whether the read must stop now: past its deadline having used
+        /// at least half its budget on the CPU (a slow statement), or past
+        /// its last deadline however little it used (its thread waits for
+        /// the disk). Past the deadline with little CPU time used, the
+        /// thread was only descheduled (a busy host): the read goes on,
+        /// rather than being done again elsewhere.
+        func mustStop(now: UInt64) -> Bool {
+            guard now > deadline else { return false }
+            if now > lastDeadline { return true }
+            return SQLiteInlineReaders.threadCPUNanoseconds() &- startedOnCPU >= allowed / 2
+        }
     }
+
+    /// How many budgets of wall time a read may take, when it was off the
+    /// CPU for most of them, before it is stopped all the same.
+    fileprivate static let wallBudgets: UInt64 = 4
 
     /// One read-only connection and the clock its progress handler reads.
     ///
@@ -172,7 +204,7 @@ final class SQLiteInlineReaders: Sendable {
         guard let reader = take(unlessSlow: statement) else { return nil }
         defer { giveBack(reader) }
         let allowed = budget.map(Self.nanoseconds) ?? budgetNanoseconds
-        reader.clock.pointee = Clock(deadline: DispatchTime.now().uptimeNanoseconds &+ allowed)
+        reader.clock.pointee = Clock(allowed: allowed, now: DispatchTime.now().uptimeNanoseconds)
         defer { reader.clock.pointee = Clock() }
         do {
             let result = try reader.queue.unsafeRead { db -> T in
@@ -269,10 +301,10 @@ final class SQLiteInlineReaders: Sendable {
 
 /// SQLite's progress handler for ``SQLiteInlineReaders``: notes the
 /// thread's CPU time at its first call in a read, and stops the statement
-/// (SQLITE_INTERRUPT) once the deadline of the clock `context` points to
-/// has passed.
+/// (SQLITE_INTERRUPT) once the clock `context` points to says it must
+/// (``SQLiteInlineReaders/Clock/mustStop(now:)``).
 private func stopPastDeadline(_ context: UnsafeMutableRawPointer?) -> Int32 {
     guard let clock = context?.assumingMemoryBound(to: SQLiteInlineReaders.Clock.self) else { return 0 }
     if clock.pointee.startedOnCPU == 0 { clock.pointee.startedOnCPU = SQLiteInlineReaders.threadCPUNanoseconds() }
-    return DispatchTime.now().uptimeNanoseconds > clock.pointee.deadline ? 1 : 0
+    return clock.pointee.mustStop(now: DispatchTime.now().uptimeNanoseconds) ? 1 : 0
 }
