@@ -27,8 +27,9 @@ import Tracing
 /// fetch but does not decode is a protocol error: the async side answers
 /// it and closes, so nothing read after it is answered here.
 ///
-/// How long the event loop is held: a read gives up after about
-/// ``budget`` (SQLite's progress handler), values longer than the
+/// How long the event loop is held: a read gives up once it has used
+/// ``budget`` on the CPU, or four budgets of wall time have passed
+/// (SQLite's progress handler; ``SQLiteInlineReaders``), values longer than the
 /// inline readers' length limit and regular expressions (``SQLiteStore/snapshotsNow(_:budget:)``)
 /// are left to the async side, an answer past ``maximumAnswerBytes`` is
 /// not encoded further, and once the answers of one read burst have taken

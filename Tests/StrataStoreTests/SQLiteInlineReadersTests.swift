@@ -63,23 +63,45 @@ import Testing
         try pool.close()
     }
 
+    @Test func theStoppingRuleWeighsCPUAndWallTime() {
+        let ms: UInt64 = 1_000_000
+        var clock = SQLiteInlineReaders.Clock(allowed: 10 * ms, now: 1_000 * ms)
+        clock.startedOnCPU = 500 * ms
+        // Before the deadline: never.
+        #expect(!clock.mustStop(now: 1_009 * ms, onCPU: 600 * ms))
+        // Past it, having used the budget on the CPU: a slow statement.
+        #expect(clock.mustStop(now: 1_011 * ms, onCPU: 510 * ms))
+        // Past it with less used (descheduled): goes on ...
+        #expect(!clock.mustStop(now: 1_011 * ms, onCPU: 509 * ms))
+        #expect(!clock.mustStop(now: 1_040 * ms, onCPU: 501 * ms))
+        // ... until four budgets of wall time.
+        #expect(clock.mustStop(now: 1_041 * ms, onCPU: 501 * ms))
+        // An unknown CPU time counts as used.
+        #expect(clock.mustStop(now: 1_011 * ms, onCPU: 0))
+        // Budgets too large for the clock never wrap around to stop at once.
+        let endless = SQLiteInlineReaders.Clock(allowed: .max, now: 1_000 * ms)
+        #expect(!endless.mustStop(now: 1_000_000 * ms, onCPU: 0))
+    }
+
     @Test func aReadOffTheCPUPastItsDeadlineGoesOnThenStopsWithoutBeingSlow() throws {
         let directory = try SQLiteTestDirectory()
         defer { directory.remove() }
         let (path, pool) = try database(rows: 1, in: directory)
-        let readers = SQLiteInlineReaders(path: path, configuration: Configuration(), capacity: 1, budget: .milliseconds(50))
-        defer { readers.close() }
         // Off the CPU past the deadline but within four budgets (a thread
         // descheduled on a busy host): the read goes on and answers.
+        let patient = SQLiteInlineReaders(path: path, configuration: Configuration(), capacity: 1, budget: .milliseconds(300))
+        defer { patient.close() }
         let short = "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c LIMIT 5000) SELECT count(*) FROM c"
-        #expect(readers.read(oneStatement: true, statement: short) { db -> Int? in
-            usleep(80_000)
+        #expect(patient.read(oneStatement: true, statement: short) { db -> Int? in
+            usleep(350_000)
             return try Int.fetchOne(db, sql: short)
         } == 5000)
         // Off the CPU past four budgets (waiting for the disk): stopped,
         // but it used almost no time, so it is not remembered as slow.
+        let readers = SQLiteInlineReaders(path: path, configuration: Configuration(), capacity: 1, budget: .milliseconds(20))
+        defer { readers.close() }
         #expect(readers.read(oneStatement: true, statement: Self.long) { db -> Int? in
-            usleep(250_000)
+            usleep(100_000)
             return try Int.fetchOne(db, sql: Self.long)
         } == nil)
         var tried = false
@@ -92,7 +114,7 @@ import Testing
         // time): slow after a few stops in a row.
         for _ in 0..<SQLiteInlineReaders.strikesToSlow {
             #expect(readers.read(oneStatement: true, statement: Self.long) { db -> Int? in
-                usleep(250_000)
+                usleep(100_000)
                 return try Int.fetchOne(db, sql: Self.long)
             } == nil)
         }
@@ -102,7 +124,6 @@ import Testing
             return try Int.fetchOne(db, sql: Self.long)
         } == nil)
         #expect(!tried)
-        readers.close()
         try pool.close()
     }
 

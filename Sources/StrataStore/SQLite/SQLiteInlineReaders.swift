@@ -19,9 +19,12 @@ import NIOConcurrencyHelpers
 ///   caller on Swift's cooperative pool never blocks on another's read;
 /// - SQLite's busy handler is off: a lock met (a WAL being recovered)
 ///   ends the read at once;
-/// - a read is stopped once it has run for ``budget`` (SQLite's progress
-///   handler, checked every ``progressOps`` virtual-machine steps), so a
-///   long query holds the caller's thread no longer than that.
+/// - a read is stopped once it has used ``budget`` of CPU time past its
+///   deadline (SQLite's progress handler, checked every ``progressOps``
+///   virtual-machine steps), so a long query uses the caller's thread for
+///   no longer than that; a read whose thread was mostly off the CPU (a
+///   busy host, the disk) goes on until ``wallBudgets`` budgets of wall
+///   time have passed, and is stopped then.
 /// A read that cannot run here, meets a lock, runs past its budget or fails
 /// in any way answers nil, having kept nothing: the caller reads the usual
 /// way, through the pool, which answers (or throws) as it always did.
@@ -36,7 +39,7 @@ import NIOConcurrencyHelpers
 final class SQLiteInlineReaders: Sendable {
     /// What a read's progress handler reads and writes: the deadline and
     /// the thread's CPU time when the handler first ran.
-    fileprivate struct Clock {
+    struct Clock {
         /// The monotonic time (nanoseconds) past which the read is stopped
         /// if it used its time on the CPU.
         var deadline: UInt64 = .max
@@ -49,32 +52,43 @@ final class SQLiteInlineReaders: Sendable {
         /// in this read; 0 until then (and when the clock cannot be read).
         var startedOnCPU: UInt64 = 0
 
-        /// A clock for a read of `allowed` nanoseconds starting now.
+        /// A clock for a read of `allowed` nanoseconds starting at `now`
+        /// (saturating: a budget too large for the clock never ends).
         init(allowed: UInt64, now: UInt64) {
-            deadline = now &+ allowed
+            let (first, carry) = now.addingReportingOverflow(allowed)
+            deadline = carry ? .max : first
             self.allowed = allowed
-            lastDeadline = now &+ allowed &* SQLiteInlineReaders.wallBudgets
+            let (wall, overflow) = allowed.multipliedReportingOverflow(by: SQLiteInlineReaders.wallBudgets)
+            let (last, lastCarry) = now.addingReportingOverflow(wall)
+            lastDeadline = overflow || lastCarry ? .max : last
         }
 
         /// No read.
         init() {}
 
-        /// Whether the read must stop now: past its deadline having used
-        /// at least half its budget on the CPU (a slow statement), or past
-        /// its last deadline however little it used (its thread waits for
-        /// the disk). Past the deadline with little CPU time used, the
-        /// thread was only descheduled (a busy host): the read goes on,
-        /// rather than being done again elsewhere.
-        func mustStop(now: UInt64) -> Bool {
+        /// Whether the read must stop at monotonic time `now`: past its
+        /// deadline having used its budget on the CPU (`onCPU`, the
+        /// thread's CPU time now; a slow statement), or past its last
+        /// deadline however little it used (its thread waits for the disk,
+        /// or hardly runs). Past the deadline with less CPU time used, the
+        /// thread was descheduled (a busy host): the read goes on, rather
+        /// than being done again elsewhere.
+        func mustStop(now: UInt64, onCPU: @autoclosure () -> UInt64) -> Bool {
             guard now > deadline else { return false }
             if now > lastDeadline { return true }
-            return SQLiteInlineReaders.threadCPUNanoseconds() &- startedOnCPU >= allowed / 2
+            return SQLiteInlineReaders.usedItsTime(startedOnCPU: startedOnCPU, now: onCPU(), allowed: allowed)
         }
     }
 
     /// How many budgets of wall time a read may take, when it was off the
     /// CPU for most of them, before it is stopped all the same.
-    fileprivate static let wallBudgets: UInt64 = 4
+    static let wallBudgets: UInt64 = 4
+
+    /// Whether a read whose thread's CPU time went from `startedOnCPU` to
+    /// `now` used its budget (`allowed`); an unknown time (0) counts as used.
+    static func usedItsTime(startedOnCPU: UInt64, now: UInt64, allowed: UInt64) -> Bool {
+        startedOnCPU == 0 || now == 0 || now &- startedOnCPU >= allowed
+    }
 
     /// One read-only connection and the clock its progress handler reads.
     ///
@@ -189,7 +203,10 @@ final class SQLiteInlineReaders: Sendable {
     /// A duration in whole nanoseconds (0 for a negative one).
     private static func nanoseconds(_ duration: Duration) -> UInt64 {
         let components = duration.components
-        return UInt64(max(0, components.seconds)) * 1_000_000_000 + UInt64(max(0, components.attoseconds) / 1_000_000_000)
+        let (seconds, overflow) = UInt64(max(0, components.seconds)).multipliedReportingOverflow(by: 1_000_000_000)
+        guard !overflow else { return .max }
+        let (total, carry) = seconds.addingReportingOverflow(UInt64(max(0, components.attoseconds) / 1_000_000_000))
+        return carry ? .max : total
     }
 
     /// `body`'s result, read at once on this thread (in a read transaction
@@ -229,13 +246,13 @@ final class SQLiteInlineReaders: Sendable {
 
     /// Notes that `statement` was stopped at its deadline; the thread's CPU
     /// time was `startedOnCPU` at the progress handler's first call (0 when
-    /// unknown). A statement that used at least half its time on the CPU
-    /// is slow at once; one stopped without (its thread descheduled on a
-    /// busy host, or waiting for the disk) only after ``strikesToSlow``
-    /// stops in a row with no completed read between them.
+    /// unknown). A statement that used its budget on the CPU is slow at
+    /// once; one stopped without (at its last deadline: waiting for the
+    /// disk, or hardly running on a busy host) only after
+    /// ``strikesToSlow`` stops in a row with no completed read between
+    /// them.
     private func stopped(_ statement: String, usedOnCPU startedOnCPU: UInt64, allowed: UInt64) {
-        let now = Self.threadCPUNanoseconds()
-        let usedItsTime = startedOnCPU == 0 || now == 0 || now &- startedOnCPU >= allowed / 2
+        let usedItsTime = Self.usedItsTime(startedOnCPU: startedOnCPU, now: Self.threadCPUNanoseconds(), allowed: allowed)
         let strikes = state.withLockedValue { state -> Int in
             if usedItsTime { return Self.strikesToSlow }
             if state.strikes.count >= Self.maximumSlowStatements { state.strikes.removeAll(keepingCapacity: true) }
@@ -306,5 +323,5 @@ final class SQLiteInlineReaders: Sendable {
 private func stopPastDeadline(_ context: UnsafeMutableRawPointer?) -> Int32 {
     guard let clock = context?.assumingMemoryBound(to: SQLiteInlineReaders.Clock.self) else { return 0 }
     if clock.pointee.startedOnCPU == 0 { clock.pointee.startedOnCPU = SQLiteInlineReaders.threadCPUNanoseconds() }
-    return clock.pointee.mustStop(now: DispatchTime.now().uptimeNanoseconds) ? 1 : 0
+    return clock.pointee.mustStop(now: DispatchTime.now().uptimeNanoseconds, onCPU: SQLiteInlineReaders.threadCPUNanoseconds()) ? 1 : 0
 }

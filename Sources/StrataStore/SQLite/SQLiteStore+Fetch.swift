@@ -134,7 +134,8 @@ extension SQLiteStore {
     }
 
     /// The snapshots of `query`'s rows (a ``rowQuery(_:)`` of `entity`)
-    /// read at once on the calling thread, taking at most about `budget`;
+    /// read at once on the calling thread, using at most about `budget` of
+    /// CPU time (and four budgets of wall time);
     /// nil, having read nothing that counts, when they cannot be read so
     /// (no read-only connection of the store free, a lock met, the budget
     /// spent, a value past ``SQLiteInlineReaders/maximumValueBytes``, a
