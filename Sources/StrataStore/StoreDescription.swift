@@ -44,22 +44,24 @@ public struct StoreDescription: Sendable, Hashable {
     /// five pooled reader connections and up to four (one per core) that
     /// read on the caller's thread.
     public var pageCacheBytes: Int
-    /// How many pages a SQLite store's write-ahead log holds before the
-    /// store copies it into the database file (a passive checkpoint, run
-    /// after the saves that took it there are answered). Every commit
-    /// writes each page it changed to the log; a checkpoint writes each
-    /// page changed since the last one once, and syncs the file: the more
-    /// commits between checkpoints, the fewer times a page often changed
-    /// (an index leaf) is written. The log reaches about this many pages
-    /// times the page size (4 KiB) before it is reused, and a crash replays
-    /// at most that much.
-    public var walCheckpointPages: Int
+    /// How large (in bytes) a SQLite store's write-ahead log grows before
+    /// the store copies it into the database file: a passive checkpoint,
+    /// run on the writer between commit groups, after the saves that took
+    /// it there are answered. Every commit writes each page it changed to
+    /// the log; a checkpoint writes each page changed since the last one
+    /// once, and syncs the file: the more commits between checkpoints, the
+    /// fewer times a page changed often (an index leaf) is written, and
+    /// the longer saves queued behind one checkpoint wait. The log file
+    /// keeps the largest size it reached (a reader that keeps the log from
+    /// being reused lets it grow past this); a crash replays the log.
+    /// Counted in pages of the file's own size (at least one).
+    public var walCheckpointBytes: Int
 
     /// The default page cache: 32 MiB per connection.
     public static let defaultPageCacheBytes = 32 * 1024 * 1024
-    /// The default checkpoint threshold: 10,000 pages, about 40 MiB of log
-    /// (SQLite's own automatic checkpoint runs at 1,000).
-    public static let defaultWALCheckpointPages = 10_000
+    /// The default checkpoint threshold: 40 MiB of log (10,240 pages of 4
+    /// KiB; SQLite's own automatic checkpoint runs at 1,000 pages).
+    public static let defaultWALCheckpointBytes = 40 * 1024 * 1024
 
     /// Creates a description.
     public init(
@@ -71,7 +73,7 @@ public struct StoreDescription: Sendable, Hashable {
         busyTimeout: Duration = .seconds(5),
         tracksHistory: Bool = true,
         pageCacheBytes: Int = StoreDescription.defaultPageCacheBytes,
-        walCheckpointPages: Int = StoreDescription.defaultWALCheckpointPages
+        walCheckpointBytes: Int = StoreDescription.defaultWALCheckpointBytes
     ) {
         self.url = url
         self.type = type
@@ -81,7 +83,7 @@ public struct StoreDescription: Sendable, Hashable {
         self.busyTimeout = busyTimeout
         self.tracksHistory = tracksHistory
         self.pageCacheBytes = pageCacheBytes
-        self.walCheckpointPages = walCheckpointPages
+        self.walCheckpointBytes = walCheckpointBytes
     }
 
     /// An in-memory store for a configuration.

@@ -106,8 +106,8 @@ struct StrataServerCommand: AsyncParsableCommand {
     @Option(help: "Page cache of each SQLite connection, in MiB (0: SQLite's default, 2 MB).")
     var sqliteCacheMb: Int = StoreDescription.defaultPageCacheBytes / (1024 * 1024)
 
-    @Option(help: "Size, in MiB, a SQLite store's write-ahead log reaches before it is copied into the file (default: 10,000 pages, 39 MiB).")
-    var walCheckpointMb: Int?
+    @Option(help: "Size, in MiB, a SQLite store's write-ahead log reaches before it is copied into the file.")
+    var walCheckpointMb: Int = StoreDescription.defaultWALCheckpointBytes / (1024 * 1024)
 
     @Option(help: "Threads serving connections (NIO event loops); 0: one per core.")
     var eventLoopThreads: Int = 0
@@ -171,7 +171,7 @@ struct StrataServerCommand: AsyncParsableCommand {
         }
         guard (0...1024).contains(eventLoopThreads) else { throw ValidationError("--event-loop-threads must be between 0 and 1024") }
         guard (0...65_536).contains(sqliteCacheMb) else { throw ValidationError("--sqlite-cache-mb must be between 0 and 65536") }
-        if let walCheckpointMb, !(1...65_536).contains(walCheckpointMb) { throw ValidationError("--wal-checkpoint-mb must be between 1 and 65536") }
+        guard (1...4096).contains(walCheckpointMb) else { throw ValidationError("--wal-checkpoint-mb must be between 1 and 4096") }
         guard idleTimeout <= Self.maximumSeconds else { throw ValidationError("--idle-timeout must be at most \(Self.maximumSeconds) seconds") }
     }
 
@@ -378,7 +378,7 @@ struct StrataServerCommand: AsyncParsableCommand {
         description.tracksHistory = !noHistory
         description.busyTimeout = .milliseconds(busyTimeout)
         description.pageCacheBytes = sqliteCacheMb * 1024 * 1024
-        if let walCheckpointMb { description.walCheckpointPages = walCheckpointMb * 1024 * 1024 / 4096 }
+        description.walCheckpointBytes = walCheckpointMb * 1024 * 1024
         return description
     }
 

@@ -665,11 +665,16 @@ import Testing
         let directory = try SQLiteTestDirectory()
         defer { directory.remove() }
         let store = try await SQLiteStore(
-            description: StoreDescription(url: directory.storeURL, type: .sqlite, busyTimeout: .seconds(2), walCheckpointPages: 1000),
+            description: StoreDescription(url: directory.storeURL, type: .sqlite, busyTimeout: .seconds(2), walCheckpointBytes: 1000 * 4096),
             model: Models.library()
         )
         #expect(store.walMonitor.checkpointFrames == 1000)
-        #expect(StoreDescription(url: nil, type: .sqlite).walCheckpointPages == 10_000)
+        #expect(StoreDescription(url: nil, type: .sqlite).walCheckpointBytes == 40 * 1024 * 1024)
+        // The threshold is counted in the file's own pages.
+        let monitor = SQLiteWALMonitor(checkpointBytes: 40 * 1024 * 1024)
+        #expect(monitor.checkpointFrames == 10_240)
+        monitor.setPageSize(65_536)
+        #expect(monitor.checkpointFrames == 640)
         func fileSize() throws -> Int {
             try #require(FileManager.default.attributesOfItem(atPath: directory.storeURL.path)[.size] as? Int)
         }
@@ -1196,7 +1201,7 @@ import Testing
         let directory = try SQLiteTestDirectory()
         defer { directory.remove() }
         let store = try await SQLiteStore(
-            description: StoreDescription(url: directory.storeURL, type: .sqlite, busyTimeout: .seconds(20), walCheckpointPages: 1000),
+            description: StoreDescription(url: directory.storeURL, type: .sqlite, busyTimeout: .seconds(20), walCheckpointBytes: 1000 * 4096),
             model: Models.library()
         )
         // 1200 rows of about one page each: past the 1000-frame threshold.

@@ -14,9 +14,10 @@ import StrataQuery
 ///   connections, saves on its single writer in `BEGIN IMMEDIATE`
 ///   transactions. Read-only stores open their connections read-only and
 ///   never write the file.
-/// - The write-ahead log is checkpointed into the file once it passes 1000
-///   frames, as SQLite's automatic checkpoint does, but after the saves of
-///   the commit are answered rather than inside their `COMMIT`
+/// - The write-ahead log is checkpointed into the file once it holds the
+///   description's ``StoreDescription/walCheckpointBytes`` (40 MiB; SQLite's
+///   automatic checkpoint runs at 1000 pages), after the saves of the
+///   commit are answered rather than inside their `COMMIT`
 ///   (``SQLiteWALMonitor``).
 /// - The layout is ``SQLiteSchema``'s for the configuration's entities;
 ///   ``SQLiteStoreMetadata`` (table `Z_METADATA`) records the store's UUID,
@@ -196,7 +197,7 @@ public actor SQLiteStore: InsertStreamingStore {
 
     private static func open(description: StoreDescription, path: String, entityNames: [String], model: ObjectModel) async throws -> Opened {
         let fileManager = FileManager.default
-        let walMonitor = SQLiteWALMonitor(checkpointFrames: description.walCheckpointPages)
+        let walMonitor = SQLiteWALMonitor(checkpointBytes: description.walCheckpointBytes)
         let configuration = configuration(for: description, walMonitor: walMonitor)
         let database: any DatabaseWriter
         do {
@@ -237,6 +238,7 @@ public actor SQLiteStore: InsertStreamingStore {
                 ? try await database.read { db in try SQLiteStoreMetadata.probe(db, path: path) }
                 : try await database.writeWithoutTransaction { db in
                     try db.execute(sql: "PRAGMA synchronous = FULL")
+                    if let pageSize = try Int.fetchOne(db, sql: "PRAGMA page_size") { walMonitor.setPageSize(pageSize) }
                     return try SQLiteStoreMetadata.probe(db, path: path)
                 }
             let layout: Layout

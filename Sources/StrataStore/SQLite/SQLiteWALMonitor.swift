@@ -10,28 +10,44 @@ import Synchronization
 /// into the database file (and syncs it) within the `COMMIT` that takes
 /// the log past 1000 frames, so that save waits for a checkpoint that has
 /// nothing to do with its durability. The store's threshold is its
-/// description's ``StoreDescription/walCheckpointPages`` (10,000 by
-/// default: a busy store's index leaves change in many commits between
-/// two checkpoints and are copied once). Installing this hook on the writer
+/// description's ``StoreDescription/walCheckpointBytes`` (40 MiB by
+/// default, ten times SQLite's: a busy store's index leaves change in many
+/// commits between two checkpoints and are copied once). Installing this hook on the writer
 /// connection replaces it; ``SQLiteStore`` runs the same passive
 /// checkpoint on the writer once the saves of the group are answered, and
 /// after its other writes (history bookkeeping, opening migrations) within
 /// them, as SQLite would.
 final class SQLiteWALMonitor: Sendable {
-    /// Frames in the log past which the store checkpoints
-    /// (``StoreDescription/walCheckpointPages``).
-    let checkpointFrames: Int
+    /// The log's size in bytes past which the store checkpoints
+    /// (``StoreDescription/walCheckpointBytes``).
+    let checkpointBytes: Int
+    /// That size in frames of the file's pages (``setPageSize(_:)``;
+    /// 4 KiB pages until then).
+    private let frameLimit: Atomic<Int>
 
-    /// A monitor that checkpoints past `checkpointFrames` frames (at least one).
-    init(checkpointFrames: Int = StoreDescription.defaultWALCheckpointPages) {
-        self.checkpointFrames = max(1, checkpointFrames)
+    /// A monitor that checkpoints once the log holds `checkpointBytes`.
+    init(checkpointBytes: Int = StoreDescription.defaultWALCheckpointBytes) {
+        self.checkpointBytes = checkpointBytes
+        frameLimit = Atomic(Self.frames(checkpointBytes, pageSize: 4096))
+    }
+
+    /// Frames in the log past which the store checkpoints.
+    var checkpointFrames: Int { frameLimit.load(ordering: .relaxed) }
+
+    /// Counts ``checkpointBytes`` in pages of `pageSize` bytes (the file's).
+    func setPageSize(_ pageSize: Int) {
+        frameLimit.store(Self.frames(checkpointBytes, pageSize: pageSize), ordering: .relaxed)
+    }
+
+    private static func frames(_ bytes: Int, pageSize: Int) -> Int {
+        max(1, bytes / max(512, pageSize))
     }
 
     private let frames = Atomic<Int>(0)
     private let checkpoints = Atomic<Int>(0)
 
     /// Whether the log has grown past ``checkpointFrames`` since the last checkpoint.
-    var needsCheckpoint: Bool { frames.load(ordering: .relaxed) >= checkpointFrames }
+    var needsCheckpoint: Bool { frames.load(ordering: .relaxed) >= frameLimit.load(ordering: .relaxed) }
 
     /// How many checkpoints ``checkpointIfNeeded(_:)`` ran.
     var checkpointCount: Int { checkpoints.load(ordering: .relaxed) }
