@@ -7,10 +7,12 @@ import SwiftProtobuf
 import Tracing
 
 /// Answers small fetches on the event loop as their frames are read, as
-/// ``CachedGetHandler`` answers gets: read at once from a SQLite store's
-/// own read-only connection (``SQLiteStore/snapshotsNow(_:budget:)``),
-/// encoded and written, with no task, no request loop and no writer in
-/// between (for a 20-row query those were a quarter of its CPU).
+/// ``CachedGetHandler`` answers gets: the statement kept for the request's
+/// text (``FetchPlanCache``, its variables bound as parameters), read at
+/// once on a SQLite store's own read-only connection with its rows written
+/// into the answer as they are stepped through
+/// (``SQLiteStore/visitRowsNow(_:of:budget:visitor:)``), with no task, no
+/// request loop and no writer in between.
 ///
 /// It answers what the async side answers for the same frame, byte for
 /// byte the same message, for a fetch that:
@@ -30,7 +32,7 @@ import Tracing
 /// How long the event loop is held: a read gives up once it has used
 /// ``budget`` on the CPU, or four budgets of wall time have passed
 /// (SQLite's progress handler; ``SQLiteInlineReaders``), values longer than the
-/// inline readers' length limit and regular expressions (``SQLiteStore/snapshotsNow(_:budget:)``)
+/// inline readers' length limit and regular expressions (``SQLiteStore/snapshotsNow(_:of:budget:)``)
 /// are left to the async side, an answer past ``maximumAnswerBytes`` is
 /// not encoded further, and once the answers of one read burst have taken
 /// ``burstBudget`` the rest of the burst goes to the async side.
