@@ -98,6 +98,14 @@ import Testing
         #expect(literal.query.parameters.isEmpty && literal.query.bindsEveryVariable(of: literal.predicate))
     }
 
+    @Test("A statement that matches regular expressions says so")
+    func regularExpressionsAreFound() throws {
+        #expect(try compiled("title MATCHES 'a.*'", [:]).query.matchesRegularExpressions)
+        #expect(try compiled("title MATCHES[c] $P OR pages > 3", ["P": .value(.string("b+"))]).query.matchesRegularExpressions)
+        #expect(try !compiled("title BEGINSWITH 'strata_matches('", [:]).query.matchesRegularExpressions)
+        #expect(try !compiled("pages > 3", [:]).query.matchesRegularExpressions)
+    }
+
     @Test("A kept statement holds no caller's value; rebinding sets them all")
     func keptStatementsHoldNoValues() throws {
         let (template, _) = try compiled("title ==[c] $T AND pages > 3", ["T": .value(.string("secret"))])

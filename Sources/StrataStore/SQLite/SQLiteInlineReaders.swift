@@ -319,7 +319,7 @@ final class SQLiteInlineReaders: Sendable {
 /// SQLite's progress handler for ``SQLiteInlineReaders``: notes the
 /// thread's CPU time at its first call in a read, and stops the statement
 /// (SQLITE_INTERRUPT) once the clock `context` points to says it must
-/// (``SQLiteInlineReaders/Clock/mustStop(now:)``).
+/// (``SQLiteInlineReaders/Clock/mustStop(now:onCPU:)``).
 private func stopPastDeadline(_ context: UnsafeMutableRawPointer?) -> Int32 {
     guard let clock = context?.assumingMemoryBound(to: SQLiteInlineReaders.Clock.self) else { return 0 }
     if clock.pointee.startedOnCPU == 0 { clock.pointee.startedOnCPU = SQLiteInlineReaders.threadCPUNanoseconds() }
