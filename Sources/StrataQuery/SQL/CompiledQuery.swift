@@ -60,10 +60,28 @@ public struct CompiledQuery: Sendable, Hashable {
     /// (`strata_matches`): one step of it can take any time, so callers
     /// that must not wait long do not run it.
     public var matchesRegularExpressions: Bool {
-        // On the UTF-8 bytes: Foundation's `String.contains` costs a
-        // microsecond here.
-        sql.utf8.contains("strata_matches(".utf8)
+        // A byte scan written out: Foundation's `String.contains` costs a
+        // microsecond here, and the standard library's generic
+        // `Collection.contains` (unspecialized across modules) far more:
+        // 28% of a 20-row query's CPU.
+        let needle = Self.regularExpressionCall
+        return sql.utf8.withContiguousStorageIfAvailable { bytes in
+            guard bytes.count >= needle.count else { return false }
+            var i = 0
+            let last = bytes.count - needle.count
+            while i <= last {
+                if bytes[i] == needle[0] {
+                    var j = 1
+                    while j < needle.count, bytes[i + j] == needle[j] { j += 1 }
+                    if j == needle.count { return true }
+                }
+                i += 1
+            }
+            return false
+        } ?? sql.contains("strata_matches(")
     }
+
+    private static let regularExpressionCall = Array("strata_matches(".utf8)
 
     /// This query with NULL for each parameter's argument: what a cache
     /// keeps, holding no caller's value (``rebinding(_:)`` sets them all).
