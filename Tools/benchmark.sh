@@ -14,6 +14,9 @@
 #   4. security: get and insert with TLS, query and get under a read rule,
 #      each beside the same run without, as throughput and as server CPU
 #      time per request (from /proc, user + system)
+#   2c. the floor under the insert: raw SQLite (C API) doing the same rows,
+#      history and key updates, synced, in groups of the server's own mean
+#      commit group in the plain insert run (Tools/benchmark/sqlite-insert-floor.c)
 #   5. allocations per get, insert and query on the server, checked against
 #      Tools/benchmark/allocations.txt (exit 1 when one is over)
 # Prints a table with both sides and the ratio.
@@ -41,6 +44,7 @@ ROWS=${ROWS:-100000}
 WORK=$(mktemp -d /tmp/strata-benchmark.XXXXXX)
 REDIS_PORT=${REDIS_PORT:-6391}
 STRATA_PORT=${STRATA_PORT:-7491}
+ADMIN_PORT=${ADMIN_PORT:-7591}
 PIDS=()
 cleanup() {
     for pid in "${PIDS[@]:-}"; do [ -n "$pid" ] && kill "$pid" 2>/dev/null || true; done
@@ -101,6 +105,21 @@ for pid in os.listdir("/proc"):
 print(total)
 PY
 }
+# "SAVES GROUPS" committed to the Book store so far, from the admin port's
+# strata_commit_group_size histogram.
+commit_groups() {
+    python3 - "$ADMIN_PORT" <<'PY'
+import sys, urllib.request
+text = urllib.request.urlopen(f"http://127.0.0.1:{sys.argv[1]}/metrics", timeout=5).read().decode()
+saves = groups = 0
+for line in text.splitlines():
+    if line.startswith('strata_commit_group_size_sum{store="Book"'):
+        saves = float(line.split()[-1])
+    elif line.startswith('strata_commit_group_size_count{store="Book"'):
+        groups = float(line.split()[-1])
+print(int(saves), int(groups))
+PY
+}
 # Microseconds of CPU per request from two tick counts.
 per_request() { python3 -c "import os,sys; t=int(sys.argv[2])-int(sys.argv[1]); n=int(sys.argv[3]); print(round(t / os.sysconf('SC_CLK_TCK') * 1e6 / n, 1) if n else 'n/a')" "$1" "$2" "$3"; }
 # Runs strata-bench against the server (wire driver, one thread), after a
@@ -151,7 +170,7 @@ if [ -z "${SKIP_REDIS:-}" ]; then
     REDIS_PID=$!
     PIDS+=("$REDIS_PID")
     sleep 0.5
-    start_strata "$WORK/data-redis" --event-loop-threads "$SERVER_LOOPS"
+    start_strata "$WORK/data-redis" --event-loop-threads "$SERVER_LOOPS" --admin-port "$ADMIN_PORT"
     "$BIN/strata-bench" --workload books --port "$STRATA_PORT" --dataset 10000 --feedback-per-book 1 -n 1 --mix count=1 > /dev/null
     # Redis gets data too: GETs then find (almost) every key, as Strata's do.
     redis-benchmark -h 127.0.0.1 -p "$REDIS_PORT" -c 50 -n 400000 -t set -d 200 -r 100000 -q > /dev/null
@@ -165,7 +184,12 @@ if [ -z "${SKIP_REDIS:-}" ]; then
             [ "$op" = query ] && sflags="-c 10"
             warm=""; [ "$op" != insert ] && warm=3s
             echo "server vs redis: $op ($mode)…" >&2
+            read -r saves_before groups_before <<< "$(commit_groups)"
             read -r s_rps s_p99 s_cpu <<< "$(measure "$WORK/$op-$mode.json" "$warm" $sflags --mix "$op=100")"
+            read -r saves_after groups_after <<< "$(commit_groups)"
+            if [ "$op" = insert ] && [ "$mode" = plain ] && [ "$groups_after" -gt "$groups_before" ]; then
+                mean_group=$(( (saves_after - saves_before + (groups_after - groups_before) / 2) / (groups_after - groups_before) ))
+            fi
             eval "strata_${op}_${mode}=\"$s_rps $s_p99 $s_cpu\""
             [ "$op" = query ] && continue
             rop=$([ "$op" = get ] && echo get || echo set)
@@ -209,6 +233,16 @@ if [ -z "${SKIP_REDIS:-}" ]; then
     read -r s_rps _ s_cpu <<< "$strata_insert_plain"
     row "insert plain vs durable SET (req/s)" "$s_rps" "$d_rps (SET, fsync always)" "$(ratio "$s_rps" "$d_rps")"
     row "insert plain vs durable SET (CPU us/req)" "$s_cpu" "$d_cpu (SET, fsync always)" "$(ratio "$s_cpu" "$d_cpu")"
+
+    # 2c. What SQLite alone spends on the same writes: the part of the
+    # insert's CPU that no change above the store removes.
+    if [ -n "${mean_group:-}" ] && [ "$mean_group" -ge 1 ]; then
+        echo "floor: raw SQLite inserts in groups of $mean_group…" >&2
+        cc -O2 -o "$WORK/sqlite-insert-floor" Tools/benchmark/sqlite-insert-floor.c -lsqlite3
+        mkdir -p "$WORK/floor"
+        read -r f_cpu f_rps <<< "$("$WORK/sqlite-insert-floor" "$WORK/floor" "$mean_group" 100000)"
+        row "insert plain CPU vs raw SQLite, same writes (us/insert)" "$s_cpu" "$f_cpu (SQLite alone, groups of $mean_group)" "$(ratio "$s_cpu" "$f_cpu")"
+    fi
 fi
 
 # 2b. The same get, insert and query against PostgreSQL on loopback
