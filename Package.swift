@@ -57,7 +57,6 @@ let package = Package(
             name: "StrataQuery",
             dependencies: [
                 "StrataModel",
-                .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
             ],
             swiftSettings: strictSettings
@@ -294,6 +293,7 @@ let package = Package(
             dependencies: [
                 "StrataModel",
                 "StrataQuery",
+                "StrataStore",
                 .product(name: "GRDB", package: "GRDB.swift"),
             ],
             swiftSettings: strictSettings

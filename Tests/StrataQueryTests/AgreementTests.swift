@@ -3,6 +3,7 @@ import GRDB
 import StrataModel
 import Testing
 @testable import StrataQuery
+import StrataStore
 
 /// The evaluator and the SQL compiler must return identical ordered
 /// primary-key lists for every fetch; for many cases an independent oracle

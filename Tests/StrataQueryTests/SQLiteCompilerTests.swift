@@ -3,6 +3,7 @@ import GRDB
 import StrataModel
 import Testing
 @testable import StrataQuery
+import StrataStore
 
 private typealias M = FixtureModel
 
@@ -121,7 +122,7 @@ private typealias M = FixtureModel
         #expect(schema.createStatements().contains { $0.hasPrefix("CREATE UNIQUE INDEX") && $0.hasSuffix("WHERE \"Z_ENT\" IN (7)") })
         let query = try SQLiteQueryCompiler(schema: schema).primaryKeyQuery(ResolvedFetch(entityName: "Sub1"))
         #expect(query.sql.contains("\"Z_ENT\" IN (?)"))
-        #expect(query.arguments == [Int64(7).databaseValue])
+        #expect(query.arguments == [.integer(7)])
         // The same numbers give the same layout.
         #expect(try SQLiteSchema(model: extended, entityNumbers: schema.entityNumberMap).createStatements() == schema.createStatements())
 
@@ -249,8 +250,8 @@ private typealias M = FixtureModel
         #expect(query.sql.contains("LEFT JOIN \"ZAUTHOR\""))
         #expect(query.sql.hasSuffix("LIMIT ? OFFSET ?"))
         #expect(query.arguments.count == query.sql.filter { $0 == "?" }.count)
-        #expect(query.arguments.contains(StringFolding.fold(evil, .caseInsensitive).databaseValue))
-        #expect(query.arguments.contains(schema.entityNumber(of: "EBook")!.databaseValue))
+        #expect(query.arguments.contains(.text(StringFolding.fold(evil, .caseInsensitive))))
+        #expect(query.arguments.contains(.integer(Int64(schema.entityNumber(of: "EBook")!))))
         let fixture = try QueryFixture()
         #expect(try fixture.sql(fetch).isEmpty)
     }

@@ -2,6 +2,7 @@ import Foundation
 import GRDB
 import StrataModel
 import StrataQuery
+import StrataStore
 import StrataSamples
 
 /// Predicate evaluation in memory vs the same predicate compiled to SQL, on

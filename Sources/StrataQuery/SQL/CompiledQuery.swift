@@ -1,5 +1,3 @@
-import GRDB
-
 /// SQL text with its bound arguments, in order. Every value of a predicate,
 /// window or entity restriction is an argument; the text holds only
 /// quoted identifiers, SQL keywords and the compiler's own constants.
@@ -7,7 +5,7 @@ public struct CompiledQuery: Sendable, Hashable {
     /// The statement.
     public var sql: String
     /// One value per `?`, in order.
-    public var arguments: [DatabaseValue]
+    public var arguments: [SQLValue]
     /// The arguments bound from a variable's value: each comparison side
     /// written as exactly `$NAME` (``QueryComparison/rhsVariable``) whose
     /// SQL does not depend on the value (`==` and `!=`; `<`, `<=`, `>`,
@@ -15,7 +13,7 @@ public struct CompiledQuery: Sendable, Hashable {
     public var parameters: [QueryParameter]
 
     /// Creates a query.
-    public init(sql: String, arguments: [DatabaseValue], parameters: [QueryParameter] = []) {
+    public init(sql: String, arguments: [SQLValue], parameters: [QueryParameter] = []) {
         self.sql = sql
         self.arguments = arguments
         self.parameters = parameters
@@ -91,11 +89,6 @@ public struct CompiledQuery: Sendable, Hashable {
             result.arguments[parameter.index] = .null
         }
         return result
-    }
-
-    /// The arguments as GRDB statement arguments.
-    public var statementArguments: StatementArguments {
-        StatementArguments(arguments)
     }
 }
 

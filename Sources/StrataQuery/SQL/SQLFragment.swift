@@ -1,20 +1,18 @@
-import GRDB
-
 /// A piece of SQL with the arguments of its `?` placeholders, in order;
 /// concatenation keeps text and arguments aligned.
 struct SQLFragment: Sendable {
     var sql: String
-    var arguments: [DatabaseValue]
+    var arguments: [SQLValue]
     /// The arguments bound from variables (their indexes in `arguments`).
     var parameters: [QueryParameter] = []
 
-    init(_ sql: String, _ arguments: [DatabaseValue] = []) {
+    init(_ sql: String, _ arguments: [SQLValue] = []) {
         self.sql = sql
         self.arguments = arguments
     }
 
     /// A single `?` bound to `value`.
-    static func bind(_ value: DatabaseValue) -> SQLFragment {
+    static func bind(_ value: SQLValue) -> SQLFragment {
         SQLFragment("?", [value])
     }
 

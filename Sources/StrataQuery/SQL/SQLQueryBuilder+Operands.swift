@@ -1,5 +1,4 @@
 import Foundation
-import GRDB
 import StrataModel
 
 extension SQLQueryBuilder {
@@ -38,14 +37,14 @@ extension SQLQueryBuilder {
     }
 
     /// The argument a constant is bound to in `domain`, or nil for nil.
-    static func boundConstant(_ value: PropertyValue, _ domain: ComparisonDomain, _ options: StringComparisonOptions) throws(StrataError) -> DatabaseValue? {
+    static func boundConstant(_ value: PropertyValue, _ domain: ComparisonDomain, _ options: StringComparisonOptions) throws(StrataError) -> SQLValue? {
         var converted = try DomainValue.convert(value, to: domain)
         if case .null = converted { return nil }
         if case .string(let text) = converted, !options.isEmpty {
             converted = .string(StringFolding.fold(text, options))
         }
-        let bound = SQLiteValueCoding.databaseValue(for: converted)
-        return bound.isNull ? nil : bound
+        let bound = SQLValueCoding.sqlValue(for: converted)
+        return bound == .null ? nil : bound
     }
 
     /// ``operand(_:_:_:_:)`` for a side of a comparison: a constant bound
@@ -90,7 +89,7 @@ extension SQLQueryBuilder {
         guard let source else {
             switch function {
             case .sum:
-                if type == .decimal { return .bind(DecimalKey.zero.databaseValue) }
+                if type == .decimal { return .bind(.text(DecimalKey.zero)) }
                 return SQLFragment(integerLike ? "0" : "0.0")
             default:
                 return nil

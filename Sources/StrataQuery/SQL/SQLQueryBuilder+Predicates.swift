@@ -1,5 +1,4 @@
 import Foundation
-import GRDB
 import StrataModel
 
 extension SQLQueryBuilder {
@@ -172,7 +171,7 @@ extension SQLQueryBuilder {
         case .left: (column, constant, columnOp) = (rhs, lhs, Self.flipped(op))
         case .neither: return bytewise.parenthesized
         }
-        guard constant.arguments.count == 1, case .string = constant.arguments[0].storage else {
+        guard constant.arguments.count == 1, case .text = constant.arguments[0] else {
             // A constant holding U+0000 (a BLOB): bytes on both sides.
             return bytewise.parenthesized
         }
@@ -226,7 +225,7 @@ extension SQLQueryBuilder {
             return SQLFragment(x == y ? "1" : "0")
         case (.column(let e, let root), .constant(let identity)), (.constant(let identity), .column(let e, let root)):
             guard identity.root == root, case .permanent(let pk) = identity.key else { return SQLFragment("0") }
-            return "(\(e) IS " + SQLFragment.bind(pk.databaseValue) + ")"
+            return "(\(e) IS " + SQLFragment.bind(.integer(pk)) + ")"
         case (.column(let e1, let r1), .column(let e2, let r2)):
             return SQLFragment(r1 == r2 ? "(\(e1) IS \(e2))" : "(\(e1) IS NULL AND \(e2) IS NULL)")
         }
@@ -258,7 +257,7 @@ extension SQLQueryBuilder {
             case .column(let e, let root):
                 var keys: [SQLFragment] = []
                 for identity in identities where identity.root == root {
-                    if case .permanent(let pk) = identity.key { keys.append(.bind(pk.databaseValue)) }
+                    if case .permanent(let pk) = identity.key { keys.append(.bind(.integer(pk))) }
                 }
                 var alternatives: [SQLFragment] = []
                 if !keys.isEmpty { alternatives.append("\(e) IN (" + SQLFragment.joined(keys, separator: ", ") + ")") }

@@ -1,5 +1,4 @@
 import Foundation
-import GRDB
 import StrataModel
 
 /// The state of one compilation: the schema and the alias counter shared by
@@ -42,7 +41,7 @@ final class SQLQueryBuilder {
         let covered = schema.entities(covering: fetch.entityName, includingSubentities: fetch.includesSubentities)
         if Set(covered) != Set(table.entities) {
             let numbers = covered.compactMap { schema.entityNumber(of: $0) }.sorted()
-            let placeholders = SQLFragment.joined(numbers.map { .bind($0.databaseValue) }, separator: ", ")
+            let placeholders = SQLFragment.joined(numbers.map { .bind(.integer(Int64($0))) }, separator: ", ")
             conditions.append("\(alias).\(SQLiteSchema.quote("Z_ENT")) IN (" + placeholders + ")")
         }
         let predicate = try self.predicate(fetch.predicate, scope)
@@ -71,12 +70,12 @@ final class SQLQueryBuilder {
     func window(_ fetch: ResolvedFetch) -> SQLFragment {
         var sql = SQLFragment("")
         if let limit = fetch.limit {
-            sql += " LIMIT " + SQLFragment.bind(Int64(limit).databaseValue)
+            sql += " LIMIT " + SQLFragment.bind(.integer(Int64(limit)))
         } else if fetch.offset > 0 {
             sql += " LIMIT -1"
         }
         if fetch.offset > 0 {
-            sql += " OFFSET " + SQLFragment.bind(Int64(fetch.offset).databaseValue)
+            sql += " OFFSET " + SQLFragment.bind(.integer(Int64(fetch.offset)))
         }
         return sql
     }

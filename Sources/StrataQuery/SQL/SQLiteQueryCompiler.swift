@@ -1,5 +1,4 @@
 import Foundation
-import GRDB
 import StrataModel
 
 /// Compiles a ``ResolvedFetch`` into SQLite SQL over an ``SQLiteSchema``,

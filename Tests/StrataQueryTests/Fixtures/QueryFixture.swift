@@ -2,6 +2,7 @@ import Foundation
 import GRDB
 import StrataModel
 @testable import StrataQuery
+import StrataStore
 
 // A small object graph, built deterministically, materialised both in memory
 // (for the evaluator) and as rows of a fresh in-memory SQLite database

@@ -1,64 +1,25 @@
 import Foundation
 import GRDB
 import StrataModel
+import StrataQuery
 
-/// Converts attribute values to and from their stored SQLite form (see
-/// ``SQLiteSchema`` for the column types): what the store writes and reads,
-/// and what the compiler binds.
+/// Converts attribute values to and from their stored SQLite form, as
+/// GRDB binds and reads them: ``SQLValueCoding``'s form, and back.
 public enum SQLiteValueCoding {
-    /// The stored form of a value: integers and Booleans as INTEGER, Doubles
-    /// and dates (seconds since 2001) as REAL, Decimals as ``DecimalKey``
-    /// TEXT, strings and URIs as TEXT, Data as BLOB, UUIDs as 16-byte BLOBs,
-    /// a saved object as its primary key. NaN and unsaved objects are NULL.
+    /// The stored form of a value (``SQLValueCoding/sqlValue(for:)-(PropertyValue)``).
     public static func databaseValue(for value: PropertyValue) -> DatabaseValue {
-        switch value {
-        case .null: return .null
-        case .integer(let v): return v.databaseValue
-        case .boolean(let b): return (b ? 1 : 0 as Int64).databaseValue
-        case .double(let d): return d.isNaN ? .null : d.databaseValue
-        case .decimal(let d): return DecimalKey.encode(d)?.databaseValue ?? .null
-        case .string(let s), .uri(let s): return text(s)
-        case .date(let date):
-            let seconds = date.timeIntervalSinceReferenceDate
-            return seconds.isNaN ? .null : seconds.databaseValue
-        case .binary(let data): return data.databaseValue
-        case .uuid(let uuid): return withUnsafeBytes(of: uuid.uuid) { Data($0) }.databaseValue
-        case .object(let id): return id.primaryKey?.databaseValue ?? .null
-        case .objects: return .null
-        }
+        SQLValueCoding.sqlValue(for: value).databaseValue
     }
 
     /// The stored form of a value converted into a comparison domain.
     public static func databaseValue(for value: DomainValue) -> DatabaseValue {
-        switch value {
-        case .null: return .null
-        case .integer(let v): return v.databaseValue
-        case .double(let d): return d.isNaN ? .null : d.databaseValue
-        case .decimal(let d): return DecimalKey.encode(d)?.databaseValue ?? .null
-        case .string(let s): return text(s)
-        case .bytes(let data): return data.databaseValue
-        case .uuid(let uuid): return withUnsafeBytes(of: uuid.uuid) { Data($0) }.databaseValue
-        case .object(let id): return id.primaryKey?.databaseValue ?? .null
-        }
+        SQLValueCoding.sqlValue(for: value).databaseValue
     }
 
-    /// Text as GRDB binds it, or, when it contains U+0000 (which GRDB's
-    /// text binding and reading would cut), its UTF-8 bytes as a BLOB.
-    /// The store writes such values this way and the compiler binds
-    /// constants this way, so that `==`, `IN` and the string functions see
-    /// every character; ``SQLiteValueCoding/string(_:)`` reads both forms.
+    /// Text as GRDB binds it, or, when it contains U+0000, its UTF-8 bytes
+    /// as a BLOB (``SQLValueCoding/text(_:)``); ``string(_:)`` reads both.
     public static func text(_ s: String) -> DatabaseValue {
-        let hasNUL = s.utf8.withContiguousStorageIfAvailable { bytes in
-            guard let base = bytes.baseAddress else { return false }
-            return memchr(base, 0, bytes.count) != nil
-        } ?? s.utf8.contains(0)
-        return hasNUL ? Data(s.utf8).databaseValue : s.databaseValue
-    }
-
-    /// Whether `s` must be stored and bound as a BLOB (it holds U+0000).
-    public static func needsBlob(_ s: String) -> Bool {
-        if case .blob = text(s).storage { return true }
-        return false
+        SQLValueCoding.text(s).databaseValue
     }
 
     /// The whole text of a stored or bound string: TEXT as it is, a BLOB
@@ -116,5 +77,25 @@ public enum SQLiteValueCoding {
         default:
             throw StrataError(.invalidValue, "stored value \(dbValue) does not fit an attribute of type \(type.rawValue)")
         }
+    }
+}
+
+extension SQLValue {
+    /// The value as GRDB binds it.
+    public var databaseValue: DatabaseValue {
+        switch self {
+        case .null: return .null
+        case .integer(let v): return v.databaseValue
+        case .real(let d): return d.databaseValue
+        case .text(let s): return s.databaseValue
+        case .blob(let data): return data.databaseValue
+        }
+    }
+}
+
+extension CompiledQuery {
+    /// The arguments as GRDB statement arguments.
+    public var statementArguments: StatementArguments {
+        StatementArguments(arguments.map(\.databaseValue))
     }
 }
