@@ -14,6 +14,7 @@ let package = Package(
         .library(name: "StrataModel", targets: ["StrataModel"]),
         .library(name: "StrataQuery", targets: ["StrataQuery"]),
         .library(name: "StrataStore", targets: ["StrataStore"]),
+        .library(name: "StrataSQLite", targets: ["StrataSQLite"]),
         .library(name: "StrataContext", targets: ["StrataContext"]),
         .library(name: "StrataWire", targets: ["StrataWire"]),
         .library(name: "StrataAuth", targets: ["StrataAuth"]),
@@ -52,7 +53,7 @@ let package = Package(
             swiftSettings: strictSettings
         ),
         // Layer 2: the predicate language: parser, type checker, in-memory
-        // evaluator and the SQLite compiler.
+        // evaluator, and the compiler to SQL with bound values (no driver).
         .target(
             name: "StrataQuery",
             dependencies: [
@@ -61,13 +62,28 @@ let package = Package(
             ],
             swiftSettings: strictSettings
         ),
-        // Layer 3: persistent stores, each an actor: SQLite, in-memory, binary.
+        // Layer 3: persistent stores, each an actor. The core: the
+        // PersistentStore protocol, snapshots, changes, history values, the
+        // store factory, and the stores that need no database (in-memory,
+        // binary). Links no SQL driver.
         .target(
             name: "StrataStore",
             dependencies: [
                 "CStrataZlib",
                 "StrataModel",
                 "StrataQuery",
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+            ],
+            swiftSettings: strictSettings
+        ),
+        // Layer 3: the SQLite store (WAL, group commit, history), its SQL
+        // functions and value coding through GRDB, and offline restore.
+        .target(
+            name: "StrataSQLite",
+            dependencies: [
+                "StrataModel",
+                "StrataQuery",
+                "StrataStore",
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "GRDBSQLite", package: "GRDB.swift"),
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
@@ -137,6 +153,7 @@ let package = Package(
                 "StrataModel",
                 "StrataQuery",
                 "StrataStore",
+                "StrataSQLite",
                 "StrataContext",
                 "StrataWire",
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
@@ -188,6 +205,7 @@ let package = Package(
                 "StrataModel",
                 "StrataQuery",
                 "StrataStore",
+                "StrataSQLite",
                 "StrataContext",
                 "StrataSamples",
                 "StrataWire",
@@ -206,6 +224,7 @@ let package = Package(
                 "StrataAuth",
                 "StrataModel",
                 "StrataStore",
+                "StrataSQLite",
                 "StrataContext",
                 "StrataSamples",
                 "StrataServer",
@@ -275,6 +294,7 @@ let package = Package(
                 "StrataModel",
                 "StrataQuery",
                 "StrataStore",
+                "StrataSQLite",
                 "StrataContext",
                 "StrataSamples",
                 .product(name: "GRDB", package: "GRDB.swift"),
@@ -293,7 +313,7 @@ let package = Package(
             dependencies: [
                 "StrataModel",
                 "StrataQuery",
-                "StrataStore",
+                "StrataSQLite",
                 .product(name: "GRDB", package: "GRDB.swift"),
             ],
             swiftSettings: strictSettings
@@ -304,6 +324,7 @@ let package = Package(
                 "StrataModel",
                 "StrataQuery",
                 "StrataStore",
+                "StrataSQLite",
                 .product(name: "GRDB", package: "GRDB.swift"),
             ],
             swiftSettings: strictSettings
@@ -330,6 +351,7 @@ let package = Package(
                 "StrataModel",
                 "StrataQuery",
                 "StrataStore",
+                "StrataSQLite",
                 "StrataContext",
                 "StrataSamples",
                 "StrataWire",
@@ -363,7 +385,7 @@ let package = Package(
         .testTarget(
             name: "StrataContextTests",
             dependencies: [
-                "StrataModel", "StrataQuery", "StrataStore", "StrataContext", "StrataSamples",
+                "StrataModel", "StrataQuery", "StrataStore", "StrataSQLite", "StrataContext", "StrataSamples",
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
             ],

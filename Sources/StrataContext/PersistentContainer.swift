@@ -13,12 +13,18 @@ public final class PersistentContainer: Sendable {
     /// The main context.
     public let viewContext: Context
 
-    /// Validates the model, opens every store (with a row cache of
-    /// `rowCacheCapacity` snapshots in the coordinator; 0 = none), and fails with one error
-    /// listing each store that failed (134080 / 134100 …) and why.
+    /// Validates the model, opens every store with `factory` (with a row
+    /// cache of `rowCacheCapacity` snapshots in the coordinator; 0 = none),
+    /// and fails with one error listing each store that failed
+    /// (134080 / 134100 …) and why.
+    ///
+    /// `factory` names the store types the program links:
+    /// ``StoreFactory/builtIn`` (in-memory, binary), or StrataSQLite's
+    /// `StoreFactory.standard` (those and SQLite).
     public init(
         model: ObjectModel,
         storeDescriptions: [StoreDescription],
+        factory: StoreFactory,
         transformers: ValueTransformerRegistry = ValueTransformerRegistry(),
         transientRules: [String: [String: TransientRule]] = [:],
         rowCacheCapacity: Int = 0
@@ -30,7 +36,7 @@ public final class PersistentContainer: Sendable {
         var failedStores = 0
         for description in storeDescriptions {
             do {
-                stores.append(try await StoreFactory.open(description, model: model, transformers: transformers))
+                stores.append(try await factory.open(description, model: model, transformers: transformers))
             } catch {
                 let strata = error as? StrataError
                 failedStores += 1

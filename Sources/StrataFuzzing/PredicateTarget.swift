@@ -2,6 +2,7 @@ import Foundation
 import StrataModel
 import StrataQuery
 import StrataStore
+import StrataSQLite
 
 /// The predicate language end to end: the input is predicate text, parsed
 /// (its description must parse back to itself), resolved against each of

@@ -2,6 +2,7 @@ import StrataContext
 import StrataSamples
 import StrataServer
 import StrataStore
+import StrataSQLite
 import StrataWire
 
 /// Any request after a valid hello: the input is a `ClientFrame` payload,
@@ -30,7 +31,7 @@ enum RequestTarget {
             try? await container?.close()
             let container = try await PersistentContainer(
                 model: BooksSample.model,
-                storeDescriptions: [.inMemory(configuration: "Book"), .inMemory(configuration: "Feedback")],
+                storeDescriptions: [.inMemory(configuration: "Book"), .inMemory(configuration: "Feedback")], factory: .standard,
                 transformers: BooksSample.transformers,
                 transientRules: BooksSample.transientRules,
                 rowCacheCapacity: 100

@@ -2,6 +2,7 @@ import NIOCore
 import StrataModel
 import StrataQuery
 import StrataStore
+import StrataSQLite
 import StrataWire
 import SwiftProtobuf
 import Tracing

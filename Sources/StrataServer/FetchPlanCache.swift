@@ -1,6 +1,7 @@
 import StrataModel
 import StrataQuery
 import StrataStore
+import StrataSQLite
 import StrataWire
 
 /// The compiled statements of the fetches ``FetchHandler`` answers, by what

@@ -37,7 +37,7 @@ public struct StoreBackup: Sendable, Hashable {
     }
 
     /// The size of the file at `url` (0 when it cannot be read).
-    static func size(of url: URL) -> Int {
+    package static func size(of url: URL) -> Int {
         ((try? FileManager.default.attributesOfItem(atPath: url.path))?[.size] as? NSNumber)?.intValue ?? 0
     }
 }

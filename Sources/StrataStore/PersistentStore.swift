@@ -77,7 +77,7 @@ extension PersistentStore {
 
 extension AsyncThrowingStream where Element == [Snapshot], Failure == any Error {
     /// A finished stream of `snapshots` as one batch (none when empty).
-    static func oneBatch(_ snapshots: [Snapshot]) -> Self {
+    package static func oneBatch(_ snapshots: [Snapshot]) -> Self {
         AsyncThrowingStream { continuation in
             if !snapshots.isEmpty { continuation.yield(snapshots) }
             continuation.finish()

@@ -4,7 +4,7 @@ import Foundation
 public struct StoreDescription: Sendable, Hashable {
     /// The kinds of store Strata ships.
     public enum StoreType: String, Sendable, Hashable, CaseIterable {
-        /// SQLite in WAL mode, through GRDB.
+        /// SQLite in WAL mode, through GRDB (StrataSQLite).
         case sqlite
         /// Everything in memory; nothing on disk.
         case inMemory = "memory"

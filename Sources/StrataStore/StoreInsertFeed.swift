@@ -82,7 +82,7 @@ public final class StoreInsertFeed: @unchecked Sendable {
     }
 
     /// Marks the feed as taken by a save; false when a save already took it.
-    func claim() -> Bool {
+    package func claim() -> Bool {
         condition.lock()
         defer { condition.unlock() }
         guard !isClaimed else { return false }
@@ -93,7 +93,7 @@ public final class StoreInsertFeed: @unchecked Sendable {
     /// The inserts at `positions` (within ``temporaryIDs``), waiting until
     /// they are supplied, at most ``stallLimit`` without a new piece; throws
     /// the feed's failure, or 134090 when the supplier stalled.
-    func inserts(_ positions: Range<Int>) throws(StrataError) -> [StoreChanges.Insert] {
+    package func inserts(_ positions: Range<Int>) throws(StrataError) -> [StoreChanges.Insert] {
         condition.lock()
         defer { condition.unlock() }
         try waitLocked(for: positions.upperBound)
@@ -101,7 +101,7 @@ public final class StoreInsertFeed: @unchecked Sendable {
     }
 
     /// Every insert (shared, not copied), waiting as ``inserts(_:)`` does.
-    func allInserts() throws(StrataError) -> [StoreChanges.Insert] {
+    package func allInserts() throws(StrataError) -> [StoreChanges.Insert] {
         condition.lock()
         defer { condition.unlock() }
         try waitLocked(for: temporaryIDs.count)

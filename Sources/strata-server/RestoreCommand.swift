@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import StrataModel
 import StrataStore
+import StrataSQLite
 import StrataWire
 
 /// `strata-server restore BACKUP --to STORE_FILE`: puts a backup made by

@@ -11,6 +11,7 @@ import StrataModel
 import StrataSamples
 import StrataServer
 import StrataStore
+import StrataSQLite
 import StrataWire
 import UnixSignals
 
@@ -398,7 +399,7 @@ struct StrataServerCommand: AsyncParsableCommand {
                 : stores.map { $0.description(in: dataDirectory) }).map(withStoreOptions)
             return try await PersistentContainer(
                 model: BooksSample.model,
-                storeDescriptions: descriptions,
+                storeDescriptions: descriptions, factory: .standard,
                 transformers: BooksSample.transformers,
                 transientRules: BooksSample.transientRules,
                 rowCacheCapacity: rowCache
@@ -420,6 +421,6 @@ struct StrataServerCommand: AsyncParsableCommand {
                 }
             }
         }
-        return try await PersistentContainer(model: objectModel, storeDescriptions: descriptions, transformers: transformers, rowCacheCapacity: rowCache)
+        return try await PersistentContainer(model: objectModel, storeDescriptions: descriptions, factory: .standard, transformers: transformers, rowCacheCapacity: rowCache)
     }
 }

@@ -5,6 +5,7 @@ import StrataModel
 import StrataQuery
 import StrataSamples
 import StrataStore
+import StrataSQLite
 
 /// The seed scenarios of "Linking Data Between Two Core Data Stores" and
 /// "Handling Different Data Types", on every kind of store.
@@ -173,7 +174,7 @@ import StrataStore
     @Test func readOnlyBookStoreWithLabelsInASecondStore() async throws {
         let directory = TemporaryDirectory()
         // Ship a Books store…
-        let seed = try await PersistentContainer(model: BooksSample.model, storeDescriptions: BooksSample.sqliteStores(in: directory.url), transformers: BooksSample.transformers)
+        let seed = try await PersistentContainer(model: BooksSample.model, storeDescriptions: BooksSample.sqliteStores(in: directory.url), factory: .standard, transformers: BooksSample.transformers)
         let uuid = UUID()
         try await seed.viewContext.perform { context in
             _ = try self.addBook(context, title: "Bundled", uuid: uuid)
@@ -184,7 +185,7 @@ import StrataStore
         let before = try Data(contentsOf: booksFile)
 
         // …open it read-only, and write labels (feedback) to the other store.
-        let container = try await PersistentContainer(model: BooksSample.model, storeDescriptions: BooksSample.sqliteStores(in: directory.url, booksReadOnly: true), transformers: BooksSample.transformers)
+        let container = try await PersistentContainer(model: BooksSample.model, storeDescriptions: BooksSample.sqliteStores(in: directory.url, booksReadOnly: true), factory: .standard, transformers: BooksSample.transformers)
         let context = container.viewContext
         let outcome: [String] = try await context.perform { context in
             let book = try #require(try await context.fetch(ContextFixture.request("Book")).first)

@@ -4,6 +4,7 @@ import StrataContext
 import StrataModel
 import StrataQuery
 import StrataStore
+import StrataSQLite
 
 @Suite struct ConflictAndMergeTests {
     /// Saves a book with a title and pages in `context`; returns its ID.
@@ -142,7 +143,7 @@ import StrataStore
             ConfigurationDescription(name: "People", entities: ["Owner"]),
             ConfigurationDescription(name: "Animals", entities: ["Pet"]),
         ])
-        let container = try await PersistentContainer(model: model, storeDescriptions: [.inMemory(configuration: "People"), .inMemory(configuration: "Animals")])
+        let container = try await PersistentContainer(model: model, storeDescriptions: [.inMemory(configuration: "People"), .inMemory(configuration: "Animals")], factory: .standard)
         let result: [Int] = try await container.viewContext.perform { context in
             let owner = try context.insert("Owner")
             try owner.setValue(.string("Ann"), forKey: "name")

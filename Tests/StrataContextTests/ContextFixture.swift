@@ -4,6 +4,7 @@ import StrataModel
 import StrataQuery
 import StrataSamples
 import StrataStore
+import StrataSQLite
 
 /// A temporary directory removed when the fixture is released.
 final class TemporaryDirectory: Sendable {
@@ -37,7 +38,7 @@ enum ContextFixture {
     static func books(_ kind: StoreDescription.StoreType, in directory: TemporaryDirectory) async throws -> PersistentContainer {
         try await PersistentContainer(
             model: BooksSample.model,
-            storeDescriptions: descriptions(kind, model: BooksSample.model, in: directory.url),
+            storeDescriptions: descriptions(kind, model: BooksSample.model, in: directory.url), factory: .standard,
             transformers: BooksSample.transformers,
             transientRules: BooksSample.transientRules
         )
@@ -85,7 +86,7 @@ enum ContextFixture {
 
     /// A container of ``library`` on one `kind` store.
     static func library(_ kind: StoreDescription.StoreType, in directory: TemporaryDirectory) async throws -> PersistentContainer {
-        try await PersistentContainer(model: library, storeDescriptions: descriptions(kind, model: library, in: directory.url))
+        try await PersistentContainer(model: library, storeDescriptions: descriptions(kind, model: library, in: directory.url), factory: .standard)
     }
 
     static func request(_ entity: String, _ format: String? = nil, sort: [StrataQuery.SortDescriptor] = []) throws -> FetchRequest {

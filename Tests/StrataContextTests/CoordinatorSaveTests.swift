@@ -3,6 +3,7 @@ import StrataContext
 import StrataModel
 import StrataQuery
 import StrataStore
+import StrataSQLite
 import Testing
 
 /// `Coordinator.save(_:)`, the one entry point for saves described by
@@ -57,7 +58,7 @@ import Testing
     ])
 
     private func container(_ kind: StoreDescription.StoreType, in directory: TemporaryDirectory) async throws -> PersistentContainer {
-        try await PersistentContainer(model: Self.model, storeDescriptions: ContextFixture.descriptions(kind, model: Self.model, in: directory.url), rowCacheCapacity: 1000)
+        try await PersistentContainer(model: Self.model, storeDescriptions: ContextFixture.descriptions(kind, model: Self.model, in: directory.url), factory: .standard, rowCacheCapacity: 1000)
     }
 
     private func count(_ container: PersistentContainer, _ entity: String) async throws -> Int {
@@ -334,7 +335,7 @@ import Testing
         let directory = TemporaryDirectory()
         let writable = try await container(.sqlite, in: directory)
         try await writable.close()
-        let container = try await PersistentContainer(model: Self.model, storeDescriptions: ContextFixture.descriptions(.sqlite, model: Self.model, in: directory.url, readOnly: ["Default"]))
+        let container = try await PersistentContainer(model: Self.model, storeDescriptions: ContextFixture.descriptions(.sqlite, model: Self.model, in: directory.url, readOnly: ["Default"]), factory: .standard)
         await #expect(throws: StrataError.self) { try await container.coordinator.save(SaveRequest(inserts: [Self.insert("Artist", ["name": .string("x")])])) }
         try await container.close()
     }

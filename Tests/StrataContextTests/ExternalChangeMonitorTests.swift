@@ -6,6 +6,7 @@ import StrataModel
 import StrataQuery
 import StrataSamples
 import StrataStore
+import StrataSQLite
 import Testing
 
 /// Two containers on the same SQLite files (what two processes see: two
@@ -15,7 +16,7 @@ import Testing
     private func container(_ directory: TemporaryDirectory, rowCache: Int = 0) async throws -> PersistentContainer {
         try await PersistentContainer(
             model: BooksSample.model,
-            storeDescriptions: BooksSample.sqliteStores(in: directory.url),
+            storeDescriptions: BooksSample.sqliteStores(in: directory.url), factory: .standard,
             transformers: BooksSample.transformers,
             transientRules: BooksSample.transientRules,
             rowCacheCapacity: rowCache

@@ -4,6 +4,7 @@ import StrataContext
 import StrataModel
 import StrataQuery
 import StrataStore
+import StrataSQLite
 
 /// The registry keeps inserted objects in a list and indexes them by
 /// temporary ID only at the first lookup; saved objects are filed by store,
@@ -147,7 +148,7 @@ import StrataStore
             ]),
         ])
         let directory = TemporaryDirectory()
-        let container = try await PersistentContainer(model: model, storeDescriptions: ContextFixture.descriptions(.sqlite, model: model, in: directory.url))
+        let container = try await PersistentContainer(model: model, storeDescriptions: ContextFixture.descriptions(.sqlite, model: model, in: directory.url), factory: .standard)
         try await container.viewContext.perform { context in
             let pinned = try context.insert("Note")
             let note = try context.insert("Note")

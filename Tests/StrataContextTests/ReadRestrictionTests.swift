@@ -5,6 +5,7 @@ import StrataModel
 import StrataQuery
 import StrataSamples
 import StrataStore
+import StrataSQLite
 
 /// A context with a read restriction (a server's read rules) judges
 /// related objects as the caller may see them, in the store's query and
@@ -38,7 +39,7 @@ import StrataStore
     @Test(arguments: [StoreDescription.StoreType.sqlite, .inMemory], [false, true])
     func relatedObjectsAreJudgedAsTheCallerSeesThem(_ kind: StoreDescription.StoreType, unsaved: Bool) async throws {
         let directory = TemporaryDirectory()
-        let container = try await PersistentContainer(model: Self.model, storeDescriptions: ContextFixture.descriptions(kind, model: Self.model, in: directory.url))
+        let container = try await PersistentContainer(model: Self.model, storeDescriptions: ContextFixture.descriptions(kind, model: Self.model, in: directory.url), factory: .standard)
         let context = Context(coordinator: container.coordinator, readRestriction: try Self.restriction())
         let names = try await context.perform { context -> [ObjectID: String] in
             let alice = try Self.insert(context, "Writer", ["name": .string("Alice"), "owner": .string("alice")])
@@ -79,7 +80,7 @@ import StrataStore
     @Test("Seeding the sample twice writes it once: the second save clashes on the books' UUIDs before any feedback")
     func seedsOnce() async throws {
         let directory = TemporaryDirectory()
-        let container = try await PersistentContainer(model: BooksSample.model, storeDescriptions: BooksSample.sqliteStores(in: directory.url),
+        let container = try await PersistentContainer(model: BooksSample.model, storeDescriptions: BooksSample.sqliteStores(in: directory.url), factory: .standard,
                                                       transformers: BooksSample.transformers, transientRules: BooksSample.transientRules)
         #expect(try await BooksSample.seed(Context(coordinator: container.coordinator)))
         let context = Context(coordinator: container.coordinator)

@@ -3,6 +3,7 @@ import StrataContext
 import StrataModel
 import StrataSamples
 import StrataStore
+import StrataSQLite
 import Testing
 
 /// The coordinator's row cache: shared reads by ID, never stale after a
@@ -13,7 +14,7 @@ struct RowCacheTests {
     static func container(_ kind: StoreDescription.StoreType, in directory: TemporaryDirectory, rowCache: Int) async throws -> PersistentContainer {
         try await PersistentContainer(
             model: BooksSample.model,
-            storeDescriptions: ContextFixture.descriptions(kind, model: BooksSample.model, in: directory.url),
+            storeDescriptions: ContextFixture.descriptions(kind, model: BooksSample.model, in: directory.url), factory: .standard,
             transformers: BooksSample.transformers,
             transientRules: BooksSample.transientRules,
             rowCacheCapacity: rowCache

@@ -1,6 +1,7 @@
 import StrataModel
 import StrataQuery
 import StrataStore
+import StrataSQLite
 
 /// A SQLite store that counts how saves reach it: streamed (through an
 /// insert feed) or whole. Everything is the SQLite store's.

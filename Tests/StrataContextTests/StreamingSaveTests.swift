@@ -5,6 +5,7 @@ import StrataModel
 import StrataQuery
 import StrataSamples
 import StrataStore
+import StrataSQLite
 
 /// Large saves of new objects into a SQLite store are written while their
 /// later chunks are prepared; their answers are those of any other save.
@@ -15,7 +16,7 @@ import StrataStore
     /// history), Feedback in memory.
     private func books(_ directory: TemporaryDirectory) async throws -> (Coordinator, StreamCountingStore, SQLiteStore) {
         let model = BooksSample.model
-        let opened = try await StoreFactory.open(StoreDescription(url: directory.url.appendingPathComponent("Books.sqlite"), type: .sqlite, configuration: "Book"), model: model, transformers: BooksSample.transformers)
+        let opened = try await StoreFactory.standard.open(StoreDescription(url: directory.url.appendingPathComponent("Books.sqlite"), type: .sqlite, configuration: "Book"), model: model, transformers: BooksSample.transformers)
         let sqlite = try #require(opened as? SQLiteStore)
         let counted = StreamCountingStore(sqlite)
         let feedback = try await InMemoryStore(description: StoreDescription(url: nil, type: .inMemory, configuration: "Feedback"), model: model)
@@ -143,7 +144,7 @@ import StrataStore
     /// has too many pages for its derived value, with what the store then
     /// holds; then the same save with that entry fixed.
     private static func saveLedger(count: Int, failing: Int, in directory: TemporaryDirectory) async throws -> (error: StrataError?, stored: Int, kept: Int, streamed: Int, storedAfterFix: Int) {
-        let opened = try await StoreFactory.open(StoreDescription(url: directory.url.appendingPathComponent("Ledger-\(count).sqlite"), type: .sqlite), model: ledger)
+        let opened = try await StoreFactory.standard.open(StoreDescription(url: directory.url.appendingPathComponent("Ledger-\(count).sqlite"), type: .sqlite), model: ledger)
         let counted = StreamCountingStore(try #require(opened as? SQLiteStore))
         let coordinator = try Coordinator(model: ledger, stores: [counted])
         let context = Context(coordinator: coordinator, name: "importer")

@@ -4,6 +4,7 @@ import StrataModel
 import Testing
 @testable import StrataQuery
 import StrataStore
+import StrataSQLite
 
 /// The evaluator and the SQL compiler must return identical ordered
 /// primary-key lists for every fetch; for many cases an independent oracle

@@ -4,6 +4,7 @@ import StrataModel
 import Testing
 @testable import StrataQuery
 import StrataStore
+import StrataSQLite
 
 private typealias M = FixtureModel
 

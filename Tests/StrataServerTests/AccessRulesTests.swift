@@ -3,6 +3,7 @@ import StrataAuth
 import StrataClient
 import StrataContext
 import StrataModel
+import StrataSQLite
 import StrataSamples
 @testable import StrataServer
 import StrataTestCertificates
@@ -244,7 +245,7 @@ struct AccessRulesTests {
         defer { try? FileManager.default.removeItem(at: directory) }
         let container = try await PersistentContainer(
             model: BooksSample.model,
-            storeDescriptions: BooksSample.sqliteStores(in: directory),
+            storeDescriptions: BooksSample.sqliteStores(in: directory), factory: .standard,
             transformers: BooksSample.transformers,
             transientRules: BooksSample.transientRules
         )

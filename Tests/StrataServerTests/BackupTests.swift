@@ -6,6 +6,7 @@ import StrataModel
 import StrataQuery
 import StrataSamples
 import StrataStore
+import StrataSQLite
 import StrataWire
 import Testing
 

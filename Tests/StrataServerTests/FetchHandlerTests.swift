@@ -7,6 +7,7 @@ import StrataModel
 import StrataQuery
 import StrataSamples
 import StrataStore
+import StrataSQLite
 import StrataWire
 import SwiftProtobuf
 import Testing
@@ -21,7 +22,7 @@ import Testing
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("strata-fetch-handler-\(UUID().uuidString)")
         let container = try await PersistentContainer(
             model: BooksSample.model,
-            storeDescriptions: BooksSample.sqliteStores(in: directory),
+            storeDescriptions: BooksSample.sqliteStores(in: directory), factory: .standard,
             transformers: BooksSample.transformers,
             transientRules: BooksSample.transientRules
         )

@@ -2,6 +2,7 @@ import Logging
 import StrataContext
 import StrataSamples
 import StrataStore
+import StrataSQLite
 @testable import StrataServer
 
 /// The Books & Feedback sample in memory stores (row cache of 100), for
@@ -9,7 +10,7 @@ import StrataStore
 func sampleInMemoryContainer() async throws -> PersistentContainer {
     try await PersistentContainer(
         model: BooksSample.model,
-        storeDescriptions: [.inMemory(configuration: "Book"), .inMemory(configuration: "Feedback")],
+        storeDescriptions: [.inMemory(configuration: "Book"), .inMemory(configuration: "Feedback")], factory: .standard,
         transformers: BooksSample.transformers,
         transientRules: BooksSample.transientRules,
         rowCacheCapacity: 100

@@ -4,6 +4,7 @@ import StrataContext
 import StrataModel
 import StrataQuery
 import StrataStore
+import StrataSQLite
 import StrataWire
 import Testing
 @testable import StrataServer
@@ -49,7 +50,7 @@ import Testing
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("strata-row-writer-\(UUID().uuidString)")
         let container = try await PersistentContainer(
             model: model,
-            storeDescriptions: [StoreDescription(url: directory.appendingPathComponent("Rows.sqlite"), type: .sqlite)]
+            storeDescriptions: [StoreDescription(url: directory.appendingPathComponent("Rows.sqlite"), type: .sqlite)], factory: .standard
         )
         try await container.newBackgroundContext().perform { context in
             try await fill(context)

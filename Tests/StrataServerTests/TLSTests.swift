@@ -9,6 +9,7 @@ import StrataContext
 import StrataSamples
 @testable import StrataServer
 import StrataStore
+import StrataSQLite
 import StrataTestCertificates
 import StrataWire
 import Testing
@@ -201,7 +202,7 @@ struct TLSTests {
 
     @Test("listen() refuses before binding")
     func listenRefuses() async throws {
-        let container = try await PersistentContainer(model: BooksSample.model, storeDescriptions: [StoreDescription(url: nil, type: .inMemory, configuration: "Book"), StoreDescription(url: nil, type: .inMemory, configuration: "Feedback")], transformers: BooksSample.transformers, transientRules: BooksSample.transientRules)
+        let container = try await PersistentContainer(model: BooksSample.model, storeDescriptions: [StoreDescription(url: nil, type: .inMemory, configuration: "Book"), StoreDescription(url: nil, type: .inMemory, configuration: "Feedback")], factory: .standard, transformers: BooksSample.transformers, transientRules: BooksSample.transientRules)
         let refused = StrataServer(coordinator: container.coordinator, configuration: ServerConfiguration(host: "0.0.0.0", port: 0))
         await #expect(throws: StrataServerError.self) { _ = try await refused.listen() }
         try await container.close()
@@ -209,7 +210,7 @@ struct TLSTests {
 
     @Test("A server told to serve a network insecurely says so in every Stats answer")
     func insecureWarning() async throws {
-        let container = try await PersistentContainer(model: BooksSample.model, storeDescriptions: [StoreDescription(url: nil, type: .inMemory, configuration: "Book"), StoreDescription(url: nil, type: .inMemory, configuration: "Feedback")], transformers: BooksSample.transformers, transientRules: BooksSample.transientRules)
+        let container = try await PersistentContainer(model: BooksSample.model, storeDescriptions: [StoreDescription(url: nil, type: .inMemory, configuration: "Book"), StoreDescription(url: nil, type: .inMemory, configuration: "Feedback")], factory: .standard, transformers: BooksSample.transformers, transientRules: BooksSample.transientRules)
         let logger = Logger(label: "test")
         let exposed = ServerCore(coordinator: container.coordinator, configuration: ServerConfiguration(host: "0.0.0.0", allowsInsecureNetwork: true), logger: logger)
         #expect(exposed.statsResponse().warnings.first?.contains("without TLS and authentication (--insecure)") == true)

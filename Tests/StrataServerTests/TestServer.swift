@@ -6,6 +6,7 @@ import StrataModel
 import StrataSamples
 import StrataServer
 import StrataStore
+import StrataSQLite
 import StrataWire
 
 /// A real server on 127.0.0.1 (a free port) over the Books & Feedback
@@ -29,7 +30,7 @@ final class TestServer: Sendable {
         // The sample by default; another model in one SQLite store.
         let container = try await PersistentContainer(
             model: model ?? BooksSample.model,
-            storeDescriptions: model == nil ? BooksSample.sqliteStores(in: directory) : [StoreDescription(url: directory.appendingPathComponent("Model.sqlite"), type: .sqlite)],
+            storeDescriptions: model == nil ? BooksSample.sqliteStores(in: directory) : [StoreDescription(url: directory.appendingPathComponent("Model.sqlite"), type: .sqlite)], factory: .standard,
             transformers: model == nil ? BooksSample.transformers : ValueTransformerRegistry(),
             transientRules: model == nil ? BooksSample.transientRules : [:],
             rowCacheCapacity: 10_000

@@ -3,6 +3,7 @@ import Testing
 import StrataModel
 import StrataQuery
 @testable import StrataStore
+@testable import StrataSQLite
 
 /// What only the binary store does: its file (atomic replacement,
 /// corruption reports with byte offsets, version hashes and lightweight
@@ -44,7 +45,7 @@ import StrataQuery
         sourceLocation: SourceLocation = #_sourceLocation
     ) async {
         do {
-            let store = try await StoreFactory.open(description(directory, migrates: migrates), model: model)
+            let store = try await StoreFactory.standard.open(description(directory, migrates: migrates), model: model)
             Issue.record("the store opened", sourceLocation: sourceLocation)
             try? await store.close()
         } catch let error as StrataError {
@@ -91,7 +92,7 @@ import StrataQuery
             #expect(commit.permanentIDs[temporary]?.primaryKey == lastKey + 1, "the failed save used no primary key")
             try await store.close()
 
-            let reopened = try await StoreFactory.open(description(directory), model: F.model)
+            let reopened = try await StoreFactory.standard.open(description(directory), model: F.model)
             #expect(try await F.snapshot(reopened, saved.books[0])["title"] == .string("kept too"))
             #expect(try await reopened.count(F.all("Book")) == snapshots.count + 1)
             try await reopened.close()
@@ -100,7 +101,7 @@ import StrataQuery
 
     @Test func aTemporaryFileThatCannotBeCreatedFailsTheSaveCleanly() async throws {
         try await TestDirectory.with { directory in
-            let store = try await StoreFactory.open(description(directory), model: F.model)
+            let store = try await StoreFactory.standard.open(description(directory), model: F.model)
             try await LibraryData.standard.save(into: store)
             let before = try Data(contentsOf: storeFile(directory))
             // A directory where the temporary file goes: open(2) fails (EISDIR), as a
@@ -127,7 +128,7 @@ import StrataQuery
 
     @Test func theFileIsRewrittenAtEverySaveAndReadsBackTheSame() async throws {
         try await TestDirectory.with { directory in
-            let store = try await StoreFactory.open(description(directory), model: F.model)
+            let store = try await StoreFactory.standard.open(description(directory), model: F.model)
             let empty = try Data(contentsOf: storeFile(directory))
             #expect(empty.prefix(8) == Data("STRATAB1".utf8), "a new store is written at once, magic first")
             try await LibraryData.standard.save(into: store)
@@ -162,7 +163,7 @@ import StrataQuery
 
     @Test func corruptFilesAreReportedWithTheByteOffset() async throws {
         try await TestDirectory.with { directory in
-            let store = try await StoreFactory.open(description(directory), model: F.model)
+            let store = try await StoreFactory.standard.open(description(directory), model: F.model)
             try await LibraryData.standard.save(into: store)
             try await store.close()
             let good = [UInt8](try Data(contentsOf: storeFile(directory)))
@@ -213,7 +214,7 @@ import StrataQuery
     /// open either succeeds or fails with a StrataError.
     @Test func randomlyDamagedPayloadsNeverCrashTheReader() async throws {
         try await TestDirectory.with { directory in
-            let store = try await StoreFactory.open(description(directory), model: F.model)
+            let store = try await StoreFactory.standard.open(description(directory), model: F.model)
             try await LibraryData.standard.save(into: store)
             try await store.close()
             let good = [UInt8](try Data(contentsOf: storeFile(directory)))
@@ -233,7 +234,7 @@ import StrataQuery
                 }
                 try Data(BinaryStoreFormat.file(payload: damaged)).write(to: storeFile(directory))
                 do {
-                    let reopened = try await StoreFactory.open(description(directory), model: F.model)
+                    let reopened = try await StoreFactory.standard.open(description(directory), model: F.model)
                     _ = try await reopened.fetchSnapshots(F.all("Book"))
                     try await reopened.close()
                 } catch let error as StrataError {
@@ -249,10 +250,10 @@ import StrataQuery
 
     @Test func aSecondOpenIsRefusedUntilTheFirstCloses() async throws {
         try await TestDirectory.with { directory in
-            let first = try await StoreFactory.open(description(directory), model: F.model)
+            let first = try await StoreFactory.standard.open(description(directory), model: F.model)
             for readOnly in [false, true] {
                 do {
-                    let second = try await StoreFactory.open(description(directory, readOnly: readOnly), model: F.model)
+                    let second = try await StoreFactory.standard.open(description(directory, readOnly: readOnly), model: F.model)
                     Issue.record("a second store opened (read-only: \(readOnly))")
                     try await second.close()
                 } catch let error as StrataError {
@@ -270,14 +271,14 @@ import StrataQuery
             } else {
                 try await first.close()
             }
-            let again = try await StoreFactory.open(description(directory), model: F.model)
+            let again = try await StoreFactory.standard.open(description(directory), model: F.model)
             #expect(again.identifier == first.identifier)
             try await again.close()
 
             // Read-only opens share the lock with each other, not with a writer.
-            let readers = [try await StoreFactory.open(description(directory, readOnly: true), model: F.model),
-                           try await StoreFactory.open(description(directory, readOnly: true), model: F.model)]
-            await #expect(throws: StrataError.self) { _ = try await StoreFactory.open(description(directory), model: F.model) }
+            let readers = [try await StoreFactory.standard.open(description(directory, readOnly: true), model: F.model),
+                           try await StoreFactory.standard.open(description(directory, readOnly: true), model: F.model)]
+            await #expect(throws: StrataError.self) { _ = try await StoreFactory.standard.open(description(directory), model: F.model) }
             for reader in readers { try await reader.close() }
         }
     }
@@ -285,10 +286,10 @@ import StrataQuery
     @Test func theLockIsReleasedWhenTheStoreGoesAway() async throws {
         try await TestDirectory.with { directory in
             do {
-                _ = try await StoreFactory.open(description(directory), model: F.model)
+                _ = try await StoreFactory.standard.open(description(directory), model: F.model)
             }
             // The store above is gone without close(): its lock went with it.
-            let store = try await StoreFactory.open(description(directory), model: F.model)
+            let store = try await StoreFactory.standard.open(description(directory), model: F.model)
             try await store.close()
         }
     }
@@ -308,7 +309,7 @@ import StrataQuery
         try await TestDirectory.with { directory in
             // A missing file is not created read-only.
             do {
-                _ = try await StoreFactory.open(description(directory, readOnly: true), model: F.model)
+                _ = try await StoreFactory.standard.open(description(directory, readOnly: true), model: F.model)
                 Issue.record("a read-only store opened without a file")
             } catch let error as StrataError {
                 #expect(error.code == .storeOpen)
@@ -316,14 +317,14 @@ import StrataQuery
             }
             #expect(!FileManager.default.fileExists(atPath: storeFile(directory).path))
 
-            let writer = try await StoreFactory.open(description(directory), model: F.model)
+            let writer = try await StoreFactory.standard.open(description(directory), model: F.model)
             let saved = try await LibraryData.standard.save(into: writer)
             try await writer.close()
             let path = storeFile(directory).path
             let before = try Data(contentsOf: storeFile(directory))
             let modified = try FileManager.default.attributesOfItem(atPath: path)[.modificationDate] as? Date
 
-            let reader = try await StoreFactory.open(description(directory, readOnly: true), model: F.model)
+            let reader = try await StoreFactory.standard.open(description(directory, readOnly: true), model: F.model)
             #expect(try await reader.count(F.all("Book")) == saved.books.count)
             for changes in [StoreChanges(), StoreChanges(deletes: [.init(objectID: saved.books[0], expectedVersion: 1)])] {
                 do {
@@ -361,7 +362,7 @@ import StrataQuery
 
     @Test func aModelThatDoesNotFitIsRefusedNamingEachEntity() async throws {
         try await TestDirectory.with { directory in
-            let store = try await StoreFactory.open(description(directory), model: F.model)
+            let store = try await StoreFactory.standard.open(description(directory), model: F.model)
             try await LibraryData.standard.save(into: store)
             try await store.close()
             let before = try Data(contentsOf: storeFile(directory))
@@ -386,7 +387,7 @@ import StrataQuery
 
     @Test func lightweightChangesMigrateWhenOpening() async throws {
         try await TestDirectory.with { directory in
-            let store = try await StoreFactory.open(description(directory), model: F.model)
+            let store = try await StoreFactory.standard.open(description(directory), model: F.model)
             let saved = try await LibraryData.standard.save(into: store)
             try await store.close()
 
@@ -402,7 +403,7 @@ import StrataQuery
                 ],
                 adding: [EntityDescription(name: "Note", attributes: [AttributeDescription(name: "text", type: .string, isOptional: true)])]
             )
-            let migrated = try await StoreFactory.open(description(directory), model: newModel)
+            let migrated = try await StoreFactory.standard.open(description(directory), model: newModel)
             let book = try await F.snapshot(migrated, saved.books[0])
             #expect(book["subtitle"] == .null)
             #expect(book["edition"] == .integer(1))
@@ -418,7 +419,7 @@ import StrataQuery
             // The file now records the new model: it reopens as is. Going back
             // would drop the new entity (not lightweight); its removed
             // attributes alone would be.
-            let reopened = try await StoreFactory.open(description(directory, migrates: false), model: newModel)
+            let reopened = try await StoreFactory.standard.open(description(directory, migrates: false), model: newModel)
             #expect(try await reopened.count(F.fetch("Book", nil)) == saved.books.count)
             try await reopened.close()
             await expectOpenFailure(directory, code: .incompatibleVersionHash, model: F.model,
@@ -427,7 +428,7 @@ import StrataQuery
     }
 
     @Test func storesNeedAFileURL() async throws {
-        await #expect { _ = try await StoreFactory.open(StoreDescription(url: nil, type: .binary), model: F.model) } throws: { error in
+        await #expect { _ = try await StoreFactory.standard.open(StoreDescription(url: nil, type: .binary), model: F.model) } throws: { error in
             (error as? StrataError)?.code == .storeOpen
         }
     }

@@ -4,6 +4,7 @@ import StrataModel
 import StrataQuery
 import Testing
 @testable import StrataStore
+@testable import StrataSQLite
 
 /// Persistent history, change detection between store instances and the
 /// busy retry of the SQLite store.

@@ -2,6 +2,7 @@ import Foundation
 import GRDB
 import Testing
 @testable import StrataStore
+@testable import StrataSQLite
 
 /// Reads on the caller's thread: the pool's answers, or nil (and nothing
 /// kept) whenever the read must go through the pool instead.

@@ -4,6 +4,7 @@ import StrataModel
 import StrataQuery
 import Testing
 @testable import StrataStore
+@testable import StrataSQLite
 
 @Suite struct SQLiteStoreTests {
     typealias Models = SQLiteTestModels
@@ -1059,7 +1060,7 @@ import Testing
             ConfigurationDescription(name: "People", entities: ["Author", "Shelf", "Sample"]),
         ])
         try await TestDirectory.with { directory in
-            let books = try await StoreFactory.open(
+            let books = try await StoreFactory.standard.open(
                 StoreDescription(url: kind.url(in: directory), type: kind.storeType, configuration: "Books"), model: model
             )
             let author = ObjectID(storeIdentifier: books.identifier, entityName: "Author", key: .permanent(1))

@@ -3,6 +3,7 @@ import StrataModel
 import StrataQuery
 import Testing
 @testable import StrataStore
+@testable import StrataSQLite
 
 /// The SQLite store's streaming paths: fetches handed over in batches as
 /// they are read, and saves whose inserts come through a feed while the

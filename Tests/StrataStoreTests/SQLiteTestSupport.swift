@@ -3,6 +3,7 @@ import GRDB
 import StrataModel
 import StrataQuery
 @testable import StrataStore
+@testable import StrataSQLite
 
 /// A fresh temporary directory per test, removed by ``remove()``.
 struct SQLiteTestDirectory {

@@ -4,6 +4,7 @@ import Testing
 import StrataModel
 import StrataQuery
 @testable import StrataStore
+@testable import StrataSQLite
 
 /// Every store copies itself into a store file that opens read-only with
 /// the same identifier, objects, values and relationships, and that
@@ -34,7 +35,7 @@ extension StoreConformanceTests {
             // A save after the backup is not in it.
             try await F.commit(store, StoreChanges(inserts: [.init(temporaryID: .temporary(entityName: "Tag"), values: ["name": .string("later")])]))
 
-            let opened = try await StoreFactory.open(StoreDescription(url: copy, type: Self.backupKind(kind).storeType, isReadOnly: true), model: StoreFixture.model)
+            let opened = try await StoreFactory.standard.open(StoreDescription(url: copy, type: Self.backupKind(kind).storeType, isReadOnly: true), model: StoreFixture.model)
             #expect(opened.identifier == store.identifier)
             for entity in ["Author", "Book", "Sample"] {
                 let original = try await store.fetchSnapshots(F.all(entity)).map(F.portable)

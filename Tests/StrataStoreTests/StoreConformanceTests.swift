@@ -3,6 +3,7 @@ import Testing
 import StrataModel
 import StrataQuery
 @testable import StrataStore
+@testable import StrataSQLite
 
 /// The contract of ``PersistentStore``, run on every store kind: the same
 /// cases, the same expected results. The in-memory store is the reference
@@ -643,8 +644,8 @@ import StrataQuery
                 StoreDescription(url: kind.url(in: directory)?.deletingLastPathComponent().appendingPathComponent("\(configuration).store"),
                                  type: kind.storeType, configuration: configuration)
             }
-            let books = try await StoreFactory.open(description("Books"), model: model)
-            let people = try await StoreFactory.open(description("People"), model: model)
+            let books = try await StoreFactory.standard.open(description("Books"), model: model)
+            let people = try await StoreFactory.standard.open(description("People"), model: model)
             #expect(books.entityNames == ["Book", "EBook", "Tag", "Chapter"])
             #expect(people.entityNames == ["Author", "Shelf", "Sample"])
             #expect(books.identifier != people.identifier)

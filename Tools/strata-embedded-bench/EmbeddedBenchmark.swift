@@ -5,6 +5,7 @@ import StrataModel
 import StrataQuery
 import StrataSamples
 import StrataStore
+import StrataSQLite
 
 /// 100k Book inserts through a context with one save, then a fetch of them
 /// all with a predicate and a sort; beside raw SQLite doing the same rows
@@ -87,6 +88,7 @@ struct EmbeddedBenchmark {
                 description.pageCacheBytes = cacheBytes
                 return description
             },
+            factory: .standard,
             transformers: BooksSample.transformers,
             transientRules: BooksSample.transientRules
         )

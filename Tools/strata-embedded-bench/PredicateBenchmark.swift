@@ -3,6 +3,7 @@ import GRDB
 import StrataModel
 import StrataQuery
 import StrataStore
+import StrataSQLite
 import StrataSamples
 
 /// Predicate evaluation in memory vs the same predicate compiled to SQL, on

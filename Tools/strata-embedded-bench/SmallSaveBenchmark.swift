@@ -5,6 +5,7 @@ import StrataModel
 import StrataQuery
 import StrataSamples
 import StrataStore
+import StrataSQLite
 
 /// Many small concurrent saves, as a server makes them: `concurrency`
 /// tasks each saving one new `Book` at a time (uuid, title, pages) into a
@@ -65,7 +66,7 @@ struct SmallSaveBenchmark {
         defer { try? FileManager.default.removeItem(at: directory) }
         let container = try await PersistentContainer(
             model: BooksSample.model,
-            storeDescriptions: BooksSample.sqliteStores(in: directory),
+            storeDescriptions: BooksSample.sqliteStores(in: directory), factory: .standard,
             transformers: BooksSample.transformers,
             transientRules: BooksSample.transientRules
         )

@@ -3,6 +3,22 @@ import StrataModel
 import StrataQuery
 
 extension BinaryStore {
+    /// The store identifier in the binary store file at `path` (what
+    /// StoreRestore checks a backup against); 134080 when it cannot be read,
+    /// naming the byte offset where it is corrupt.
+    package static func identifier(ofFileAt path: String) throws(StrataError) -> String {
+        guard let bytes = try StoreFile.load(path, displayName: path) else {
+            throw StrataError(.storeOpen, "\(path) cannot be read")
+        }
+        do {
+            var decoder = try BinaryStoreDecoder(bytes)
+            try decoder.readSchema()
+            return decoder.identifier
+        } catch {
+            throw StrataError(.storeOpen, "\(path): corrupt at byte offset \(error.offset): \(error.reason)")
+        }
+    }
+
     /// Decodes a store file's bytes for `model` exactly as opening the file
     /// does, without the file: every check, migration and error of
     /// ``init(description:model:)``. Then reads every object back, and

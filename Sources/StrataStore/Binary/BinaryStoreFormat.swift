@@ -30,9 +30,9 @@ import StrataQuery
 /// strings length-prefixed UTF-8. A typed value is a tag byte then its
 /// payload (see ``Tag``). Rows, columns and lists are written in key order,
 /// so equal stores give equal files.
-enum BinaryStoreFormat {
+package enum BinaryStoreFormat {
     /// The file's first eight bytes.
-    static let magic: [UInt8] = Array("STRATAB1".utf8)
+    package static let magic: [UInt8] = Array("STRATAB1".utf8)
     /// The format version this build writes and reads.
     static let version: UInt32 = 1
     /// The header's size.

@@ -5,9 +5,9 @@ import Darwin
 #endif
 
 /// Text for `errno` values in messages.
-enum PosixError {
+package enum PosixError {
     /// `strerror(code)` with the symbolic number.
-    static func describe(_ code: Int32) -> String {
+    package static func describe(_ code: Int32) -> String {
         guard let text = strerror(code) else { return "errno \(code)" }
         return "\(String(cString: text)) (errno \(code))"
     }

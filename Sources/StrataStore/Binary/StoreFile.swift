@@ -12,7 +12,7 @@ import StrataModel
 /// directory. `rename` is atomic, so after a crash the path holds the old
 /// file or the new one, never a torn one; a failure before the rename
 /// removes the temporary file and leaves the old file untouched.
-enum StoreFile {
+package enum StoreFile {
     /// The steps of an atomic write, for fault injection in tests.
     enum Stage: Sendable, Hashable {
         /// The temporary file is about to be created.
@@ -112,7 +112,7 @@ enum StoreFile {
         syncDirectory(of: path)
     }
 
-    static func syncDirectory(of path: String) {
+    package static func syncDirectory(of path: String) {
         let directory: String
         if let slash = path.lastIndex(of: "/") {
             directory = slash == path.startIndex ? "/" : String(path[..<slash])

@@ -14,7 +14,7 @@ import StrataModel
 /// process is refused just like one in another process. The lock goes away
 /// with the descriptor: at ``release()``, at deinit, or when the process
 /// dies.
-final class StoreFileLock {
+package final class StoreFileLock {
     /// The lock file's path.
     let path: String
     private var descriptor: Int32
@@ -22,7 +22,7 @@ final class StoreFileLock {
     /// Takes the lock without waiting. Fails with 134080 when another open
     /// store holds it, or when the lock file cannot be created (a read-only
     /// store in a directory it cannot write goes on without a lock).
-    init(storePath: String, exclusive: Bool, displayName: String) throws(StrataError) {
+    package init(storePath: String, exclusive: Bool, displayName: String) throws(StrataError) {
         path = storePath + ".lock"
         var fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o644)
         if fd < 0, !exclusive {
@@ -52,7 +52,7 @@ final class StoreFileLock {
     var isHeld: Bool { descriptor >= 0 }
 
     /// Releases the lock (idempotent).
-    func release() {
+    package func release() {
         guard descriptor >= 0 else { return }
         flock(descriptor, LOCK_UN)
         close(descriptor)

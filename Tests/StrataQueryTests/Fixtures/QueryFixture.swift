@@ -3,6 +3,7 @@ import GRDB
 import StrataModel
 @testable import StrataQuery
 import StrataStore
+import StrataSQLite
 
 // A small object graph, built deterministically, materialised both in memory
 // (for the evaluator) and as rows of a fresh in-memory SQLite database

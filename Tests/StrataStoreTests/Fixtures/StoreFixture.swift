@@ -3,6 +3,7 @@ import Testing
 import StrataModel
 import StrataQuery
 @testable import StrataStore
+@testable import StrataSQLite
 
 // The model every store test uses, built in Swift:
 //
@@ -125,7 +126,7 @@ enum StoreFixture {
 
     /// Opens a store of `kind` in `directory` through ``StoreFactory``.
     static func open(_ kind: StoreKind, in directory: URL, readOnly: Bool = false, model: ObjectModel = StoreFixture.model) async throws -> any PersistentStore {
-        try await StoreFactory.open(kind.description(in: directory, readOnly: readOnly), model: model)
+        try await StoreFactory.standard.open(kind.description(in: directory, readOnly: readOnly), model: model)
     }
 
     /// A fetch resolved against the fixture model.

@@ -1,5 +1,6 @@
 import GRDB
 import GRDBSQLite
+import StrataStore
 import Synchronization
 
 /// How many frames a store's write-ahead log holds after its writer's last

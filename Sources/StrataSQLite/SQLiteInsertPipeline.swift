@@ -1,6 +1,7 @@
 import Foundation
 import GRDB
 import StrataModel
+import StrataStore
 
 /// Encodes the INSERT rows of one save in chunks of ``chunkRows`` rows,
 /// ahead of the writer that binds them.

@@ -2,6 +2,7 @@ import Foundation
 import GRDB
 import GRDBSQLite
 import StrataModel
+import StrataStore
 import StrataQuery
 
 /// Turns rows of a hierarchy table into ``Snapshot``s.

@@ -1,5 +1,6 @@
 import GRDB
 import StrataModel
+import StrataStore
 import StrataQuery
 
 extension SQLiteStore {

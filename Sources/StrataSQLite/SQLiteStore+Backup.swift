@@ -1,6 +1,7 @@
 import Foundation
 import GRDB
 import StrataModel
+import StrataStore
 
 extension SQLiteStore: BackupCapableStore {
     /// Copies the store with SQLite's online backup API from one read

@@ -1,6 +1,7 @@
 import GRDB
 import NIOConcurrencyHelpers
 import StrataModel
+import StrataStore
 import StrataQuery
 
 /// The store's view of its ``SQLiteSchema``, computed once at open: for

@@ -1,6 +1,7 @@
 import GRDB
 import GRDBSQLite
 import StrataModel
+import StrataStore
 
 /// Runs one prepared statement many times, binding positional values
 /// straight to the SQLite statement instead of building a

@@ -1,6 +1,7 @@
 import Foundation
 import GRDB
 import StrataModel
+import StrataStore
 import StrataQuery
 
 /// Persistent history in a SQLite store: its tables (in the store's reserved

@@ -1,5 +1,6 @@
 import GRDB
 import StrataModel
+import StrataStore
 
 /// Hands out the primary keys of the inserts of one write transaction.
 ///

@@ -1,6 +1,7 @@
 import Foundation
 import GRDB
 import StrataModel
+import StrataStore
 import StrataQuery
 
 /// Turns the value of an attribute into what its column stores, checking

@@ -1,6 +1,7 @@
 import Foundation
 import GRDB
 import StrataModel
+import StrataStore
 import StrataQuery
 
 /// What a Strata SQLite store records about itself, in its `Z_METADATA`

@@ -1,5 +1,6 @@
 import GRDB
 import StrataModel
+import StrataStore
 import StrataQuery
 
 /// Compares what a store recorded (``SQLiteStoreMetadata``) with what the

@@ -1,6 +1,7 @@
 import Foundation
 import GRDB
 import StrataModel
+import StrataStore
 
 /// Notices other connections' commits to a SQLite store and reads their
 /// history: the store side of cross-process change notification.

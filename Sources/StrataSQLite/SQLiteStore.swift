@@ -2,6 +2,7 @@ import Foundation
 import GRDB
 import NIOConcurrencyHelpers
 import StrataModel
+import StrataStore
 import StrataQuery
 
 /// A persistent store in one SQLite file, through GRDB.

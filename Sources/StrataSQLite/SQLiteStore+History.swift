@@ -1,6 +1,7 @@
 import Foundation
 import GRDB
 import StrataModel
+import StrataStore
 
 extension SQLiteStore: HistoryTrackingStore {
     /// The token of the last committed transaction (value 0 when the store

@@ -1,6 +1,7 @@
 import Foundation
 import GRDB
 import StrataModel
+import StrataStore
 import StrataQuery
 
 extension SQLiteSaveTransaction {

@@ -6,6 +6,7 @@ import Darwin
 import Foundation
 import GRDB
 import StrataModel
+import StrataStore
 import StrataQuery
 
 /// Puts a backup (``BackupCapableStore/backup(to:)``, `strata backup`) in
@@ -187,16 +188,7 @@ public enum StoreRestore {
     /// The identifier of the store in the file at `path`.
     private static func storeIdentifier(of path: String, format: StoreDescription.StoreType) throws(StrataError) -> String {
         if format == .binary {
-            guard let bytes = try StoreFile.load(path, displayName: path) else {
-                throw StrataError(.storeOpen, "\(path) cannot be read")
-            }
-            do {
-                var decoder = try BinaryStoreDecoder(bytes)
-                try decoder.readSchema()
-                return decoder.identifier
-            } catch {
-                throw StrataError(.storeOpen, "\(path): corrupt at byte offset \(error.offset): \(error.reason)")
-            }
+            return try BinaryStore.identifier(ofFileAt: path)
         }
         do {
             var configuration = Configuration()

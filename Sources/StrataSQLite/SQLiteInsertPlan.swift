@@ -1,6 +1,7 @@
 import GRDB
 import NIOConcurrencyHelpers
 import StrataModel
+import StrataStore
 import StrataQuery
 
 /// Where each slot of one ``PropertyValues/Layout`` goes in an entity's
