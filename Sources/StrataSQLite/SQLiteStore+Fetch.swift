@@ -5,7 +5,7 @@ import StrataQuery
 
 extension SQLiteStore {
     /// Snapshots of the objects a fetch selects, in order: the compiled
-    /// ``SQLiteQueryCompiler/rowQuery(_:)`` run in one read transaction on a
+    /// ``SQLQueryCompiler/rowQuery(_:)`` run in one read transaction on a
     /// reader connection, each row decoded by column index. A fetch of an
     /// entity the store does not hold is ``StrataError/Code/invalidValue``.
     public nonisolated func fetchSnapshots(_ fetch: ResolvedFetch) async throws -> [Snapshot] {
@@ -85,7 +85,7 @@ extension SQLiteStore {
     }
 
     /// IDs of the objects a fetch selects, in order
-    /// (``SQLiteQueryCompiler/primaryKeyQuery(_:)``). A fetch of an entity
+    /// (``SQLQueryCompiler/primaryKeyQuery(_:)``). A fetch of an entity
     /// the store does not hold is ``StrataError/Code/invalidValue``.
     public nonisolated func fetchObjectIDs(_ fetch: ResolvedFetch) async throws -> [ObjectID] {
         let database = try openDatabase()
@@ -103,7 +103,7 @@ extension SQLiteStore {
     }
 
     /// How many objects a fetch selects, limit and offset applied
-    /// (``SQLiteQueryCompiler/countQuery(_:)``). A fetch of an entity the
+    /// (``SQLQueryCompiler/countQuery(_:)``). A fetch of an entity the
     /// store does not hold is ``StrataError/Code/invalidValue``.
     public nonisolated func count(_ fetch: ResolvedFetch) async throws -> Int {
         let database = try openDatabase()

@@ -141,7 +141,7 @@ final class SQLiteStoreMapping: Sendable {
     }
 
     let schema: SQLiteSchema
-    let compiler: SQLiteQueryCompiler
+    let compiler: SQLQueryCompiler
     let entities: [String: Entity]
     /// Held entities by `Z_ENT` number.
     let entitiesByNumber: [Int64: Entity]
@@ -235,7 +235,7 @@ final class SQLiteStoreMapping: Sendable {
         }
 
         self.schema = schema
-        self.compiler = SQLiteQueryCompiler(schema: schema)
+        self.compiler = SQLQueryCompiler(schema: schema)
         self.entities = entities
         self.entitiesByNumber = byNumber
         self.joinTables = Dictionary(schema.joinTables.map { ($0.name, $0) }, uniquingKeysWith: { a, _ in a })

@@ -121,7 +121,7 @@ private typealias M = FixtureModel
         #expect(schema.entityName(forNumber: 9) == nil)
         // Indexes and queries use the kept numbers.
         #expect(schema.createStatements().contains { $0.hasPrefix("CREATE UNIQUE INDEX") && $0.hasSuffix("WHERE \"Z_ENT\" IN (7)") })
-        let query = try SQLiteQueryCompiler(schema: schema).primaryKeyQuery(ResolvedFetch(entityName: "Sub1"))
+        let query = try SQLQueryCompiler(schema: schema).primaryKeyQuery(ResolvedFetch(entityName: "Sub1"))
         #expect(query.sql.contains("\"Z_ENT\" IN (?)"))
         #expect(query.arguments == [.integer(7)])
         // The same numbers give the same layout.
@@ -243,7 +243,7 @@ private typealias M = FixtureModel
             sortKeys: [M.sort("Book", "author.name", caseInsensitive: true)],
             limit: 3, offset: 2
         )
-        let query = try SQLiteQueryCompiler(schema: schema).primaryKeyQuery(fetch)
+        let query = try SQLQueryCompiler(schema: schema).primaryKeyQuery(fetch)
         #expect(!query.sql.contains("DROP"))
         #expect(!query.sql.contains("1234567"))
         #expect(!query.sql.contains("98765"))
@@ -259,7 +259,7 @@ private typealias M = FixtureModel
 
     @Test func unsupportedConstructsAreNamed() throws {
         let schema = try SQLiteSchema(model: M.model)
-        let compiler = SQLiteQueryCompiler(schema: schema)
+        let compiler = SQLQueryCompiler(schema: schema)
         func code(_ predicate: QueryPredicate, entity: String = "Book", sort: [QuerySortKey] = []) -> StrataError.Code? {
             do {
                 _ = try compiler.primaryKeyQuery(ResolvedFetch(entityName: entity, predicate: predicate, sortKeys: sort))
@@ -275,14 +275,14 @@ private typealias M = FixtureModel
         #expect(code(M.compare(M.key("Book", "title"), .equal, .integer(1), .integer)) == .predicateType)
         let partial = try SQLiteSchema(model: M.model, entityNames: ["Author"])
         do {
-            _ = try SQLiteQueryCompiler(schema: partial).primaryKeyQuery(ResolvedFetch(entityName: "Book"))
+            _ = try SQLQueryCompiler(schema: partial).primaryKeyQuery(ResolvedFetch(entityName: "Book"))
             Issue.record("expected an error")
         } catch {
             #expect(error.code == .unsupported)
             #expect(error.message.contains("Book"))
         }
         // Paths into entities another store holds are always nil / empty.
-        let query = try SQLiteQueryCompiler(schema: partial).primaryKeyQuery(ResolvedFetch(
+        let query = try SQLQueryCompiler(schema: partial).primaryKeyQuery(ResolvedFetch(
             entityName: "Author",
             predicate: .and([
                 M.compare(.aggregate(.count, M.collection("Author", "books"), nil), .equal, .integer(0), .integer),
@@ -341,7 +341,7 @@ private typealias M = FixtureModel
 
     @Test func rowAndCountQueries() throws {
         let fixture = try QueryFixture()
-        let compiler = SQLiteQueryCompiler(schema: fixture.schema)
+        let compiler = SQLQueryCompiler(schema: fixture.schema)
         let fetch = ResolvedFetch(entityName: "EBook", sortKeys: [M.sort("EBook", "pages"), M.sort("EBook", "title")], limit: 10, offset: 4)
         let rows = try compiler.rowQuery(fetch)
         let count = try compiler.countQuery(fetch)

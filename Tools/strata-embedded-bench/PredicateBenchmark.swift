@@ -27,7 +27,7 @@ struct PredicateBenchmark {
         let model = BooksSample.model
         let data = BookDataset(count: rows)
         let schema = try SQLiteSchema(model: model, entityNames: ["Book"])
-        let compiler = SQLiteQueryCompiler(schema: schema)
+        let compiler = SQLQueryCompiler(schema: schema)
         let resolver = PredicateResolver(model: model)
 
         // The SQL side: a file database like a store's, WAL, functions registered.

@@ -3,7 +3,7 @@ import StrataModel
 
 /// A ``ResolvedFetch`` run in memory: entity restriction, predicate, sort,
 /// offset and limit, with the same results, in the same order, as the SQL
-/// ``SQLiteQueryCompiler`` produces for the same fetch over the same data.
+/// ``SQLQueryCompiler`` produces for the same fetch over the same data.
 ///
 /// Sorting: each key compares values in the attribute's own order (strings
 /// by Unicode scalars, `caseInsensitive` on their case-folded form); nil

@@ -4,7 +4,7 @@ import StrataModel
 /// A ``QueryPredicate`` compiled once into closures and evaluated against
 /// objects read through an ``ObjectGraphAccessor``, with exactly the
 /// semantics documented on ``QueryPredicate`` (the same as
-/// ``SQLiteQueryCompiler``'s SQL).
+/// ``SQLQueryCompiler``'s SQL).
 ///
 /// Compiling checks the predicate (operand types against comparison
 /// domains, operators, paths), converts and folds constants, and compiles

@@ -1,40 +1,40 @@
 /// A piece of SQL with the arguments of its `?` placeholders, in order;
 /// concatenation keeps text and arguments aligned.
-struct SQLFragment: Sendable {
-    var sql: String
-    var arguments: [SQLValue]
+package struct SQLFragment: Sendable {
+    package var sql: String
+    package var arguments: [SQLValue]
     /// The arguments bound from variables (their indexes in `arguments`).
-    var parameters: [QueryParameter] = []
+    package var parameters: [QueryParameter] = []
 
-    init(_ sql: String, _ arguments: [SQLValue] = []) {
+    package init(_ sql: String, _ arguments: [SQLValue] = []) {
         self.sql = sql
         self.arguments = arguments
     }
 
     /// A single `?` bound to `value`.
-    static func bind(_ value: SQLValue) -> SQLFragment {
+    package static func bind(_ value: SQLValue) -> SQLFragment {
         SQLFragment("?", [value])
     }
 
-    static func + (a: SQLFragment, b: SQLFragment) -> SQLFragment {
+    package static func + (a: SQLFragment, b: SQLFragment) -> SQLFragment {
         var result = a
         result += b
         return result
     }
 
-    static func + (a: SQLFragment, b: String) -> SQLFragment {
+    package static func + (a: SQLFragment, b: String) -> SQLFragment {
         var result = a
         result.sql += b
         return result
     }
 
-    static func + (a: String, b: SQLFragment) -> SQLFragment {
+    package static func + (a: String, b: SQLFragment) -> SQLFragment {
         var result = b
         result.sql = a + b.sql
         return result
     }
 
-    static func += (a: inout SQLFragment, b: SQLFragment) {
+    package static func += (a: inout SQLFragment, b: SQLFragment) {
         if !b.parameters.isEmpty {
             let shift = a.arguments.count
             a.parameters += b.parameters.map { parameter in
@@ -47,12 +47,12 @@ struct SQLFragment: Sendable {
         a.arguments += b.arguments
     }
 
-    static func += (a: inout SQLFragment, b: String) {
+    package static func += (a: inout SQLFragment, b: String) {
         a.sql += b
     }
 
     /// `parts` joined by `separator`.
-    static func joined(_ parts: [SQLFragment], separator: String) -> SQLFragment {
+    package static func joined(_ parts: [SQLFragment], separator: String) -> SQLFragment {
         var result = SQLFragment("")
         for (i, part) in parts.enumerated() {
             if i > 0 { result.sql += separator }
@@ -67,7 +67,7 @@ struct SQLFragment: Sendable {
     /// and refuses one deeper than its expression-depth limit (1000), so
     /// a thousand OR-ed terms would fail; balanced, they nest about
     /// log₈(n) deep.
-    static func balanced(_ parts: ArraySlice<SQLFragment>, separator: String) -> SQLFragment {
+    package static func balanced(_ parts: ArraySlice<SQLFragment>, separator: String) -> SQLFragment {
         if parts.count == 1, let only = parts.first { return only }
         if parts.count <= 8 { return joined(Array(parts), separator: separator).parenthesized }
         let groupSize = (parts.count + 7) / 8
@@ -82,5 +82,5 @@ struct SQLFragment: Sendable {
     }
 
     /// `(self)`.
-    var parenthesized: SQLFragment { "(" + self + ")" }
+    package var parenthesized: SQLFragment { "(" + self + ")" }
 }

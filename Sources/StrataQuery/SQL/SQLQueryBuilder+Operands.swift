@@ -12,18 +12,18 @@ extension SQLQueryBuilder {
             throw StrataError(.predicateType, "a list is not a single value")
         case .attribute(let steps, let attribute):
             guard let column = try attributeColumn(steps, attribute, scope) else { return nil }
-            return convert(SQLFragment(column), from: attribute.type, to: domain, options)
+            return try convert(SQLFragment(column), from: attribute.type, to: domain, options)
         case .aggregate(let function, let path, let attribute):
             guard let type = try OperandTyping.valueType(of: operand) else { return nil }
             guard let expression = try aggregate(function, path, attribute, scope) else { return nil }
-            return convert(expression, from: type, to: domain, options)
+            return try convert(expression, from: type, to: domain, options)
         case .subqueryCount(let path, let inner):
             guard let source = try collection(path, scope) else {
-                return convert(SQLFragment("0"), from: .integer64, to: domain, options)
+                return try convert(SQLFragment("0"), from: .integer64, to: domain, options)
             }
             let condition = try predicate(inner, source.scope)
             let count = "(SELECT COUNT(*) FROM " + source.scope.fromClause() + " WHERE \(source.link) AND " + condition + ")"
-            return convert(count, from: .integer64, to: domain, options)
+            return try convert(count, from: .integer64, to: domain, options)
         case .object:
             throw StrataError(.predicateType, "an object cannot be compared as \(domain)")
         case .function(let function, _):
@@ -60,14 +60,14 @@ extension SQLQueryBuilder {
     /// A stored value of `type` as the comparison domain sees it: 64-bit
     /// integers as REAL in the Double domain (as `Double(x)` does), numbers
     /// as decimal keys in the Decimal domain, folded strings.
-    func convert(_ expression: SQLFragment, from type: AttributeType, to domain: ComparisonDomain, _ options: StringComparisonOptions) -> SQLFragment {
+    func convert(_ expression: SQLFragment, from type: AttributeType, to domain: ComparisonDomain, _ options: StringComparisonOptions) throws(StrataError) -> SQLFragment {
         switch domain {
         case .double:
-            return type == .integer64 ? "CAST(" + expression + " AS REAL)" : expression
+            return type == .integer64 ? dialect.integerAsDouble(expression) : expression
         case .decimal:
-            return type == .decimal ? expression : "strata_decimal_key(" + expression + ")"
+            return type == .decimal ? expression : dialect.asDecimal(expression)
         case .string, .uri:
-            return options.isEmpty ? expression : "strata_fold(" + expression + ", \(options.rawValue))"
+            return options.isEmpty ? expression : try dialect.fold(expression, options)
         default:
             return expression
         }
@@ -89,7 +89,7 @@ extension SQLQueryBuilder {
         guard let source else {
             switch function {
             case .sum:
-                if type == .decimal { return .bind(.text(DecimalKey.zero)) }
+                if type == .decimal { return .bind(dialect.decimalZero) }
                 return SQLFragment(integerLike ? "0" : "0.0")
             default:
                 return nil
@@ -110,17 +110,17 @@ extension SQLQueryBuilder {
             if integerLike {
                 expression = "COALESCE(SUM(\(column)), 0)"
             } else if type == .decimal {
-                expression = "strata_decimal_sum(\(column))"
+                expression = dialect.decimalSum(column)
             } else {
-                expression = "strata_fsum(\(column))"
+                expression = dialect.doubleSum(column)
             }
         case .avg:
             if integerLike {
-                expression = "CAST(SUM(\(column)) AS REAL) / COUNT(\(column))"
+                expression = dialect.integerAverage(column)
             } else if type == .decimal {
-                expression = "strata_decimal_avg(\(column))"
+                expression = dialect.decimalAverage(column)
             } else {
-                expression = "strata_fsum(\(column)) / COUNT(\(column))"
+                expression = dialect.doubleSum(column) + " / COUNT(\(column))"
             }
         case .min:
             expression = "MIN(\(column))"

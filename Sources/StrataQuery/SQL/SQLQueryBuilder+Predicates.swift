@@ -125,11 +125,11 @@ extension SQLQueryBuilder {
             guard let op = StringOperators.Operator(comparison.op),
                   let lhs = try operand(comparison.lhs, domain, options, scope),
                   let rhs = try operand(comparison.rhs, domain, options, scope) else { return SQLFragment("0") }
-            return "strata_strop(\(op.rawValue), " + lhs + ", " + rhs + ")"
+            return try dialect.stringOperator(op, lhs, rhs)
         case .like:
             guard let lhs = try operand(comparison.lhs, domain, options, scope),
                   let rhs = try operand(comparison.rhs, domain, options, scope) else { return SQLFragment("0") }
-            return "strata_like(" + lhs + ", " + rhs + ")"
+            return try dialect.like(lhs, rhs)
         case .matches:
             let caseInsensitive = comparison.options.contains(.caseInsensitive)
             let subjectOptions = comparison.options.intersection(.diacriticInsensitive)
@@ -138,16 +138,14 @@ extension SQLQueryBuilder {
             }
             guard let lhs = try operand(comparison.lhs, domain, subjectOptions, scope),
                   let rhs = try operand(comparison.rhs, domain, [], scope) else { return SQLFragment("0") }
-            return "strata_matches(" + lhs + ", " + rhs + ", \(caseInsensitive ? 1 : 0))"
+            return try dialect.matches(lhs, rhs, caseInsensitive: caseInsensitive)
         }
     }
 
-    // MARK: - Strings holding U+0000
+    // MARK: - Strings
 
     /// Which side of a comparison is a constant, if exactly one is.
-    enum ConstantSide { case left, right, neither }
-
-    static func constantSide(_ comparison: QueryComparison) -> ConstantSide {
+    static func constantSide(_ comparison: QueryComparison) -> SQLConstantSide {
         switch (comparison.lhs, comparison.rhs) {
         case (.constant, .constant): .neither
         case (_, .constant): .right
@@ -156,39 +154,9 @@ extension SQLQueryBuilder {
         }
     }
 
-    /// An ordering comparison of strings that agrees with the evaluator's
-    /// order (UTF-8 bytes) for every string. Text holding U+0000 is stored
-    /// and bound as a BLOB, which SQLite orders after all TEXT; such
-    /// values are compared as their bytes (`CAST(… AS BLOB)`). Against a
-    /// constant without U+0000 the TEXT rows keep the plain comparison, so
-    /// an index on the column still serves it: BLOB rows (`>= x''`) are a
-    /// range of their own in the index.
-    func stringOrdering(_ lhs: SQLFragment, _ op: String, _ rhs: SQLFragment, constantSide: ConstantSide) -> SQLFragment {
-        let bytewise = "CAST(" + lhs + " AS BLOB) \(op) CAST(" + rhs + " AS BLOB)"
-        let (column, constant, columnOp): (SQLFragment, SQLFragment, String)
-        switch constantSide {
-        case .right: (column, constant, columnOp) = (lhs, rhs, op)
-        case .left: (column, constant, columnOp) = (rhs, lhs, Self.flipped(op))
-        case .neither: return bytewise.parenthesized
-        }
-        guard constant.arguments.count == 1, case .text = constant.arguments[0] else {
-            // A constant holding U+0000 (a BLOB): bytes on both sides.
-            return bytewise.parenthesized
-        }
-        let text = "(" + column + " \(columnOp) " + constant + " AND " + column + " < x'')"
-        let blobs = "(" + column + " >= x'' AND CAST(" + column + " AS BLOB) \(columnOp) CAST(" + constant + " AS BLOB))"
-        return (text + " OR " + blobs).parenthesized
-    }
-
-    /// `a op b` as `b flipped(op) a`.
-    static func flipped(_ op: String) -> String {
-        switch op {
-        case "<": ">"
-        case "<=": ">="
-        case ">": "<"
-        case ">=": "<="
-        default: op
-        }
+    /// `lhs op rhs` for strings, in the evaluator's order (the dialect's).
+    func stringOrdering(_ lhs: SQLFragment, _ op: String, _ rhs: SQLFragment, constantSide: SQLConstantSide) -> SQLFragment {
+        dialect.stringOrdering(lhs, op, rhs, constantSide: constantSide)
     }
 
     // MARK: - Objects

@@ -1,14 +1,17 @@
 import Foundation
 import StrataModel
 
-/// The state of one compilation: the schema and the alias counter shared by
-/// the outer query and its subqueries (aliases are unique in the statement).
+/// The state of one compilation: the schema, the dialect and the alias
+/// counter shared by the outer query and its subqueries (aliases are unique
+/// in the statement).
 final class SQLQueryBuilder {
     let schema: SQLiteSchema
+    let dialect: any SQLDialect
     private var aliasCount = 0
 
-    init(schema: SQLiteSchema) {
+    init(schema: SQLiteSchema, dialect: any SQLDialect) {
         self.schema = schema
+        self.dialect = dialect
     }
 
     /// A fresh quoted alias (`"t0"`, `"t1"`, …).
@@ -58,9 +61,9 @@ final class SQLQueryBuilder {
             guard let column = try attributeColumn(key.steps, key.attribute, scope) else { continue }
             let type = key.attribute.type
             let expression = key.caseInsensitive && (type == .string || type == .uri)
-                ? "strata_fold(\(column), \(StringComparisonOptions.caseInsensitive.rawValue))"
+                ? try dialect.fold(SQLFragment(column), .caseInsensitive).sql
                 : column
-            terms.append(expression + (key.ascending ? " ASC" : " DESC"))
+            terms.append(dialect.orderTerm(expression, ascending: key.ascending))
         }
         terms.append("\(scope.alias).\(Self.primaryKey) ASC")
         return SQLFragment(" ORDER BY " + terms.joined(separator: ", "))
@@ -72,7 +75,7 @@ final class SQLQueryBuilder {
         if let limit = fetch.limit {
             sql += " LIMIT " + SQLFragment.bind(.integer(Int64(limit)))
         } else if fetch.offset > 0 {
-            sql += " LIMIT -1"
+            sql += dialect.unlimited
         }
         if fetch.offset > 0 {
             sql += " OFFSET " + SQLFragment.bind(.integer(Int64(fetch.offset)))

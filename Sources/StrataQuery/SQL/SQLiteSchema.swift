@@ -3,7 +3,7 @@ import StrataModel
 
 /// The deterministic SQLite layout of the entities one store holds: which
 /// table and column hold what, for the store (to create the schema, write
-/// and read rows) and for ``SQLiteQueryCompiler``.
+/// and read rows) and for ``SQLQueryCompiler``.
 ///
 /// Layout:
 /// - one table per inheritance *root* (`Z<ROOT>`), holding the rows of every

@@ -3,7 +3,7 @@ import StrataModel
 /// A predicate checked against a model: every key path resolved to model
 /// properties, every literal converted to the type it is compared with,
 /// every variable substituted. This is what ``PredicateEvaluator`` runs in
-/// memory and ``SQLiteQueryCompiler`` turns into SQL; both follow the
+/// memory and ``SQLQueryCompiler`` turns into SQL; both follow the
 /// semantics written here, and a shared test suite holds them to it.
 ///
 /// Semantics:

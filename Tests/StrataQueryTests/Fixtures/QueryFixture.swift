@@ -497,7 +497,7 @@ final class QueryFixture {
     /// The fetch compiled to SQL and run: primary keys in result order
     /// (checking on the way that the count query agrees).
     func sql(_ fetch: ResolvedFetch) throws -> [Int64] {
-        let compiler = SQLiteQueryCompiler(schema: schema)
+        let compiler = SQLQueryCompiler(schema: schema)
         let query = try compiler.primaryKeyQuery(fetch)
         let count = try compiler.countQuery(fetch)
         return try database.read { db in

@@ -1,9 +1,10 @@
 import Foundation
 import StrataModel
 
-/// Compiles a ``ResolvedFetch`` into SQLite SQL over an ``SQLiteSchema``,
-/// with exactly the semantics documented on ``QueryPredicate`` (those of
-/// ``PredicateEvaluator`` and ``FetchEvaluator``).
+/// Compiles a ``ResolvedFetch`` into SQL over an ``SQLiteSchema`` layout,
+/// in a backend's ``SQLDialect``, with exactly the semantics documented on
+/// ``QueryPredicate`` (those of ``PredicateEvaluator`` and
+/// ``FetchEvaluator``).
 ///
 /// - Every value is a bound argument; identifiers are always quoted.
 /// - Entity restriction: `Z_ENT IN (?, …)` when the table also holds rows
@@ -17,28 +18,31 @@ import StrataModel
 ///   comparison with NULL yields NULL, which `WHERE`, `AND`, `OR` and
 ///   `EXISTS` treat as false, and every `NOT` wraps its operand in
 ///   `COALESCE(…, 0)` so NULL never turns into true.
-/// - Folding, string operators, `LIKE`, `MATCHES` and exact decimal and
-///   floating-point aggregates go through ``SQLiteFunctions``, which must be
-///   registered on the connection.
-/// - Sort keys become `ORDER BY` terms (case-insensitive ones on
-///   `strata_fold(x, 1)`); SQLite puts NULL first ascending and last
-///   descending, as the evaluator does; `Z_PK` ascending breaks ties.
+/// - Folding, string operators, `LIKE`, `MATCHES`, string ordering and
+///   exact decimal and floating-point aggregates are the dialect's (SQLite's
+///   go through `SQLiteFunctions`, registered on each connection).
+/// - Sort keys become `ORDER BY` terms (case-insensitive ones on the
+///   dialect's fold), NULL first ascending and last descending, as the
+///   evaluator sorts; `Z_PK` ascending breaks ties.
 ///
 /// Constructs SQL cannot express throw ``StrataError/Code/unsupported``
 /// naming them: derivation functions (`canonical:`, `now()`…), transient
 /// properties.
-public struct SQLiteQueryCompiler: Sendable {
+public struct SQLQueryCompiler: Sendable {
     /// The layout compiled against.
     public let schema: SQLiteSchema
+    /// The SQL written.
+    let dialect: any SQLDialect
 
     /// Each table's column list under the fetched table's alias (the
     /// first a builder makes), by table name: made once, not per query.
     private let columnLists: [String: String]
     private static let rootAlias = SQLiteSchema.quote("t0")
 
-    /// A compiler for `schema`.
-    public init(schema: SQLiteSchema) {
+    /// A compiler for `schema` writing `dialect`'s SQL.
+    package init(schema: SQLiteSchema, dialect: any SQLDialect) {
         self.schema = schema
+        self.dialect = dialect
         var lists: [String: String] = [:]
         for table in schema.tables {
             lists[table.name] = Self.columnList(table, alias: Self.rootAlias)
@@ -73,7 +77,7 @@ public struct SQLiteQueryCompiler: Sendable {
     /// `SELECT COUNT(*) …`: how many rows ``primaryKeyQuery(_:)`` returns
     /// (offset and limit included).
     public func countQuery(_ fetch: ResolvedFetch) throws(StrataError) -> CompiledQuery {
-        let builder = SQLQueryBuilder(schema: schema)
+        let builder = SQLQueryBuilder(schema: schema, dialect: dialect)
         let (scope, filter) = try builder.filter(fetch)
         var sql = SQLFragment("FROM ") + scope.fromClause() + filter
         if fetch.limit != nil || fetch.offset > 0 {
@@ -81,16 +85,16 @@ public struct SQLiteQueryCompiler: Sendable {
         } else {
             sql = "SELECT COUNT(*) " + sql
         }
-        return CompiledQuery(sql: sql.sql, arguments: sql.arguments, parameters: sql.parameters)
+        return CompiledQuery(sql: dialect.statement(sql.sql), arguments: sql.arguments, parameters: sql.parameters)
     }
 
     private func select(_ fetch: ResolvedFetch, columns: (String) -> String) throws(StrataError) -> CompiledQuery {
-        let builder = SQLQueryBuilder(schema: schema)
+        let builder = SQLQueryBuilder(schema: schema, dialect: dialect)
         let (scope, filter) = try builder.filter(fetch)
         let order = try builder.orderBy(fetch, scope: scope)
         // The FROM clause is assembled last: compiling the filter and the
         // sort keys adds the LEFT JOINs their key paths need.
         let sql = SQLFragment("SELECT \(columns(scope.alias)) FROM ") + scope.fromClause() + filter + order + builder.window(fetch)
-        return CompiledQuery(sql: sql.sql, arguments: sql.arguments, parameters: sql.parameters)
+        return CompiledQuery(sql: dialect.statement(sql.sql), arguments: sql.arguments, parameters: sql.parameters)
     }
 }

@@ -1,0 +1,76 @@
+import StrataModel
+
+/// What differs between the SQL databases the compiler writes for: how a
+/// value is converted into a comparison domain, how strings are folded,
+/// matched and ordered, the exact aggregates, sort order of NULL, and how
+/// bound values are written in the statement. ``SQLQueryCompiler`` writes
+/// everything else (joins, subqueries, two-valued logic, windows) once.
+///
+/// Each backend's module has its dialect: StrataSQLite's `SQLiteDialect`
+/// (the functions of `SQLiteFunctions`, registered on every connection).
+/// A dialect throws ``StrataError/Code/unsupported`` naming a construct it
+/// cannot write so that it agrees with ``PredicateEvaluator``.
+package protocol SQLDialect: Sendable {
+    /// A 64-bit integer as the Double domain compares it (`Double(x)`).
+    func integerAsDouble(_ expression: SQLFragment) -> SQLFragment
+
+    /// A number (not a Decimal attribute) as the Decimal domain compares it.
+    func asDecimal(_ expression: SQLFragment) -> SQLFragment
+
+    /// A string folded with `options` (never empty), as
+    /// ``StringFolding/fold(_:_:)`` folds it.
+    func fold(_ expression: SQLFragment, _ options: StringComparisonOptions) throws(StrataError) -> SQLFragment
+
+    /// `BEGINSWITH`, `ENDSWITH`, `CONTAINS` of two (already folded) strings:
+    /// true, false, or NULL when either is NULL.
+    func stringOperator(_ op: StringOperators.Operator, _ subject: SQLFragment, _ needle: SQLFragment) throws(StrataError) -> SQLFragment
+
+    /// `LIKE` (``LikePattern``: `*` and `?`, whole string).
+    func like(_ subject: SQLFragment, _ pattern: SQLFragment) throws(StrataError) -> SQLFragment
+
+    /// `MATCHES` (``RegexCache``: whole string).
+    func matches(_ subject: SQLFragment, _ pattern: SQLFragment, caseInsensitive: Bool) throws(StrataError) -> SQLFragment
+
+    /// `lhs op rhs` for strings (`op` one of `<`, `<=`, `>`, `>=`), in the
+    /// evaluator's order (UTF-8 bytes); `constantSide` says which side is a
+    /// bound constant, if one is.
+    func stringOrdering(_ lhs: SQLFragment, _ op: String, _ rhs: SQLFragment, constantSide: SQLConstantSide) -> SQLFragment
+
+    /// The exact sum of a Double column's non-NULL values (0.0 when none),
+    /// as ``ExactDoubleSum`` adds them.
+    func doubleSum(_ column: String) -> String
+
+    /// The sum of a Decimal column's non-NULL values (0 when none).
+    func decimalSum(_ column: String) -> String
+
+    /// The average of a Decimal column's non-NULL values (NULL when none).
+    func decimalAverage(_ column: String) -> String
+
+    /// The Decimal zero, bound.
+    var decimalZero: SQLValue { get }
+
+    /// The average of an integer column's non-NULL values as a Double.
+    func integerAverage(_ column: String) -> String
+
+    /// One `ORDER BY` term, NULL first ascending and last descending (the
+    /// evaluator's order).
+    func orderTerm(_ expression: String, ascending: Bool) -> String
+
+    /// What follows the filter for `OFFSET` without `LIMIT` ("" when the
+    /// database needs nothing).
+    var unlimited: String { get }
+
+    /// The final statement text from the compiler's, whose bound values
+    /// are written `?` in order.
+    func statement(_ sql: String) -> String
+}
+
+/// Which side of a comparison is a bound constant, if exactly one is.
+package enum SQLConstantSide: Sendable {
+    /// The left side.
+    case left
+    /// The right side.
+    case right
+    /// Neither side, or both.
+    case neither
+}

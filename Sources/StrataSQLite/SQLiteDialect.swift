@@ -1,0 +1,104 @@
+import StrataModel
+import StrataQuery
+
+/// SQLite's SQL for ``SQLQueryCompiler``: folding, string operators,
+/// `LIKE`, `MATCHES` and exact aggregates through ``SQLiteFunctions``
+/// (registered on every connection the store opens); decimals compared as
+/// their ``DecimalKey`` text; text holding U+0000, stored as a BLOB,
+/// ordered by its bytes.
+package struct SQLiteDialect: SQLDialect {
+    /// The dialect.
+    package init() {}
+
+    package func integerAsDouble(_ expression: SQLFragment) -> SQLFragment {
+        "CAST(" + expression + " AS REAL)"
+    }
+
+    package func asDecimal(_ expression: SQLFragment) -> SQLFragment {
+        "strata_decimal_key(" + expression + ")"
+    }
+
+    package func fold(_ expression: SQLFragment, _ options: StringComparisonOptions) -> SQLFragment {
+        "strata_fold(" + expression + ", \(options.rawValue))"
+    }
+
+    package func stringOperator(_ op: StringOperators.Operator, _ subject: SQLFragment, _ needle: SQLFragment) -> SQLFragment {
+        "strata_strop(\(op.rawValue), " + subject + ", " + needle + ")"
+    }
+
+    package func like(_ subject: SQLFragment, _ pattern: SQLFragment) -> SQLFragment {
+        "strata_like(" + subject + ", " + pattern + ")"
+    }
+
+    package func matches(_ subject: SQLFragment, _ pattern: SQLFragment, caseInsensitive: Bool) -> SQLFragment {
+        "strata_matches(" + subject + ", " + pattern + ", \(caseInsensitive ? 1 : 0))"
+    }
+
+    /// Text holding U+0000 is stored and bound as a BLOB, which SQLite
+    /// orders after all TEXT; such values are compared as their bytes
+    /// (`CAST(… AS BLOB)`). Against a constant without U+0000 the TEXT rows
+    /// keep the plain comparison, so an index on the column still serves
+    /// it: BLOB rows (`>= x''`) are a range of their own in the index.
+    package func stringOrdering(_ lhs: SQLFragment, _ op: String, _ rhs: SQLFragment, constantSide: SQLConstantSide) -> SQLFragment {
+        let bytewise = "CAST(" + lhs + " AS BLOB) \(op) CAST(" + rhs + " AS BLOB)"
+        let (column, constant, columnOp): (SQLFragment, SQLFragment, String)
+        switch constantSide {
+        case .right: (column, constant, columnOp) = (lhs, rhs, op)
+        case .left: (column, constant, columnOp) = (rhs, lhs, Self.flipped(op))
+        case .neither: return bytewise.parenthesized
+        }
+        guard constant.arguments.count == 1, case .text = constant.arguments[0] else {
+            // A constant holding U+0000 (a BLOB): bytes on both sides.
+            return bytewise.parenthesized
+        }
+        let text = "(" + column + " \(columnOp) " + constant + " AND " + column + " < x'')"
+        let blobs = "(" + column + " >= x'' AND CAST(" + column + " AS BLOB) \(columnOp) CAST(" + constant + " AS BLOB))"
+        return (text + " OR " + blobs).parenthesized
+    }
+
+    /// `a op b` as `b flipped(op) a`.
+    static func flipped(_ op: String) -> String {
+        switch op {
+        case "<": ">"
+        case "<=": ">="
+        case ">": "<"
+        case ">=": "<="
+        default: op
+        }
+    }
+
+    package func doubleSum(_ column: String) -> String {
+        "strata_fsum(\(column))"
+    }
+
+    package func decimalSum(_ column: String) -> String {
+        "strata_decimal_sum(\(column))"
+    }
+
+    package func decimalAverage(_ column: String) -> String {
+        "strata_decimal_avg(\(column))"
+    }
+
+    package var decimalZero: SQLValue { .text(DecimalKey.zero) }
+
+    package func integerAverage(_ column: String) -> String {
+        "CAST(SUM(\(column)) AS REAL) / COUNT(\(column))"
+    }
+
+    /// SQLite puts NULL first ascending and last descending already.
+    package func orderTerm(_ expression: String, ascending: Bool) -> String {
+        expression + (ascending ? " ASC" : " DESC")
+    }
+
+    package var unlimited: String { " LIMIT -1" }
+
+    package func statement(_ sql: String) -> String { sql }
+}
+
+extension SQLQueryCompiler {
+    /// A compiler writing SQLite's SQL over `schema`, for a connection with
+    /// ``SQLiteFunctions`` registered.
+    public init(schema: SQLiteSchema) {
+        self.init(schema: schema, dialect: SQLiteDialect())
+    }
+}

@@ -1,0 +1,62 @@
+#!/usr/bin/env bash
+# A throwaway PostgreSQL server for the PostgreSQL suites: on 127.0.0.1 only,
+# run by an unprivileged user, its data in a temporary folder, password
+# authentication (scram-sha-256) with a random password.
+#
+#   eval "$(Tools/postgres/test-server.sh start)"   # prints the exports below
+#   swift test --filter Postgres
+#   Tools/postgres/test-server.sh stop
+#
+# start prints, for eval:
+#   STRATA_POSTGRES_URL  postgresql://strata@127.0.0.1:PORT/strata_test
+#   PGPASSWORD           the password (never in the URL)
+#   STRATA_POSTGRES_DIR  the server's folder (stop removes it)
+# Installs Debian's postgresql package when no server binaries are found.
+# Environment: STRATA_POSTGRES_PORT (54329).
+set -euo pipefail
+
+command=${1:-}
+case "$command" in
+start)
+    PGBIN=$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -1 || true)
+    if [ -z "$PGBIN" ]; then
+        { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq postgresql > /dev/null; } >&2
+        PGBIN=$(ls -d /usr/lib/postgresql/*/bin | sort -V | tail -1)
+    fi
+    port=${STRATA_POSTGRES_PORT:-54329}
+    dir=$(mktemp -d /tmp/strata-postgres.XXXXXX)
+    password=$(head -c 18 /dev/urandom | od -An -tx1 | tr -d ' \n')
+    printf '%s\n' "$password" > "$dir/password"
+    # PostgreSQL refuses to run as root: as root, run it as the postgres
+    # user (Debian's package creates it), or a user made for it.
+    run=()
+    if [ "$(id -u)" = 0 ]; then
+        user=postgres
+        id "$user" > /dev/null 2>&1 || { useradd --system --no-create-home strata-postgres; user=strata-postgres; }
+        chown -R "$user" "$dir"
+        run=(runuser -u "$user" --)
+    fi
+    "${run[@]}" "$PGBIN/initdb" -D "$dir/data" -U strata --pwfile="$dir/password" -A scram-sha-256 -E UTF8 --locale=C.UTF-8 > "$dir/initdb.log" 2>&1 \
+        || { cat "$dir/initdb.log" >&2; exit 1; }
+    "${run[@]}" "$PGBIN/pg_ctl" -D "$dir/data" -l "$dir/server.log" -w start \
+        -o "-c listen_addresses=127.0.0.1 -p $port -k $dir -c max_connections=200 -c fsync=on" > /dev/null \
+        || { cat "$dir/server.log" >&2; exit 1; }
+    PGPASSWORD=$password "$PGBIN/psql" -h 127.0.0.1 -p "$port" -U strata -d postgres -v ON_ERROR_STOP=1 -q \
+        -c "CREATE DATABASE strata_test" >&2
+    echo "export STRATA_POSTGRES_URL=postgresql://strata@127.0.0.1:$port/strata_test"
+    echo "export PGPASSWORD=$password"
+    echo "export STRATA_POSTGRES_DIR=$dir"
+    ;;
+stop)
+    dir=${STRATA_POSTGRES_DIR:?"STRATA_POSTGRES_DIR is not set (eval the output of start first)"}
+    PGBIN=$(ls -d /usr/lib/postgresql/*/bin | sort -V | tail -1)
+    run=()
+    [ "$(id -u)" = 0 ] && run=(runuser -u "$(stat -c %U "$dir/data")" --)
+    "${run[@]}" "$PGBIN/pg_ctl" -D "$dir/data" -m fast -w stop > /dev/null 2>&1 || true
+    rm -rf "$dir"
+    ;;
+*)
+    echo "usage: $0 start|stop" >&2
+    exit 2
+    ;;
+esac
