@@ -47,7 +47,7 @@ package struct SQLiteDialect: SQLDialect {
         case .left: (column, constant, columnOp) = (rhs, lhs, Self.flipped(op))
         case .neither: return bytewise.parenthesized
         }
-        guard constant.arguments.count == 1, case .text = constant.arguments[0] else {
+        guard constant.arguments.count == 1, case .text(let value) = constant.arguments[0], !SQLValueCoding.containsNUL(value) else {
             // A constant holding U+0000 (a BLOB): bytes on both sides.
             return bytewise.parenthesized
         }
@@ -78,8 +78,6 @@ package struct SQLiteDialect: SQLDialect {
     package func decimalAverage(_ column: String) -> String {
         "strata_decimal_avg(\(column))"
     }
-
-    package var decimalZero: SQLValue { .text(DecimalKey.zero) }
 
     package func integerAverage(_ column: String) -> String {
         "CAST(SUM(\(column)) AS REAL) / COUNT(\(column))"

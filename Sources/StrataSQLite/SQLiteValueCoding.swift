@@ -17,10 +17,13 @@ public enum SQLiteValueCoding {
         SQLValueCoding.sqlValue(for: value).databaseValue
     }
 
-    /// Text as GRDB binds it, or, when it contains U+0000, its UTF-8 bytes
-    /// as a BLOB (``SQLValueCoding/text(_:)``); ``string(_:)`` reads both.
+    /// Text as GRDB binds it, or, when it contains U+0000 (which GRDB's
+    /// text binding and reading would cut), its UTF-8 bytes as a BLOB. The
+    /// store writes such values this way and the compiler's constants are
+    /// bound this way, so that `==`, `IN` and the string functions see every
+    /// character; ``string(_:)`` reads both forms.
     public static func text(_ s: String) -> DatabaseValue {
-        SQLValueCoding.text(s).databaseValue
+        SQLValueCoding.containsNUL(s) ? Data(s.utf8).databaseValue : s.databaseValue
     }
 
     /// The whole text of a stored or bound string: TEXT as it is, a BLOB
@@ -82,14 +85,18 @@ public enum SQLiteValueCoding {
 }
 
 extension SQLValue {
-    /// The value as GRDB binds it.
+    /// The value as the SQLite store stores and binds it: decimals as their
+    /// ``DecimalKey`` TEXT, UUIDs as 16-byte BLOBs, text holding U+0000 as
+    /// its UTF-8 bytes (``SQLiteValueCoding/text(_:)``).
     public var databaseValue: DatabaseValue {
         switch self {
         case .null: return .null
         case .integer(let v): return v.databaseValue
         case .real(let d): return d.databaseValue
-        case .text(let s): return s.databaseValue
+        case .decimal(let d): return DecimalKey.encode(d)?.databaseValue ?? .null
+        case .text(let s): return SQLiteValueCoding.text(s)
         case .blob(let data): return data.databaseValue
+        case .uuid(let uuid): return withUnsafeBytes(of: uuid.uuid) { Data($0) }.databaseValue
         }
     }
 }

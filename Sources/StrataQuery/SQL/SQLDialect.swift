@@ -46,9 +46,6 @@ package protocol SQLDialect: Sendable {
     /// The average of a Decimal column's non-NULL values (NULL when none).
     func decimalAverage(_ column: String) -> String
 
-    /// The Decimal zero, bound.
-    var decimalZero: SQLValue { get }
-
     /// The average of an integer column's non-NULL values as a Double.
     func integerAverage(_ column: String) -> String
 

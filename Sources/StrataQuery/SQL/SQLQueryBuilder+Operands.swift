@@ -89,7 +89,7 @@ extension SQLQueryBuilder {
         guard let source else {
             switch function {
             case .sum:
-                if type == .decimal { return .bind(dialect.decimalZero) }
+                if type == .decimal { return .bind(.decimal(0)) }
                 return SQLFragment(integerLike ? "0" : "0.0")
             default:
                 return nil
