@@ -61,21 +61,30 @@ final class FetchHandler: EventLoopAnswering, RemovableChannelHandler {
     private let core: ServerCore
     let state: ConnectionState
     private let maxFrameBytes: Int
+    /// ``budget`` unless a test gives another.
+    private let readBudget: Duration
+    /// ``burstBudget`` unless a test gives another.
+    private let burstLimit: Duration
     var needsFlush = false
     /// The time answers of the current read burst have taken.
     private var spentInBurst = Duration.zero
 
-    init(core: ServerCore, state: ConnectionState, maxFrameBytes: Int) {
+    /// A handler answering with `core` on `state`'s connection; a read
+    /// holds the loop for `readBudget` at most, a read burst's answers for
+    /// `burstBudget`.
+    init(core: ServerCore, state: ConnectionState, maxFrameBytes: Int, readBudget: Duration = FetchHandler.budget, burstBudget: Duration = FetchHandler.burstBudget) {
         self.core = core
         self.state = state
         self.maxFrameBytes = maxFrameBytes
+        self.readBudget = readBudget
+        self.burstLimit = burstBudget
     }
 
     /// The whole answer frame, or nil to leave the frame to the async side.
     func answer(_ frame: Frame, allocator: ByteBufferAllocator) -> ByteBuffer? {
         guard state.policy == nil, !frame.compressed, frame.payload.readableBytes <= Self.maximumFrameBytes,
               CachedGetHandler.topLevel(frame.payload, has: Self.fetchField) == true else { return nil }
-        guard spentInBurst < Self.burstBudget else { return nil }
+        guard spentInBurst < burstLimit else { return nil }
         let started = ContinuousClock.now
         let startedForSpan = DefaultTracerClock.now
         defer { spentInBurst += .now - started }
@@ -98,7 +107,7 @@ final class FetchHandler: EventLoopAnswering, RemovableChannelHandler {
               let plan = core.fetchPlans.plan(for: fetch, variables: variables, make: { try makePlan(fetch, variables: variables, counts: counts) }) else { return nil }
         var batch = allocator.buffer(capacity: 0)
         if counts {
-            guard let count = plan.store.countNow(plan.query, budget: Self.budget) else { return nil }
+            guard let count = plan.store.countNow(plan.query, budget: readBudget) else { return nil }
             ObjectStateEncoding.writeCount(UInt64(count), into: &batch)
         } else {
             // One batch: the limit fits it (the last frame carries the total).
@@ -110,11 +119,11 @@ final class FetchHandler: EventLoopAnswering, RemovableChannelHandler {
             if plan.store.visitsRowsNow(of: plan.entity) {
                 // Rows written as they are read, with no snapshots.
                 var writer = ObjectStateRowWriter(batch: batch, limit: bytes, allocator: allocator)
-                guard let rows = plan.store.visitRowsNow(plan.query, of: plan.entity, budget: Self.budget, visitor: &writer) else { return nil }
+                guard let rows = plan.store.visitRowsNow(plan.query, of: plan.entity, budget: readBudget, visitor: &writer) else { return nil }
                 batch = writer.batch
                 count = rows
             } else {
-                guard let rows = plan.store.snapshotsNow(plan.query, of: plan.entity, budget: Self.budget),
+                guard let rows = plan.store.snapshotsNow(plan.query, of: plan.entity, budget: readBudget),
                       (try? ObjectStateEncoding.writeStates(of: rows, into: &batch, limit: bytes)) != nil else { return nil }
                 count = rows.count
             }
