@@ -10,11 +10,16 @@ package struct SQLiteDialect: SQLDialect {
     /// The dialect.
     package init() {}
 
+    package var trueLiteral: String { "1" }
+    package var falseLiteral: String { "0" }
+    package var nullSafeEqual: String { " IS " }
+    package var nullSafeNotEqual: String { " IS NOT " }
+
     package func integerAsDouble(_ expression: SQLFragment) -> SQLFragment {
         "CAST(" + expression + " AS REAL)"
     }
 
-    package func asDecimal(_ expression: SQLFragment) -> SQLFragment {
+    package func asDecimal(_ expression: SQLFragment, from type: AttributeType) -> SQLFragment {
         "strata_decimal_key(" + expression + ")"
     }
 
@@ -77,6 +82,12 @@ package struct SQLiteDialect: SQLDialect {
 
     package func decimalAverage(_ column: String) -> String {
         "strata_decimal_avg(\(column))"
+    }
+
+    /// SQLite orders every stored form in the evaluator's order (BLOBs
+    /// bytewise, decimal keys as numbers).
+    package func extremum(_ function: String, _ column: String, type: AttributeType) -> String {
+        "\(function)(\(column))"
     }
 
     package func integerAverage(_ column: String) -> String {

@@ -11,11 +11,25 @@ import StrataModel
 /// A dialect throws ``StrataError/Code/unsupported`` naming a construct it
 /// cannot write so that it agrees with ``PredicateEvaluator``.
 package protocol SQLDialect: Sendable {
+    /// A condition that is always true (SQLite's `1`, PostgreSQL's `TRUE`).
+    var trueLiteral: String { get }
+
+    /// A condition that is always false.
+    var falseLiteral: String { get }
+
+    /// Equality that is true for two NULLs and false for one (` IS `,
+    /// ` IS NOT DISTINCT FROM `), with its spaces.
+    var nullSafeEqual: String { get }
+
+    /// Its negation (` IS NOT `, ` IS DISTINCT FROM `).
+    var nullSafeNotEqual: String { get }
+
     /// A 64-bit integer as the Double domain compares it (`Double(x)`).
     func integerAsDouble(_ expression: SQLFragment) -> SQLFragment
 
-    /// A number (not a Decimal attribute) as the Decimal domain compares it.
-    func asDecimal(_ expression: SQLFragment) -> SQLFragment
+    /// A number of `type` (not Decimal) as the Decimal domain compares it
+    /// (``DecimalConversion``).
+    func asDecimal(_ expression: SQLFragment, from type: AttributeType) throws(StrataError) -> SQLFragment
 
     /// A string folded with `options` (never empty), as
     /// ``StringFolding/fold(_:_:)`` folds it.
@@ -38,13 +52,17 @@ package protocol SQLDialect: Sendable {
 
     /// The exact sum of a Double column's non-NULL values (0.0 when none),
     /// as ``ExactDoubleSum`` adds them.
-    func doubleSum(_ column: String) -> String
+    func doubleSum(_ column: String) throws(StrataError) -> String
 
     /// The sum of a Decimal column's non-NULL values (0 when none).
-    func decimalSum(_ column: String) -> String
+    func decimalSum(_ column: String) throws(StrataError) -> String
 
     /// The average of a Decimal column's non-NULL values (NULL when none).
-    func decimalAverage(_ column: String) -> String
+    func decimalAverage(_ column: String) throws(StrataError) -> String
+
+    /// `MIN` or `MAX` (`function`) of a column of `type`'s non-NULL values,
+    /// in the evaluator's order, as the column's own type.
+    func extremum(_ function: String, _ column: String, type: AttributeType) -> String
 
     /// The average of an integer column's non-NULL values as a Double.
     func integerAverage(_ column: String) -> String

@@ -65,7 +65,7 @@ extension SQLQueryBuilder {
         case .double:
             return type == .integer64 ? dialect.integerAsDouble(expression) : expression
         case .decimal:
-            return type == .decimal ? expression : dialect.asDecimal(expression)
+            return type == .decimal ? expression : try dialect.asDecimal(expression, from: type)
         case .string, .uri:
             return options.isEmpty ? expression : try dialect.fold(expression, options)
         default:
@@ -110,22 +110,22 @@ extension SQLQueryBuilder {
             if integerLike {
                 expression = "COALESCE(SUM(\(column)), 0)"
             } else if type == .decimal {
-                expression = dialect.decimalSum(column)
+                expression = try dialect.decimalSum(column)
             } else {
-                expression = dialect.doubleSum(column)
+                expression = try dialect.doubleSum(column)
             }
         case .avg:
             if integerLike {
                 expression = dialect.integerAverage(column)
             } else if type == .decimal {
-                expression = dialect.decimalAverage(column)
+                expression = try dialect.decimalAverage(column)
             } else {
-                expression = dialect.doubleSum(column) + " / COUNT(\(column))"
+                expression = try dialect.doubleSum(column) + " / COUNT(\(column))"
             }
         case .min:
-            expression = "MIN(\(column))"
+            expression = dialect.extremum("MIN", column, type: type)
         case .max:
-            expression = "MAX(\(column))"
+            expression = dialect.extremum("MAX", column, type: type)
         }
         return "(SELECT " + SQLFragment(expression) + " FROM " + source.scope.fromClause() + " WHERE \(source.link))"
     }

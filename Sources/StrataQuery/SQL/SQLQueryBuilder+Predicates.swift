@@ -2,34 +2,39 @@ import Foundation
 import StrataModel
 
 extension SQLQueryBuilder {
+    /// A condition that is always `value`.
+    func bool(_ value: Bool) -> SQLFragment {
+        SQLFragment(value ? dialect.trueLiteral : dialect.falseLiteral)
+    }
+
     /// A predicate as an SQL condition. It may evaluate to NULL only where
     /// NULL means false (ordering comparisons with a NULL side): `NOT` wraps
-    /// its operand in `COALESCE(…, 0)`.
+    /// its operand in `COALESCE(…, false)`.
     func predicate(_ predicate: QueryPredicate, _ scope: SQLScope) throws(StrataError) -> SQLFragment {
         switch predicate {
         case .constant(let value):
-            return SQLFragment(value ? "1" : "0")
+            return bool(value)
         case .not(let inner):
             let operand = try self.predicate(inner, scope)
-            return "NOT COALESCE(" + operand + ", 0)"
+            return "NOT COALESCE(" + operand + ", \(dialect.falseLiteral))"
         case .and(let parts):
-            guard !parts.isEmpty else { return SQLFragment("1") }
+            guard !parts.isEmpty else { return bool(true) }
             var compiled: [SQLFragment] = []
             for part in parts { compiled.append(try self.predicate(part, scope)) }
             return SQLFragment.balanced(compiled[...], separator: " AND ")
         case .or(let parts):
-            guard !parts.isEmpty else { return SQLFragment("0") }
+            guard !parts.isEmpty else { return bool(false) }
             return SQLFragment.balanced(try disjunction(parts, scope)[...], separator: " OR ")
         case .compare(let comparison):
             return try self.comparison(comparison, scope)
         case .quantified(let quantifier, let path, let inner):
             guard let source = try collection(path, scope) else {
-                return SQLFragment(quantifier == .any ? "0" : "1")
+                return bool(quantifier != .any)
             }
             // Compile the inner predicate first: it adds the joins its key
             // paths need to the destination scope's FROM clause.
             var condition = try self.predicate(inner, source.scope)
-            if quantifier == .all { condition = "NOT COALESCE(" + condition + ", 0)" }
+            if quantifier == .all { condition = "NOT COALESCE(" + condition + ", \(dialect.falseLiteral))" }
             let subquery = "(SELECT 1 FROM " + source.scope.fromClause() + " WHERE \(source.link) AND " + condition + ")"
             return (quantifier == .any ? "EXISTS " : "NOT EXISTS ") + subquery
         }
@@ -64,7 +69,7 @@ extension SQLQueryBuilder {
         for key in order {
             guard let group = groups[key] else { continue }
             if group.members.count == 1 {
-                compiled.append((group.lhs + " IS " + group.members[0]).parenthesized)
+                compiled.append((group.lhs + dialect.nullSafeEqual + group.members[0]).parenthesized)
             } else {
                 compiled.append((group.lhs + " IN (" + SQLFragment.joined(group.members, separator: ", ") + ")").parenthesized)
             }
@@ -86,49 +91,49 @@ extension SQLQueryBuilder {
             // The same SQL for any non-nil value: a variable's is a parameter.
             let lhs = try side(comparison.lhs, variable: comparison.lhsVariable, domain, options, scope) ?? null
             let rhs = try side(comparison.rhs, variable: comparison.rhsVariable, domain, options, scope) ?? null
-            return (lhs + (comparison.op == .equal ? " IS " : " IS NOT ") + rhs).parenthesized
+            return (lhs + (comparison.op == .equal ? dialect.nullSafeEqual : dialect.nullSafeNotEqual) + rhs).parenthesized
         case .lessThan, .lessThanOrEqual, .greaterThan, .greaterThanOrEqual:
             if domain == .string || domain == .uri {
                 // The SQL depends on the constant (U+0000 in it): no parameter.
                 guard let lhs = try operand(comparison.lhs, domain, options, scope),
-                      let rhs = try operand(comparison.rhs, domain, options, scope) else { return SQLFragment("0") }
+                      let rhs = try operand(comparison.rhs, domain, options, scope) else { return bool(false) }
                 return stringOrdering(lhs, comparison.op.rawValue, rhs, constantSide: Self.constantSide(comparison))
             }
             guard let lhs = try side(comparison.lhs, variable: comparison.lhsVariable, domain, options, scope),
-                  let rhs = try side(comparison.rhs, variable: comparison.rhsVariable, domain, options, scope) else { return SQLFragment("0") }
+                  let rhs = try side(comparison.rhs, variable: comparison.rhsVariable, domain, options, scope) else { return bool(false) }
             return (lhs + " \(comparison.op.rawValue) " + rhs).parenthesized
         case .between:
             guard case .list(let bounds) = comparison.rhs, bounds.count == 2,
                   let low = try constant(bounds[0], domain, options),
                   let high = try constant(bounds[1], domain, options),
-                  let lhs = try operand(comparison.lhs, domain, options, scope) else { return SQLFragment("0") }
+                  let lhs = try operand(comparison.lhs, domain, options, scope) else { return bool(false) }
             if domain == .string || domain == .uri {
                 return (stringOrdering(lhs, ">=", low, constantSide: .right) + " AND " + stringOrdering(lhs, "<=", high, constantSide: .right)).parenthesized
             }
             return (lhs + " BETWEEN " + low + " AND " + high).parenthesized
         case .in:
-            guard case .list(let values) = comparison.rhs else { return SQLFragment("0") }
+            guard case .list(let values) = comparison.rhs else { return bool(false) }
             var members: [SQLFragment] = []
             var hasNil = false
             for value in values {
                 if let member = try constant(value, domain, options) { members.append(member) } else { hasNil = true }
             }
             guard let lhs = try operand(comparison.lhs, domain, options, scope) else {
-                return SQLFragment(hasNil ? "1" : "0")
+                return bool(hasNil)
             }
             var alternatives: [SQLFragment] = []
             if !members.isEmpty { alternatives.append(lhs + " IN (" + SQLFragment.joined(members, separator: ", ") + ")") }
             if hasNil { alternatives.append(lhs + " IS NULL") }
-            guard !alternatives.isEmpty else { return SQLFragment("0") }
+            guard !alternatives.isEmpty else { return bool(false) }
             return SQLFragment.joined(alternatives, separator: " OR ").parenthesized
         case .beginsWith, .endsWith, .contains:
             guard let op = StringOperators.Operator(comparison.op),
                   let lhs = try operand(comparison.lhs, domain, options, scope),
-                  let rhs = try operand(comparison.rhs, domain, options, scope) else { return SQLFragment("0") }
+                  let rhs = try operand(comparison.rhs, domain, options, scope) else { return bool(false) }
             return try dialect.stringOperator(op, lhs, rhs)
         case .like:
             guard let lhs = try operand(comparison.lhs, domain, options, scope),
-                  let rhs = try operand(comparison.rhs, domain, options, scope) else { return SQLFragment("0") }
+                  let rhs = try operand(comparison.rhs, domain, options, scope) else { return bool(false) }
             return try dialect.like(lhs, rhs)
         case .matches:
             let caseInsensitive = comparison.options.contains(.caseInsensitive)
@@ -137,7 +142,7 @@ extension SQLQueryBuilder {
                 try RegexCache.validate(pattern, caseInsensitive: caseInsensitive)
             }
             guard let lhs = try operand(comparison.lhs, domain, subjectOptions, scope),
-                  let rhs = try operand(comparison.rhs, domain, [], scope) else { return SQLFragment("0") }
+                  let rhs = try operand(comparison.rhs, domain, [], scope) else { return bool(false) }
             return try dialect.matches(lhs, rhs, caseInsensitive: caseInsensitive)
         }
     }
@@ -184,18 +189,18 @@ extension SQLQueryBuilder {
     private func objectEquality(_ a: ObjectSide, _ b: ObjectSide) -> SQLFragment {
         switch (a, b) {
         case (.null, .null):
-            return SQLFragment("1")
+            return bool(true)
         case (.null, .constant), (.constant, .null):
-            return SQLFragment("0")
+            return bool(false)
         case (.null, .column(let e, _)), (.column(let e, _), .null):
             return SQLFragment("(\(e) IS NULL)")
         case (.constant(let x), .constant(let y)):
-            return SQLFragment(x == y ? "1" : "0")
+            return bool(x == y)
         case (.column(let e, let root), .constant(let identity)), (.constant(let identity), .column(let e, let root)):
-            guard identity.root == root, case .permanent(let pk) = identity.key else { return SQLFragment("0") }
-            return "(\(e) IS " + SQLFragment.bind(.integer(pk)) + ")"
+            guard identity.root == root, case .permanent(let pk) = identity.key else { return bool(false) }
+            return "(\(e)\(dialect.nullSafeEqual)" + SQLFragment.bind(.integer(pk)) + ")"
         case (.column(let e1, let r1), .column(let e2, let r2)):
-            return SQLFragment(r1 == r2 ? "(\(e1) IS \(e2))" : "(\(e1) IS NULL AND \(e2) IS NULL)")
+            return SQLFragment(r1 == r2 ? "(\(e1)\(dialect.nullSafeEqual)\(e2))" : "(\(e1) IS NULL AND \(e2) IS NULL)")
         }
     }
 
@@ -207,7 +212,7 @@ extension SQLQueryBuilder {
         case .notEqual:
             return "NOT " + objectEquality(lhs, try objectSide(comparison.rhs, scope))
         case .in:
-            guard case .list(let values) = comparison.rhs else { return SQLFragment("0") }
+            guard case .list(let values) = comparison.rhs else { return bool(false) }
             var identities: [ObjectIdentity] = []
             var hasNil = false
             for value in values {
@@ -219,9 +224,9 @@ extension SQLQueryBuilder {
             }
             switch lhs {
             case .null:
-                return SQLFragment(hasNil ? "1" : "0")
+                return bool(hasNil)
             case .constant(let identity):
-                return SQLFragment(identities.contains(identity) ? "1" : "0")
+                return bool(identities.contains(identity))
             case .column(let e, let root):
                 var keys: [SQLFragment] = []
                 for identity in identities where identity.root == root {
@@ -230,7 +235,7 @@ extension SQLQueryBuilder {
                 var alternatives: [SQLFragment] = []
                 if !keys.isEmpty { alternatives.append("\(e) IN (" + SQLFragment.joined(keys, separator: ", ") + ")") }
                 if hasNil { alternatives.append(SQLFragment("\(e) IS NULL")) }
-                guard !alternatives.isEmpty else { return SQLFragment("0") }
+                guard !alternatives.isEmpty else { return bool(false) }
                 return SQLFragment.joined(alternatives, separator: " OR ").parenthesized
             }
         default:

@@ -48,7 +48,7 @@ final class SQLQueryBuilder {
             conditions.append("\(alias).\(SQLiteSchema.quote("Z_ENT")) IN (" + placeholders + ")")
         }
         let predicate = try self.predicate(fetch.predicate, scope)
-        if predicate.sql != "1" { conditions.append(predicate) }
+        if predicate.sql != dialect.trueLiteral { conditions.append(predicate) }
         guard !conditions.isEmpty else { return (scope, SQLFragment("")) }
         return (scope, " WHERE " + SQLFragment.joined(conditions, separator: " AND "))
     }

@@ -81,7 +81,7 @@ public struct SQLQueryCompiler: Sendable {
         let (scope, filter) = try builder.filter(fetch)
         var sql = SQLFragment("FROM ") + scope.fromClause() + filter
         if fetch.limit != nil || fetch.offset > 0 {
-            sql = "SELECT COUNT(*) FROM (SELECT 1 " + sql + builder.window(fetch) + ")"
+            sql = "SELECT COUNT(*) FROM (SELECT 1 " + sql + builder.window(fetch) + ") AS \"counted\""
         } else {
             sql = "SELECT COUNT(*) " + sql
         }
