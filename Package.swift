@@ -15,6 +15,7 @@ let package = Package(
         .library(name: "StrataQuery", targets: ["StrataQuery"]),
         .library(name: "StrataStore", targets: ["StrataStore"]),
         .library(name: "StrataSQLite", targets: ["StrataSQLite"]),
+        .library(name: "StrataPostgres", targets: ["StrataPostgres"]),
         .library(name: "StrataContext", targets: ["StrataContext"]),
         .library(name: "StrataWire", targets: ["StrataWire"]),
         .library(name: "StrataAuth", targets: ["StrataAuth"]),
@@ -42,6 +43,7 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-asn1", from: "1.3.0"),
         .package(url: "https://github.com/swift-server/swift-prometheus", from: "2.4.1"),
         .package(url: "https://github.com/apple/swift-distributed-tracing", from: "1.2.0"),
+        .package(url: "https://github.com/vapor/postgres-nio", from: "1.33.0"),
     ],
     targets: [
         // Layer 1: the object model, its Xcode importer and structural validation.
@@ -88,6 +90,20 @@ let package = Package(
                 .product(name: "GRDBSQLite", package: "GRDB.swift"),
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
                 .product(name: "Metrics", package: "swift-metrics"),
+            ],
+            swiftSettings: strictSettings
+        ),
+        // Layer 3: the PostgreSQL store through postgres-nio: its schema,
+        // dialect and value coding (a module of its own, so that programs
+        // without it do not build postgres-nio).
+        .target(
+            name: "StrataPostgres",
+            dependencies: [
+                "StrataModel",
+                "StrataQuery",
+                "StrataStore",
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+                .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: strictSettings
         ),
@@ -314,6 +330,10 @@ let package = Package(
                 "StrataModel",
                 "StrataQuery",
                 "StrataSQLite",
+                "StrataPostgres",
+                "StrataPostgresTesting",
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+                .product(name: "Logging", package: "swift-log"),
                 .product(name: "GRDB", package: "GRDB.swift"),
             ],
             swiftSettings: strictSettings
@@ -389,6 +409,29 @@ let package = Package(
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
             ],
+            swiftSettings: strictSettings
+        ),
+        .testTarget(
+            name: "StrataPostgresTests",
+            dependencies: [
+                "StrataModel",
+                "StrataQuery",
+                "StrataPostgres",
+                "StrataPostgresTesting",
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+            ],
+            swiftSettings: strictSettings
+        ),
+        // The PostgreSQL server of the PostgreSQL suites (STRATA_POSTGRES_URL).
+        .target(
+            name: "StrataPostgresTesting",
+            dependencies: [
+                "StrataModel",
+                "StrataPostgres",
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            path: "Tests/StrataPostgresTesting",
             swiftSettings: strictSettings
         ),
         // Certificates made at test time for the TLS tests (no committed keys).

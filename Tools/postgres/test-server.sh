@@ -12,7 +12,7 @@
 #   PGPASSWORD           the password (never in the URL)
 #   STRATA_POSTGRES_DIR  the server's folder (stop removes it)
 # Installs Debian's postgresql package when no server binaries are found.
-# Environment: STRATA_POSTGRES_PORT (54329).
+# Environment: STRATA_POSTGRES_PORT (54329; the next free one if taken).
 set -euo pipefail
 
 command=${1:-}
@@ -23,7 +23,10 @@ start)
         { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq postgresql > /dev/null; } >&2
         PGBIN=$(ls -d /usr/lib/postgresql/*/bin | sort -V | tail -1)
     fi
+    # The first free port from STRATA_POSTGRES_PORT (another server may
+    # run on it already: a developer's, another checkout's).
     port=${STRATA_POSTGRES_PORT:-54329}
+    while (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null; do port=$((port + 1)); done
     dir=$(mktemp -d /tmp/strata-postgres.XXXXXX)
     password=$(head -c 18 /dev/urandom | od -An -tx1 | tr -d ' \n')
     printf '%s\n' "$password" > "$dir/password"

@@ -428,63 +428,13 @@ final class QueryFixture {
     }
 
     private func insertRows(_ db: Database) throws {
-        for record in data.records {
-            guard let table = schema.table(for: record.entity) else { continue }
-            var names: [String] = []
-            var values: [DatabaseValue] = []
-            for column in table.columns {
-                let value: DatabaseValue
-                switch column.role {
-                case .primaryKey: value = record.primaryKey.databaseValue
-                case .entityNumber: value = (schema.entityNumber(of: record.entity) ?? 0).databaseValue
-                case .version: value = 1.databaseValue
-                case .attribute(_, let name):
-                    guard schema.column(forAttribute: name, in: record.entity) == column.name else { continue }
-                    value = SQLiteValueCoding.databaseValue(for: record[name])
-                case .foreignKey(_, let name):
-                    guard case .foreignKey(_, let fk)? = schema.storage(ofRelationship: name, in: record.entity), fk == column.name else { continue }
-                    value = data.one(record, name)?.primaryKey.databaseValue ?? .null
-                case .order(let entity, let name):
-                    // This row's position among its owner's ordered destinations.
-                    guard let relationship = model.relationship(named: name, in: entity),
-                          let inverse = relationship.inverseName,
-                          let ownerIndex = record.toOne[inverse],
-                          let position = (data.records[ownerIndex].toMany[name] ?? []).firstIndex(where: { data.records[$0].primaryKey == record.primaryKey && data.records[$0].entity == record.entity })
-                    else { continue }
-                    value = Int64(position).databaseValue
-                }
-                names.append(SQLiteSchema.quote(column.name))
-                values.append(value)
-            }
-            let placeholders = Array(repeating: "?", count: values.count).joined(separator: ", ")
+        for row in FixtureRows.rows(data, layout: schema, model: model) {
+            let names = row.cells.map { SQLiteSchema.quote($0.column) }.joined(separator: ", ")
+            let placeholders = Array(repeating: "?", count: row.cells.count).joined(separator: ", ")
             try db.execute(
-                sql: "INSERT INTO \(SQLiteSchema.quote(table.name)) (\(names.joined(separator: ", "))) VALUES (\(placeholders))",
-                arguments: StatementArguments(values)
+                sql: "INSERT INTO \(SQLiteSchema.quote(row.table)) (\(names)) VALUES (\(placeholders))",
+                arguments: StatementArguments(row.cells.map(\.value.databaseValue))
             )
-        }
-        for join in schema.joinTables {
-            for record in data.all(join.entity) {
-                let destinations = data.many(record, join.relationship)
-                for (position, destination) in destinations.enumerated() {
-                    var names = [join.sourceColumn, join.destinationColumn]
-                    var values: [DatabaseValue] = [record.primaryKey.databaseValue, destination.primaryKey.databaseValue]
-                    if let order = join.orderColumn {
-                        names.append(order)
-                        values.append(Int64(position).databaseValue)
-                    }
-                    if let inverseOrder = join.inverseOrderColumn,
-                       let inverse = model.relationship(named: join.relationship, in: join.entity)?.inverseName {
-                        let back = data.many(destination, inverse).firstIndex { $0.primaryKey == record.primaryKey } ?? 0
-                        names.append(inverseOrder)
-                        values.append(Int64(back).databaseValue)
-                    }
-                    let placeholders = Array(repeating: "?", count: values.count).joined(separator: ", ")
-                    try db.execute(
-                        sql: "INSERT INTO \(SQLiteSchema.quote(join.name)) (\(names.map(SQLiteSchema.quote).joined(separator: ", "))) VALUES (\(placeholders))",
-                        arguments: StatementArguments(values)
-                    )
-                }
-            }
         }
     }
 

@@ -1,0 +1,81 @@
+import Foundation
+import Logging
+import PostgresNIO
+import StrataModel
+import StrataPostgres
+
+/// The PostgreSQL server the PostgreSQL suites use: the one
+/// `STRATA_POSTGRES_URL` names (with `PGPASSWORD`), as
+/// `Tools/postgres/test-server.sh start` exports them; CI always starts one.
+///
+/// Without the variable, the suites are skipped with ``skipComment`` saying
+/// so, except under CI (`CI` set), where they run and fail: CI must never
+/// pass a PostgreSQL suite by skipping it.
+public enum PostgresTestServer {
+    /// The server's URL, if one is configured.
+    public static var url: String? {
+        ProcessInfo.processInfo.environment["STRATA_POSTGRES_URL"].flatMap { $0.isEmpty ? nil : $0 }
+    }
+
+    /// Whether a server is required (CI).
+    public static var isRequired: Bool {
+        !(ProcessInfo.processInfo.environment["CI"] ?? "").isEmpty
+    }
+
+    /// Whether the PostgreSQL suites run here.
+    public static var isEnabled: Bool { url != nil || isRequired }
+
+    /// Why they do not.
+    public static let skipComment = "no PostgreSQL server: STRATA_POSTGRES_URL is not set (eval \"$(Tools/postgres/test-server.sh start)\" to run these suites)"
+
+    /// A client configuration for the server, whose sessions use
+    /// `searchPath` for unqualified names.
+    public static func configuration(searchPath: String? = nil) throws -> PostgresClient.Configuration {
+        guard let url else {
+            throw StrataError(.storeOpen, "CI is set but STRATA_POSTGRES_URL is not: .ci/run starts a PostgreSQL server and exports it")
+        }
+        let location = try PostgresStoreURL(url)
+        var configuration = PostgresClient.Configuration(
+            host: location.host, port: location.port, username: location.user,
+            password: try location.password(), database: location.database, tls: .disable)
+        var parameters: [(String, String)] = [("extra_float_digits", "1")]
+        if let searchPath { parameters.append(("search_path", searchPath)) }
+        configuration.options.additionalStartupParameters = parameters
+        configuration.options.maximumConnections = 4
+        return configuration
+    }
+
+    /// Runs `body` with a running client for the server; the client is shut
+    /// down afterwards.
+    public static func withClient<Result: Sendable>(
+        searchPath: String? = nil,
+        _ body: @Sendable (PostgresClient) async throws -> Result
+    ) async throws -> Result {
+        let client = PostgresClient(configuration: try configuration(searchPath: searchPath), backgroundLogger: Logger(label: "strata.tests.postgres"))
+        return try await withThrowingTaskGroup(of: Void.self) { group in
+            group.addTask { await client.run() }
+            defer { group.cancelAll() }
+            return try await body(client)
+        }
+    }
+
+    /// A fresh schema name for this process (`prefix_<pid>_<random>`).
+    public static func uniqueSchemaName(_ prefix: String) -> String {
+        "\(prefix)_\(getpid())_\(UInt32.random(in: 0...UInt32.max))"
+    }
+
+    /// Drops the schemas ``uniqueSchemaName(_:)`` made for `prefix` in
+    /// test processes of this machine that have ended (a test process
+    /// cannot drop its own at exit).
+    public static func dropAbandonedSchemas(_ prefix: String, client: PostgresClient) async throws {
+        var abandoned: [String] = []
+        for try await name in try await client.query("SELECT nspname::text FROM pg_namespace").decode(String.self) {
+            let parts = name.dropFirst(prefix.count + 1).split(separator: "_")
+            guard name.hasPrefix(prefix + "_"), parts.count == 2, let pid = Int32(parts[0]) else { continue }
+            if kill(pid, 0) != 0 && errno == ESRCH { abandoned.append(name) }
+        }
+        for name in abandoned {
+            try await client.query(PostgresQuery(unsafeSQL: "DROP SCHEMA IF EXISTS \"\(name)\" CASCADE"))
+        }
+    }
+}

@@ -1,0 +1,40 @@
+import PostgresNIO
+import StrataModel
+import StrataQuery
+import Testing
+@testable import StrataPostgres
+
+@Suite struct PostgresDialectTests {
+    @Test("Bound values are numbered in order; quoted identifiers and literals keep their question marks")
+    func placeholders() {
+        let dialect = PostgresDialect()
+        #expect(dialect.statement("SELECT 1 WHERE a = ? AND b IN (?, ?)") == "SELECT 1 WHERE a = $1 AND b IN ($2, $3)")
+        #expect(dialect.statement("SELECT \"odd?\" FROM t WHERE x = '?' AND y = ?") == "SELECT \"odd?\" FROM t WHERE x = '?' AND y = $1")
+        #expect(dialect.statement("no values") == "no values")
+    }
+
+    @Test("[c], [d] and [cd] read the folded copy of a column, and nothing else")
+    func folding() throws {
+        let dialect = PostgresDialect()
+        #expect(try dialect.fold(SQLFragment("\"t0\".\"ZTITLE\""), .caseInsensitive).sql == "\"t0\".\"ZTITLE__F1\"")
+        #expect(try dialect.fold(SQLFragment("\"t3\".\"ZNAME\""), [.caseInsensitive, .diacriticInsensitive]).sql == "\"t3\".\"ZNAME__F3\"")
+        for computed in ["(SELECT MAX(\"t1\".\"ZNAME\") FROM \"ZTAG\" AS \"t1\")", "\"t0\".\"ZA\" || \"t0\".\"ZB\"", "\"t0\"", "?"] {
+            #expect(throws: StrataError.self) { try dialect.fold(SQLFragment(computed), .caseInsensitive) }
+        }
+        #expect(throws: StrataError.self) { try dialect.fold(SQLFragment("?", [.text("x")]), .caseInsensitive) }
+    }
+
+    @Test("NULL sorts first ascending and last descending")
+    func nullOrder() {
+        let dialect = PostgresDialect()
+        #expect(dialect.orderTerm("x", ascending: true) == "x ASC NULLS FIRST")
+        #expect(dialect.orderTerm("x", ascending: false) == "x DESC NULLS LAST")
+    }
+
+    @Test("Text holding U+0000 is refused, never cut")
+    func nulText() {
+        var bindings = PostgresBindings()
+        #expect(throws: StrataError.self) { try PostgresValueCoding.append(.text("a\u{0}b"), to: &bindings) }
+        #expect((try? PostgresValueCoding.append(.text("ab"), to: &bindings)) != nil)
+    }
+}

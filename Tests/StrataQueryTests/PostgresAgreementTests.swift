@@ -1,0 +1,54 @@
+import Foundation
+import StrataModel
+import Testing
+@testable import StrataQuery
+import StrataPostgres
+import StrataPostgresTesting
+
+/// The predicate agreement suite (``AgreementCases``) against PostgreSQL:
+/// every case compiled by ``PostgresDialect`` and run on a real server
+/// returns exactly the evaluator's primary keys, in its order, and its
+/// count query agrees. The cases PostgreSQL has no agreeing SQL for are
+/// refused with ``StrataError/Code/unsupported`` naming the construct, and
+/// are listed here: a listed case that compiles fails the test, so the list
+/// only ever shrinks.
+@Suite(.enabled(if: PostgresTestServer.isEnabled, Comment(rawValue: PostgresTestServer.skipComment)))
+struct PostgresAgreementTests {
+    /// The cases refused, each for a construct of its own fetch.
+    static let refused: Set<String> = [
+        // LIKE: PostgreSQL's `_` and `%` count code points, Strata's `?`
+        // and `*` Characters (grapheme clusters).
+        "LIKE *", "LIKE *an*[c]", "LIKE ? (one character)", "LIKE ?clair (grapheme)", "LIKE ?clair[cd]",
+        "LIKE backslash", "LIKE cr?me*[c]", "LIKE empty", "LIKE escaped wildcards", "LIKE newline",
+        "string vs attribute LIKE",
+        // MATCHES: PostgreSQL's regular expressions are not ICU's.
+        "MATCHES [A-Z].*", "MATCHES whole string (alternation)", "MATCHES[c]", "MATCHES[d]", "NOT MATCHES",
+        // The exact sum (and average) of Doubles: PostgreSQL adds floats
+        // in order, and its float-to-numeric cast keeps 15 digits.
+        "@avg double BETWEEN", "@sum double == 0.6 (order independent)", "@sum double > 1",
+        "@sum double in decimal domain", "@sum float",
+        // The average of Decimals: PostgreSQL's numeric division rounds
+        // to its own scale.
+        "@avg decimal < 0", "@avg decimal == nil",
+        // [c] of a computed value (the folded copies are of columns).
+        "@max string ==[c]",
+    ]
+
+    @Test(arguments: AgreementCases.all)
+    func evaluatorAndPostgresAgree(_ testCase: AgreementCase) async throws {
+        let fixture = try await PostgresQueryFixture.shared()
+        let memory = try fixture.memory(testCase.fetch)
+        do {
+            let sql = try await fixture.sql(testCase.fetch)
+            #expect(!Self.refused.contains(testCase.name), "\(testCase.name) now compiles: take it off the refused list")
+            #expect(memory == sql, "\(testCase.name): memory \(memory) vs PostgreSQL \(sql)")
+        } catch let error as StrataError where error.code == .unsupported {
+            #expect(Self.refused.contains(testCase.name), "\(testCase.name) refused: \(error.message)")
+        }
+    }
+
+    @Test func everyRefusedCaseExists() {
+        let names = Set(AgreementCases.all.map(\.name))
+        #expect(Self.refused.subtracting(names).isEmpty)
+    }
+}
