@@ -12,15 +12,16 @@ import json
 import subprocess
 import sys
 
-# Targets that stay free of any SQL driver: the model, the predicate
-# language and compiler, the store core, contexts, the wire protocol,
-# identities, the client library and the client-side tools.
+# Targets that stay free of any SQL driver (SQLite through GRDB, PostgreSQL
+# through postgres-nio): the model, the predicate language and compiler,
+# the store core, contexts, the sample, the wire protocol, identities, the
+# client library and the client-side tools.
 DRIVER_FREE = [
     "StrataModel", "StrataQuery", "StrataStore", "StrataContext", "StrataWire",
-    "StrataAuth", "StrataClient", "StrataText", "strata", "strata-bench",
+    "StrataAuth", "StrataClient", "StrataText", "StrataSamples", "strata", "strata-bench",
 ]
-FORBIDDEN_TARGETS = {"StrataSQLite"}
-FORBIDDEN_PRODUCTS = {"GRDB", "GRDBSQLite"}
+FORBIDDEN_TARGETS = {"StrataSQLite", "StrataPostgres"}
+FORBIDDEN_PRODUCTS = {"GRDB", "GRDBSQLite", "PostgresNIO"}
 
 description = json.loads(subprocess.run(
     ["swift", "package", "describe", "--type", "json"],

@@ -13,9 +13,8 @@ import StrataQuery
 /// - `BEGINSWITH`, `ENDSWITH`, `CONTAINS` are `starts_with`, a `right`
 ///   of the needle's length, `strpos`: code points, which on UTF-8 is the
 ///   evaluator's byte matching.
-/// - A Double compared as a Decimal goes through its shortest text
-///   (`extra_float_digits` = 1 on every connection), as
-///   ``DecimalConversion`` converts it; an integer is cast exactly.
+/// - An integer compared as a Decimal is cast exactly; an integer `@sum`
+///   stays a `bigint`, so that an overflow is an error as in the evaluator.
 /// - NULL sorts first ascending and last descending (`NULLS FIRST` /
 ///   `NULLS LAST`), as the evaluator sorts.
 /// - Bound values are written `$1`, `$2`…
@@ -24,7 +23,10 @@ import StrataQuery
 /// because PostgreSQL has nothing that agrees exactly: `LIKE` (its `_`
 /// and `%` count code points, the evaluator's `?` and `*` Characters),
 /// `MATCHES` (PostgreSQL's regular expressions are not ICU's), the exact
-/// sum and average of Double values, and the average of Decimal values.
+/// sum and average of Double values, a Double compared as a Decimal
+/// (``DecimalConversion`` gives nil outside Decimal's exponents, which
+/// PostgreSQL's `numeric` has), and the sum and average of Decimal values
+/// (Decimal rounds past 38 digits; `numeric` is exact).
 package struct PostgresDialect: SQLDialect {
     /// The dialect.
     package init() {}
@@ -38,18 +40,19 @@ package struct PostgresDialect: SQLDialect {
         "CAST(" + expression + " AS double precision)"
     }
 
-    package func asDecimal(_ expression: SQLFragment, from type: AttributeType) -> SQLFragment {
+    package func asDecimal(_ expression: SQLFragment, from type: AttributeType) throws(StrataError) -> SQLFragment {
         switch type {
         case .double, .float:
-            // The shortest text that reads back as the same Double, as
-            // DecimalConversion reads Swift's description.
-            "CAST(CAST(" + expression + " AS text) AS numeric)"
+            throw StrataError(.unsupported, "the PostgreSQL store does not compare a Double as a Decimal: Strata has no Decimal for Doubles outside Decimal's exponents, PostgreSQL's numeric does")
         default:
-            "CAST(" + expression + " AS numeric)"
+            return "CAST(" + expression + " AS numeric)"
         }
     }
 
     package func fold(_ expression: SQLFragment, _ options: StringComparisonOptions) throws(StrataError) -> SQLFragment {
+        guard PostgresSchema.foldings.contains(options) else {
+            throw StrataError(.unsupported, "the PostgreSQL store keeps no copy of strings folded with options \(options.rawValue)")
+        }
         guard expression.arguments.isEmpty, let folded = Self.foldedColumnReference(expression.sql, options) else {
             throw StrataError(.unsupported, "the PostgreSQL store compares [c]/[d] strings through the folded copies of stored string attributes only; it cannot fold a computed value")
         }
@@ -97,8 +100,12 @@ package struct PostgresDialect: SQLDialect {
         throw StrataError(.unsupported, "the PostgreSQL store does not compile @sum or @avg of Double values: PostgreSQL's sum is not exact")
     }
 
-    package func decimalSum(_ column: String) -> String {
-        "COALESCE(SUM(\(column)), 0)"
+    package func integerSum(_ column: String) -> String {
+        "COALESCE(CAST(SUM(\(column)) AS bigint), 0)"
+    }
+
+    package func decimalSum(_ column: String) throws(StrataError) -> String {
+        throw StrataError(.unsupported, "the PostgreSQL store does not compile @sum of Decimal values: Decimal rounds past 38 digits where PostgreSQL's numeric is exact")
     }
 
     package func decimalAverage(_ column: String) throws(StrataError) -> String {
@@ -130,26 +137,27 @@ package struct PostgresDialect: SQLDialect {
     package var unlimited: String { "" }
 
     /// Each `?` outside quoted identifiers and string literals becomes
-    /// `$1`, `$2`… in order.
+    /// `$1`, `$2`… in order. Scanned as UTF-8 bytes: the three are ASCII,
+    /// and a quote is never merged with a neighbouring scalar.
     package func statement(_ sql: String) -> String {
-        var result = ""
+        var result: [UInt8] = []
         result.reserveCapacity(sql.utf8.count + 16)
         var number = 0
-        var quote: Character?
-        for character in sql {
+        var quote: UInt8?
+        for byte in sql.utf8 {
             if let open = quote {
-                if character == open { quote = nil }
-                result.append(character)
-            } else if character == "\"" || character == "'" {
-                quote = character
-                result.append(character)
-            } else if character == "?" {
+                if byte == open { quote = nil }
+                result.append(byte)
+            } else if byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "'") {
+                quote = byte
+                result.append(byte)
+            } else if byte == UInt8(ascii: "?") {
                 number += 1
-                result += "$\(number)"
+                result += Array("$\(number)".utf8)
             } else {
-                result.append(character)
+                result.append(byte)
             }
         }
-        return result
+        return String(decoding: result, as: UTF8.self)
     }
 }

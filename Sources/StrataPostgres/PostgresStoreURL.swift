@@ -76,8 +76,9 @@ public struct PostgresStoreURL: Sendable, Hashable, CustomStringConvertible {
         guard let host = components.host, !host.isEmpty else {
             throw Self.error("names no host")
         }
-        let segments = components.path.split(separator: "/", omittingEmptySubsequences: true)
-        guard segments.count == 1, let database = segments.first.map(String.init) else {
+        // Split before decoding: an encoded "/" belongs to the name.
+        let segments = components.percentEncodedPath.split(separator: "/", omittingEmptySubsequences: true)
+        guard segments.count == 1, let database = segments.first.flatMap({ String($0).removingPercentEncoding }), !database.isEmpty else {
             throw Self.error(segments.isEmpty ? "names no database (postgresql://USER@HOST/DATABASE)" : "has a path of \(segments.count) segments; it names one database")
         }
         self.user = user
@@ -137,26 +138,47 @@ public struct PostgresStoreURL: Sendable, Hashable, CustomStringConvertible {
     /// owner may read or write (as libpq refuses such a `.pgpass`).
     public func password(environment: [String: String] = ProcessInfo.processInfo.environment) throws(StrataError) -> String? {
         if let passwordFile {
-            var info = stat()
-            guard stat(passwordFile, &info) == 0 else {
+            // Checked and read through one descriptor: the file cannot be
+            // swapped between the check and the read.
+            let descriptor = open(passwordFile, O_RDONLY | O_CLOEXEC)
+            guard descriptor >= 0 else {
                 throw StrataError(.storeOpen, "PostgreSQL password file \(passwordFile) cannot be read: \(String(cString: strerror(errno)))")
+            }
+            defer { close(descriptor) }
+            var info = stat()
+            guard fstat(descriptor, &info) == 0, info.st_mode & S_IFMT == S_IFREG else {
+                throw StrataError(.storeOpen, "PostgreSQL password file \(passwordFile) is not a regular file")
             }
             guard info.st_mode & 0o077 == 0 else {
                 throw StrataError(.storeOpen, "PostgreSQL password file \(passwordFile) can be read or written by others than its owner (mode \(String(info.st_mode & 0o777, radix: 8))); make it 0600")
             }
-            guard let data = FileManager.default.contents(atPath: passwordFile),
-                  var text = String(data: data, encoding: .utf8) else {
+            let handle = FileHandle(fileDescriptor: descriptor, closeOnDealloc: false)
+            guard let data = try? handle.readToEnd(), var text = String(data: data, encoding: .utf8) else {
                 throw StrataError(.storeOpen, "PostgreSQL password file \(passwordFile) cannot be read as UTF-8 text")
             }
             if text.hasSuffix("\r\n") { text.removeLast(2) } else if text.hasSuffix("\n") { text.removeLast() }
+            guard !text.isEmpty else {
+                throw StrataError(.storeOpen, "PostgreSQL password file \(passwordFile) is empty")
+            }
             return text
         }
         return environment["PGPASSWORD"]
     }
 
-    /// Whether `host` is the loopback interface.
+    /// Whether `host` is the loopback interface: `localhost`, an IPv4
+    /// address in 127.0.0.0/8 or `::1`, read as addresses (a name such as
+    /// `127.0.0.1.example.com` is not one).
     static func isLoopback(_ host: String) -> Bool {
-        host == "localhost" || host == "::1" || host.hasPrefix("127.")
+        if host == "localhost" { return true }
+        var v4 = in_addr()
+        if inet_pton(AF_INET, host, &v4) == 1 {
+            return UInt32(bigEndian: v4.s_addr) >> 24 == 127
+        }
+        var v6 = in6_addr()
+        if inet_pton(AF_INET6, host, &v6) == 1 {
+            return withUnsafeBytes(of: &v6) { bytes in bytes.dropLast().allSatisfy { $0 == 0 } && bytes.last == 1 }
+        }
+        return false
     }
 
     /// Whether `name` is a plain identifier PostgreSQL takes unquoted

@@ -76,6 +76,11 @@ package struct SQLiteDialect: SQLDialect {
         "strata_fsum(\(column))"
     }
 
+    /// SQLite's SUM of integers fails on overflow already.
+    package func integerSum(_ column: String) -> String {
+        "COALESCE(SUM(\(column)), 0)"
+    }
+
     package func decimalSum(_ column: String) -> String {
         "strata_decimal_sum(\(column))"
     }

@@ -59,19 +59,41 @@ public enum PostgresTestServer {
         }
     }
 
-    /// A fresh schema name for this process (`prefix_<pid>_<random>`).
+    /// A fresh schema name for this process:
+    /// `prefix_<host hash>_<pid>_<random>`.
     public static func uniqueSchemaName(_ prefix: String) -> String {
-        "\(prefix)_\(getpid())_\(UInt32.random(in: 0...UInt32.max))"
+        "\(prefix)_\(hostTag)_\(getpid())_\(UInt32.random(in: 0...UInt32.max))"
     }
+
+    /// This machine's name hashed (FNV-1a, 8 hex digits): schemas named on
+    /// another machine (or in another PID namespace's host) are never
+    /// taken for this one's.
+    static let hostTag: String = {
+        var name = [UInt8](repeating: 0, count: 256)
+        _ = name.withUnsafeMutableBufferPointer { buffer in
+            buffer.withMemoryRebound(to: CChar.self) { chars in
+                guard let base = chars.baseAddress else { return Int32(-1) }
+                return gethostname(base, chars.count - 1)
+            }
+        }
+        var hash: UInt32 = 0x811c_9dc5
+        for byte in name.prefix(while: { $0 != 0 }) {
+            hash ^= UInt32(byte)
+            hash = hash &* 0x0100_0193
+        }
+        let digits = String(hash, radix: 16)
+        return String(repeating: "0", count: 8 - digits.count) + digits
+    }()
 
     /// Drops the schemas ``uniqueSchemaName(_:)`` made for `prefix` in
     /// test processes of this machine that have ended (a test process
-    /// cannot drop its own at exit).
+    /// cannot drop its own at exit). A server shared by containers that
+    /// share a host name and not their processes would need more than this.
     public static func dropAbandonedSchemas(_ prefix: String, client: PostgresClient) async throws {
         var abandoned: [String] = []
         for try await name in try await client.query("SELECT nspname::text FROM pg_namespace").decode(String.self) {
             let parts = name.dropFirst(prefix.count + 1).split(separator: "_")
-            guard name.hasPrefix(prefix + "_"), parts.count == 2, let pid = Int32(parts[0]) else { continue }
+            guard name.hasPrefix(prefix + "_"), parts.count == 3, parts[0] == hostTag, let pid = Int32(parts[1]) else { continue }
             if kill(pid, 0) != 0 && errno == ESRCH { abandoned.append(name) }
         }
         for name in abandoned {

@@ -30,6 +30,12 @@ import Testing
         #expect(try PostgresStoreURL("postgresql://me@[::1]:5433/db").host == "::1")
         #expect(try PostgresStoreURL("postgresql://me@[::1]:5433/db").tlsMode == .disable)
         #expect(try PostgresStoreURL("postgresql://me@db.internal/db").tlsMode == .verifyFull)
+        // Names that look like loopback addresses are not loopback.
+        #expect(try PostgresStoreURL("postgresql://me@127.0.0.1.example.com/db").tlsMode == .verifyFull)
+        #expect(try PostgresStoreURL("postgresql://me@127.5.6.7/db").tlsMode == .disable)
+        #expect(try PostgresStoreURL("postgresql://me@[::2]/db").tlsMode == .verifyFull)
+        // An encoded "/" is part of the database's name.
+        #expect(try PostgresStoreURL("postgresql://me@host/a%2Fb").database == "a/b")
         #expect(try PostgresStoreURL("postgresql://me@db.internal/db?sslmode=require").tlsMode == .require)
     }
 
@@ -81,5 +87,11 @@ import Testing
         #expect(throws: StrataError.self) { try withFile.password(environment: [:]) }
         let missing = try PostgresStoreURL("postgresql://me@127.0.0.1/db?passfile=\(directory.path)/none")
         #expect(throws: StrataError.self) { try missing.password(environment: [:]) }
+        // A folder, or an empty file, is no password.
+        let folder = try PostgresStoreURL("postgresql://me@127.0.0.1/db?passfile=\(directory.path)")
+        #expect(throws: StrataError.self) { try folder.password(environment: [:]) }
+        try Data().write(to: URL(fileURLWithPath: file))
+        #expect(chmod(file, 0o600) == 0)
+        #expect(throws: StrataError.self) { try withFile.password(environment: [:]) }
     }
 }

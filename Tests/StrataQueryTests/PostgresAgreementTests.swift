@@ -27,9 +27,13 @@ struct PostgresAgreementTests {
         // in order, and its float-to-numeric cast keeps 15 digits.
         "@avg double BETWEEN", "@sum double == 0.6 (order independent)", "@sum double > 1",
         "@sum double in decimal domain", "@sum float",
-        // The average of Decimals: PostgreSQL's numeric division rounds
-        // to its own scale.
+        // The sum and average of Decimals: Decimal rounds past 38 digits,
+        // PostgreSQL's numeric is exact (and divides to its own scale).
         "@avg decimal < 0", "@avg decimal == nil",
+        "@sum decimal > 100", "@sum decimal == 0 (empty is 0)", "@sum decimal == 0.3 exactly",
+        // A Double as a Decimal: Strata has none outside Decimal's
+        // exponents, PostgreSQL's numeric has.
+        "double attribute in decimal domain == 0.3 excludes 0.30000000000000004", "double attribute in decimal domain == 0.1",
         // [c] of a computed value (the folded copies are of columns).
         "@max string ==[c]",
     ]

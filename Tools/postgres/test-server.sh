@@ -11,51 +11,75 @@
 #   STRATA_POSTGRES_URL  postgresql://strata@127.0.0.1:PORT/strata_test
 #   PGPASSWORD           the password (never in the URL)
 #   STRATA_POSTGRES_DIR  the server's folder (stop removes it)
-# Installs Debian's postgresql package when no server binaries are found.
-# Environment: STRATA_POSTGRES_PORT (54329; the next free one if taken).
+# A start that fails prints nothing, exits non-zero and leaves nothing
+# behind. Installs Debian's postgresql package when no server binaries are
+# found. Environment: STRATA_POSTGRES_PORT (54329; the next free one of the
+# 100 after it if taken).
 set -euo pipefail
+
+server_bin() { ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -1 || true; }
 
 command=${1:-}
 case "$command" in
 start)
-    PGBIN=$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -1 || true)
+    PGBIN=$(server_bin)
     if [ -z "$PGBIN" ]; then
         { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq postgresql > /dev/null; } >&2
-        PGBIN=$(ls -d /usr/lib/postgresql/*/bin | sort -V | tail -1)
+        PGBIN=$(server_bin)
+        [ -n "$PGBIN" ] || { echo "no PostgreSQL server binaries after installing postgresql" >&2; exit 1; }
     fi
     # The first free port from STRATA_POSTGRES_PORT (another server may
     # run on it already: a developer's, another checkout's).
-    port=${STRATA_POSTGRES_PORT:-54329}
-    while (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null; do port=$((port + 1)); done
+    first=${STRATA_POSTGRES_PORT:-54329}
+    port=$first
+    while (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null; do
+        port=$((port + 1))
+        [ "$port" -le $((first + 100)) ] || { echo "no free port in $first-$((first + 100))" >&2; exit 1; }
+    done
+    umask 077
     dir=$(mktemp -d /tmp/strata-postgres.XXXXXX)
+    run=()
+    # Whatever fails from here removes what was made.
+    cleanup() {
+        "${run[@]}" "$PGBIN/pg_ctl" -D "$dir/data" -m immediate -w stop > /dev/null 2>&1 || true
+        rm -rf "$dir"
+    }
+    trap cleanup ERR
     password=$(head -c 18 /dev/urandom | od -An -tx1 | tr -d ' \n')
     printf '%s\n' "$password" > "$dir/password"
     # PostgreSQL refuses to run as root: as root, run it as the postgres
     # user (Debian's package creates it), or a user made for it.
-    run=()
     if [ "$(id -u)" = 0 ]; then
         user=postgres
-        id "$user" > /dev/null 2>&1 || { useradd --system --no-create-home strata-postgres; user=strata-postgres; }
+        if ! id "$user" > /dev/null 2>&1; then
+            user=strata-postgres
+            id "$user" > /dev/null 2>&1 || useradd --system --no-create-home "$user"
+        fi
         chown -R "$user" "$dir"
         run=(runuser -u "$user" --)
     fi
     "${run[@]}" "$PGBIN/initdb" -D "$dir/data" -U strata --pwfile="$dir/password" -A scram-sha-256 -E UTF8 --locale=C.UTF-8 > "$dir/initdb.log" 2>&1 \
-        || { cat "$dir/initdb.log" >&2; exit 1; }
+        || { cat "$dir/initdb.log" >&2; false; }
     "${run[@]}" "$PGBIN/pg_ctl" -D "$dir/data" -l "$dir/server.log" -w start \
         -o "-c listen_addresses=127.0.0.1 -p $port -k $dir -c max_connections=200 -c fsync=on" > /dev/null \
-        || { cat "$dir/server.log" >&2; exit 1; }
+        || { cat "$dir/server.log" >&2; false; }
     PGPASSWORD=$password "$PGBIN/psql" -h 127.0.0.1 -p "$port" -U strata -d postgres -v ON_ERROR_STOP=1 -q \
         -c "CREATE DATABASE strata_test" >&2
+    trap - ERR
     echo "export STRATA_POSTGRES_URL=postgresql://strata@127.0.0.1:$port/strata_test"
     echo "export PGPASSWORD=$password"
     echo "export STRATA_POSTGRES_DIR=$dir"
     ;;
 stop)
     dir=${STRATA_POSTGRES_DIR:?"STRATA_POSTGRES_DIR is not set (eval the output of start first)"}
-    PGBIN=$(ls -d /usr/lib/postgresql/*/bin | sort -V | tail -1)
+    case "$dir" in
+        /tmp/strata-postgres.*) ;;
+        *) echo "STRATA_POSTGRES_DIR=$dir is not a folder this script made" >&2; exit 1 ;;
+    esac
+    PGBIN=$(server_bin)
     run=()
-    [ "$(id -u)" = 0 ] && run=(runuser -u "$(stat -c %U "$dir/data")" --)
-    "${run[@]}" "$PGBIN/pg_ctl" -D "$dir/data" -m fast -w stop > /dev/null 2>&1 || true
+    [ "$(id -u)" = 0 ] && [ -d "$dir/data" ] && run=(runuser -u "$(stat -c %U "$dir/data")" --)
+    [ -n "$PGBIN" ] && "${run[@]}" "$PGBIN/pg_ctl" -D "$dir/data" -m fast -w stop > /dev/null 2>&1 || true
     rm -rf "$dir"
     ;;
 *)

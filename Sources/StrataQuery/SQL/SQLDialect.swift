@@ -54,6 +54,10 @@ package protocol SQLDialect: Sendable {
     /// as ``ExactDoubleSum`` adds them.
     func doubleSum(_ column: String) throws(StrataError) -> String
 
+    /// The sum of an integer column's non-NULL values (0 when none); an
+    /// overflow of 64 bits is an error, as in the evaluator.
+    func integerSum(_ column: String) -> String
+
     /// The sum of a Decimal column's non-NULL values (0 when none).
     func decimalSum(_ column: String) throws(StrataError) -> String
 

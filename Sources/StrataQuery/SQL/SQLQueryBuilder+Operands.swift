@@ -108,7 +108,7 @@ extension SQLQueryBuilder {
             expression = "COUNT(*)"
         case .sum:
             if integerLike {
-                expression = "COALESCE(SUM(\(column)), 0)"
+                expression = dialect.integerSum(column)
             } else if type == .decimal {
                 expression = try dialect.decimalSum(column)
             } else {

@@ -113,7 +113,8 @@ final class PostgresQueryFixture: Sendable {
             throw StrataError(.storeOpen, "PostgreSQL refused the compiled SQL: \(error.serverInfo?[.message] ?? String(reflecting: error))\nSQL: \(query.sql)\ncount: \(count.sql)")
         }
         guard counted == keys.count else {
-            throw StrataError(.unsupported, "count query gave \(counted) for \(keys.count) rows")
+            // Not .unsupported: that is how a refusal is told apart.
+            throw StrataError(.invalidValue, "count query gave \(counted) for \(keys.count) rows")
         }
         return keys
     }

@@ -1,0 +1,172 @@
+import Foundation
+import Logging
+import PostgresNIO
+import StrataModel
+import StrataPostgresTesting
+import StrataQuery
+import Testing
+@testable import StrataPostgres
+
+/// Opening a PostgreSQL store's schema against a real server: created once
+/// under an advisory lock however many servers start together, kept, and
+/// refused for another version of the model.
+@Suite(.enabled(if: PostgresTestServer.isEnabled, Comment(rawValue: PostgresTestServer.skipComment)))
+struct PostgresStoreOpeningTests {
+    static let logger = Logger(label: "strata.tests.postgres")
+
+    /// A library: every attribute type, a to-one with its to-many inverse,
+    /// a many-to-many, a subentity, an index and a uniqueness constraint.
+    static func model(extraAttribute: Bool = false) -> ObjectModel {
+        var bookAttributes: [AttributeDescription] = [
+            .init(name: "title", type: .string),
+            .init(name: "subtitle", type: .string, isOptional: true),
+            .init(name: "pages", type: .integer32, isOptional: true),
+            .init(name: "edition", type: .integer16, isOptional: true),
+            .init(name: "isbn", type: .integer64, isOptional: true),
+            .init(name: "price", type: .decimal, isOptional: true),
+            .init(name: "rating", type: .double, isOptional: true),
+            .init(name: "weight", type: .float, isOptional: true),
+            .init(name: "published", type: .date, isOptional: true),
+            .init(name: "inPrint", type: .boolean, isOptional: true),
+            .init(name: "cover", type: .binary, isOptional: true),
+            .init(name: "uuid", type: .uuid),
+            .init(name: "homepage", type: .uri, isOptional: true),
+        ]
+        if extraAttribute { bookAttributes.append(.init(name: "language", type: .string, isOptional: true)) }
+        return ObjectModel(name: "Library", entities: [
+            EntityDescription(
+                name: "Book", attributes: bookAttributes,
+                relationships: [
+                    .init(name: "author", destination: "Author", inverse: "books"),
+                    .init(name: "tags", destination: "Tag", inverse: "books", toMany: true),
+                ],
+                fetchIndexes: [FetchIndex(name: "byTitle", elements: [.init(property: "title")])],
+                uniquenessConstraints: [["uuid"]]
+            ),
+            EntityDescription(name: "EBook", parent: "Book", attributes: [.init(name: "format", type: .string, isOptional: true)]),
+            EntityDescription(name: "Author", attributes: [.init(name: "name", type: .string)], relationships: [
+                .init(name: "books", destination: "Book", inverse: "author", toMany: true, ordered: true),
+            ]),
+            EntityDescription(name: "Tag", attributes: [.init(name: "name", type: .string)], relationships: [
+                .init(name: "books", destination: "Book", inverse: "tags", toMany: true),
+            ]),
+        ])
+    }
+
+    /// Runs `body` with a client whose sessions use a fresh schema, dropped afterwards.
+    func withSchema(_ body: @Sendable (PostgresClient, String) async throws -> Void) async throws {
+        let name = PostgresTestServer.uniqueSchemaName("strata_open")
+        try await PostgresTestServer.withClient(searchPath: name) { client in
+            try await PostgresTestServer.dropAbandonedSchemas("strata_open", client: client)
+            do {
+                try await body(client, name)
+            } catch {
+                _ = try? await client.query(PostgresQuery(unsafeSQL: "DROP SCHEMA IF EXISTS \"\(name)\" CASCADE"))
+                throw error
+            }
+            try await client.query(PostgresQuery(unsafeSQL: "DROP SCHEMA IF EXISTS \"\(name)\" CASCADE"))
+        }
+    }
+
+    @Test("A new schema gets the model's tables with exact types, folded copies, bookkeeping and metadata; reopening keeps the store's UUID")
+    func createsAndReopens() async throws {
+        try await withSchema { client, schema in
+            let model = Self.model()
+            let opened = try await PostgresStoreOpening.open(client: client, schemaName: schema, model: model, configuration: nil, logger: Self.logger)
+            #expect(UUID(uuidString: opened.identifier) != nil)
+            var types: [String: String] = [:]
+            let rows = try await client.query("SELECT table_name::text, column_name::text, data_type::text, coalesce(collation_name::text, '') FROM information_schema.columns WHERE table_schema = \(schema)")
+            for try await (table, column, type, collation) in rows.decode((String, String, String, String).self) {
+                types["\(table).\(column)"] = type + (collation.isEmpty ? "" : " \(collation)")
+            }
+            #expect(types["ZBOOK.Z_PK"] == "bigint")
+            #expect(types["ZBOOK.ZTITLE"] == "text C")
+            #expect(types["ZBOOK.ZTITLE__F1"] == "text C")
+            #expect(types["ZBOOK.ZTITLE__F3"] == "text C")
+            #expect(types["ZBOOK.ZPRICE"] == "numeric")
+            #expect(types["ZBOOK.ZUUID"] == "uuid")
+            #expect(types["ZBOOK.ZCOVER"] == "bytea")
+            #expect(types["ZBOOK.ZPUBLISHED"] == "double precision")
+            #expect(types["ZBOOK.ZINPRINT"] == "smallint")
+            #expect(types["ZBOOK.ZPAGES"] == "bigint")
+            #expect(types["ZBOOK.ZFORMAT"] == "text C")
+            #expect(types["Z_METADATA.Z_VALUE"] == "text")
+            #expect(types["ZBOOK.ZPAGES__F1"] == nil)
+            var indexes: [String] = []
+            for try await definition in try await client.query("SELECT indexdef::text FROM pg_indexes WHERE schemaname = \(schema)").decode(String.self) {
+                indexes.append(definition)
+            }
+            #expect(indexes.contains { $0.contains("UNIQUE INDEX") && $0.contains("\"ZUUID\"") })
+            #expect(indexes.contains { $0.contains("\"ZTITLE\"") && !$0.contains("UNIQUE") })
+            var keys: [String] = []
+            for try await name in try await client.query("SELECT \"Z_NAME\" FROM \"Z_PRIMARYKEY\" ORDER BY 1").decode(String.self) { keys.append(name) }
+            #expect(keys == ["Author", "Book", "Tag"])
+            let again = try await PostgresStoreOpening.open(client: client, schemaName: schema, model: model, configuration: nil, logger: Self.logger)
+            #expect(again.identifier == opened.identifier)
+            #expect(again.schema.layout.entityNumberMap == opened.schema.layout.entityNumberMap)
+        }
+    }
+
+    @Test("Another version of the model is refused with 134100 naming what differs, and nothing changes")
+    func refusesAnotherModelVersion() async throws {
+        try await withSchema { client, schema in
+            let opened = try await PostgresStoreOpening.open(client: client, schemaName: schema, model: Self.model(), configuration: nil, logger: Self.logger)
+            do {
+                _ = try await PostgresStoreOpening.open(client: client, schemaName: schema, model: Self.model(extraAttribute: true), configuration: nil, logger: Self.logger)
+                Issue.record("expected 134100")
+            } catch let error as StrataError {
+                #expect(error.code == .incompatibleVersionHash)
+                #expect(error.details.contains("Book.language is not in the store"), "\(error.details)")
+                #expect(!error.message.contains("SELECT"))
+            }
+            // The original model still opens the same store.
+            let again = try await PostgresStoreOpening.open(client: client, schemaName: schema, model: Self.model(), configuration: nil, logger: Self.logger)
+            #expect(again.identifier == opened.identifier)
+        }
+    }
+
+    @Test("A schema holding other tables is not taken over (134080)")
+    func refusesForeignTables() async throws {
+        try await withSchema { client, schema in
+            try await client.query(PostgresQuery(unsafeSQL: "CREATE SCHEMA \"\(schema)\""))
+            try await client.query("CREATE TABLE invoices (id bigint)")
+            await #expect(throws: StrataError.self) {
+                _ = try await PostgresStoreOpening.open(client: client, schemaName: schema, model: Self.model(), configuration: nil, logger: Self.logger)
+            }
+            do {
+                _ = try await PostgresStoreOpening.open(client: client, schemaName: schema, model: Self.model(), configuration: nil, logger: Self.logger)
+            } catch let error as StrataError {
+                #expect(error.code == .storeOpen)
+                #expect(error.message.contains("invoices"))
+            }
+        }
+    }
+
+    @Test("Eight servers opening one new schema at once: one creates it, all get the same store")
+    func concurrentOpens() async throws {
+        try await withSchema { _, schema in
+            let identifiers = try await withThrowingTaskGroup(of: String.self) { group in
+                for _ in 0..<8 {
+                    group.addTask {
+                        // A client of its own per "server".
+                        try await PostgresTestServer.withClient(searchPath: schema) { client in
+                            try await PostgresStoreOpening.open(client: client, schemaName: schema, model: Self.model(), configuration: nil, logger: Self.logger).identifier
+                        }
+                    }
+                }
+                var all: [String] = []
+                for try await identifier in group { all.append(identifier) }
+                return all
+            }
+            #expect(identifiers.count == 8)
+            #expect(Set(identifiers).count == 1)
+        }
+    }
+
+    @Test("Names PostgreSQL would cut are refused before anything is created")
+    func longNamesAreRefused() throws {
+        let long = String(repeating: "a", count: 60)
+        let model = ObjectModel(name: "Long", entities: [EntityDescription(name: "Thing", attributes: [.init(name: long, type: .string)])])
+        #expect(throws: StrataError.self) { try PostgresSchema(layout: try SQLiteSchema(model: model)) }
+    }
+}
