@@ -43,3 +43,76 @@ extension SQLQueryCompiler {
         self.init(schema: schema.layout, dialect: PostgresDialect())
     }
 }
+
+extension PostgresValueCoding {
+    /// The value of an attribute of `type` read from its column, as the
+    /// store wrote it (``PostgresSchema/columnType(_:)``); NULL is `.null`.
+    /// Throws ``StrataError/Code/invalidValue`` naming the column when the
+    /// stored value does not fit the type (a `numeric` no Decimal holds, a
+    /// column of another type).
+    package static func propertyValue(from cell: PostgresCell, type: AttributeType) throws(StrataError) -> PropertyValue {
+        guard var bytes = cell.bytes else { return .null }
+        do {
+            switch type {
+            case .integer16, .integer32, .integer64:
+                return .integer(try cell.decode(Int64.self))
+            case .boolean:
+                return .boolean(try cell.decode(Int16.self) != 0)
+            case .double, .float:
+                return .double(try cell.decode(Double.self))
+            case .date:
+                return .date(Date(timeIntervalSinceReferenceDate: try cell.decode(Double.self)))
+            case .decimal:
+                guard cell.dataType == .numeric, cell.format == .binary else { break }
+                return .decimal(try decimal(fromNumeric: &bytes, column: cell.columnName))
+            case .string:
+                return .string(try cell.decode(String.self))
+            case .uri, .objectID:
+                return .uri(try cell.decode(String.self))
+            case .uuid:
+                return .uuid(try cell.decode(UUID.self))
+            case .binary, .transformable, .undefined, .composite:
+                return .binary(try cell.decode(Data.self))
+            }
+        } catch let error as StrataError {
+            throw error
+        } catch {
+            // Falls through to the error below.
+        }
+        throw StrataError(.invalidValue, "stored value of column \(cell.columnName) (PostgreSQL type \(cell.dataType)) does not fit an attribute of type \(type.rawValue)")
+    }
+
+    /// A `numeric` in PostgreSQL's binary form (digit count, weight, sign,
+    /// display scale, then base-10000 digits) as a Decimal, exactly; a NaN,
+    /// an infinity or a value no Decimal holds is refused.
+    static func decimal(fromNumeric buffer: inout ByteBuffer, column: String) throws(StrataError) -> Decimal {
+        func refuse(_ why: String) -> StrataError {
+            StrataError(.invalidValue, "stored numeric of column \(column) \(why)")
+        }
+        guard let count = buffer.readInteger(endianness: .big, as: Int16.self),
+              let weight = buffer.readInteger(endianness: .big, as: Int16.self),
+              let sign = buffer.readInteger(endianness: .big, as: UInt16.self),
+              buffer.readInteger(endianness: .big, as: Int16.self) != nil, count >= 0 else {
+            throw refuse("is malformed")
+        }
+        guard sign == 0x0000 || sign == 0x4000 else { throw refuse("is not a finite number") }
+        var digits: [UInt8] = []
+        digits.reserveCapacity(Int(count) * 4)
+        for _ in 0..<count {
+            guard let group = buffer.readInteger(endianness: .big, as: Int16.self), (0..<10000).contains(group) else {
+                throw refuse("is malformed")
+            }
+            for divisor in [1000, 100, 10, 1] as [Int16] { digits.append(UInt8((group / divisor) % 10)) }
+        }
+        // value = digits × 10^exponent, exponent from the last group's place.
+        var exponent = (Int(weight) - Int(count) + 1) * 4
+        while let last = digits.last, last == 0 { digits.removeLast(); exponent += 1 }
+        while let first = digits.first, first == 0 { digits.removeFirst() }
+        guard !digits.isEmpty else { return Decimal.zero }
+        let text = (sign == 0x4000 ? "-" : "") + String(decoding: digits.map { $0 + UInt8(ascii: "0") }, as: UTF8.self) + "e\(exponent)"
+        guard digits.count <= 38, let value = Decimal(string: text, locale: nil), !value.isNaN else {
+            throw refuse("(\(digits.count) digits, exponent \(exponent)) does not fit a Decimal")
+        }
+        return value
+    }
+}
