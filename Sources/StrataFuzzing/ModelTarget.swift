@@ -20,9 +20,9 @@ enum ModelTarget {
             throw FuzzFinding(.model, "an error that is not a StrataError: \(error)")
         }
         _ = model.modelVersionHash
-        let schema: SQLiteSchema
+        let schema: SQLSchema
         do {
-            schema = try SQLiteSchema(model: model)
+            schema = try SQLSchema(model: model)
         } catch {
             // A valid model SQLite cannot lay out must say why, as a StrataError.
             return

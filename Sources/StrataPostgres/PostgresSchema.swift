@@ -2,7 +2,7 @@ import StrataModel
 import StrataQuery
 
 /// The PostgreSQL tables of a store: the same layout as the SQLite store's
-/// (``SQLiteSchema``: table, column and index names, `Z_PK`, `Z_ENT`,
+/// (``SQLSchema``: table, column and index names, `Z_PK`, `Z_ENT`,
 /// `Z_OPT`, join tables, order columns), with PostgreSQL's column types and
 /// a folded copy of every string column for `[c]`, `[d]` and `[cd]`.
 ///
@@ -17,7 +17,7 @@ import StrataQuery
 /// (after the folded columns' `__F1`…`__F3` suffixes) is refused.
 package struct PostgresSchema: Sendable {
     /// The layout.
-    package let layout: SQLiteSchema
+    package let layout: SQLSchema
 
     /// The folding options kept as columns beside each string column.
     package static let foldings: [StringComparisonOptions] = [.caseInsensitive, .diacriticInsensitive, [.caseInsensitive, .diacriticInsensitive]]
@@ -32,7 +32,7 @@ package struct PostgresSchema: Sendable {
     package static let identifierLimit = 63
 
     /// The schema of `layout`; 134080 naming an identifier PostgreSQL would cut.
-    package init(layout: SQLiteSchema) throws(StrataError) {
+    package init(layout: SQLSchema) throws(StrataError) {
         self.layout = layout
         var names: [String] = []
         for table in layout.tables {
@@ -50,13 +50,13 @@ package struct PostgresSchema: Sendable {
     }
 
     /// The attribute type of an attribute column of `table`, nil for other columns.
-    package func attributeType(of column: SQLiteSchema.Column) -> AttributeType? {
+    package func attributeType(of column: SQLSchema.Column) -> AttributeType? {
         guard case .attribute(let entity, let name) = column.role else { return nil }
         return layout.model.attribute(named: name, in: entity)?.type
     }
 
     /// Whether `column` holds text (and has folded copies).
-    package func isText(_ column: SQLiteSchema.Column) -> Bool {
+    package func isText(_ column: SQLSchema.Column) -> Bool {
         switch attributeType(of: column) {
         case .string?, .uri?: true
         default: false
@@ -64,7 +64,7 @@ package struct PostgresSchema: Sendable {
     }
 
     /// The PostgreSQL type of a column.
-    package func columnType(_ column: SQLiteSchema.Column) -> String {
+    package func columnType(_ column: SQLSchema.Column) -> String {
         switch column.role {
         case .primaryKey: return "bigint PRIMARY KEY"
         case .entityNumber, .version: return "bigint NOT NULL"
@@ -86,7 +86,7 @@ package struct PostgresSchema: Sendable {
     /// tables, indexes), with quoted identifiers and no values, in the
     /// session's schema (`search_path`).
     package func createStatements() -> [String] {
-        let quote = SQLiteSchema.quote
+        let quote = SQLSchema.quote
         return layout.createStatements(keyType: "bigint") { column in
             var definitions = [quote(column.name) + " " + columnType(column)]
             if isText(column) {

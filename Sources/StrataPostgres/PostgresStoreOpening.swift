@@ -60,22 +60,22 @@ package enum PostgresStoreOpening {
     ) async throws -> Opened {
         try await client.withTransaction(logger: logger) { connection in
             try await connection.query("SELECT pg_advisory_xact_lock(\(lockKey(schemaName)))", logger: logger)
-            try await connection.query(PostgresQuery(unsafeSQL: "CREATE SCHEMA IF NOT EXISTS \(SQLiteSchema.quote(schemaName))"), logger: logger)
+            try await connection.query(PostgresQuery(unsafeSQL: "CREATE SCHEMA IF NOT EXISTS \(SQLSchema.quote(schemaName))"), logger: logger)
             var tables: [String] = []
             for try await name in try await connection.query("SELECT table_name::text FROM information_schema.tables WHERE table_schema = \(schemaName)", logger: logger).decode(String.self) {
                 tables.append(name)
             }
             if tables.isEmpty {
-                let schema = try PostgresSchema(layout: try SQLiteSchema(model: model, entityNames: names))
+                let schema = try PostgresSchema(layout: try SQLSchema(model: model, entityNames: names))
                 let metadata = try SQLStoreMetadata(identifier: UUID().uuidString, model: model, schema: schema.layout, columnType: schema.columnType)
                 for statement in bookkeepingStatements + schema.createStatements() {
                     try await connection.query(PostgresQuery(unsafeSQL: statement), logger: logger)
                 }
                 for table in schema.layout.tables {
-                    try await connection.query("INSERT INTO \(unescaped: SQLiteSchema.quote(SQLStoreMetadata.primaryKeyTableName)) (\"Z_NAME\", \"Z_MAX\") VALUES (\(table.rootEntity), 0)", logger: logger)
+                    try await connection.query("INSERT INTO \(unescaped: SQLSchema.quote(SQLStoreMetadata.primaryKeyTableName)) (\"Z_NAME\", \"Z_MAX\") VALUES (\(table.rootEntity), 0)", logger: logger)
                 }
                 for (key, text) in try metadata.keyTexts() {
-                    try await connection.query("INSERT INTO \(unescaped: SQLiteSchema.quote(SQLStoreMetadata.tableName)) (\"Z_KEY\", \"Z_VALUE\") VALUES (\(key), \(text))", logger: logger)
+                    try await connection.query("INSERT INTO \(unescaped: SQLSchema.quote(SQLStoreMetadata.tableName)) (\"Z_KEY\", \"Z_VALUE\") VALUES (\(key), \(text))", logger: logger)
                 }
                 return Opened(identifier: metadata.identifier, schema: schema)
             }
@@ -83,7 +83,7 @@ package enum PostgresStoreOpening {
                 throw StrataError(.storeOpen, "\(where_) holds tables that are not a Strata store's (\(tables.sorted().prefix(5).joined(separator: ", ")))")
             }
             var texts: [String: String] = [:]
-            for try await (key, text) in try await connection.query("SELECT \"Z_KEY\", \"Z_VALUE\" FROM \(unescaped: SQLiteSchema.quote(SQLStoreMetadata.tableName))", logger: logger).decode((String, String).self) {
+            for try await (key, text) in try await connection.query("SELECT \"Z_KEY\", \"Z_VALUE\" FROM \(unescaped: SQLSchema.quote(SQLStoreMetadata.tableName))", logger: logger).decode((String, String).self) {
                 texts[key] = text
             }
             let stored = try SQLStoreMetadata.decode(path: where_) { key in
@@ -92,7 +92,7 @@ package enum PostgresStoreOpening {
                 }
                 return text
             }
-            let schema = try PostgresSchema(layout: try SQLiteSchema(model: model, entityNames: names, entityNumbers: stored.layout.entityNumbers))
+            let schema = try PostgresSchema(layout: try SQLSchema(model: model, entityNames: names, entityNumbers: stored.layout.entityNumbers))
             let target = try SQLStoreMetadata(identifier: stored.identifier, model: model, schema: schema.layout, columnType: schema.columnType)
             guard stored.isIdentical(to: target) else {
                 throw StrataError(.incompatibleVersionHash, "\(where_) holds a store of another version of model '\(model.name)'", details: differences(stored, target))
@@ -104,8 +104,8 @@ package enum PostgresStoreOpening {
     /// The store's own tables: metadata (key → text) and the next primary
     /// key of each hierarchy.
     static let bookkeepingStatements = [
-        "CREATE TABLE \(SQLiteSchema.quote(SQLStoreMetadata.tableName)) (\"Z_KEY\" text COLLATE \"C\" PRIMARY KEY, \"Z_VALUE\" text NOT NULL)",
-        "CREATE TABLE \(SQLiteSchema.quote(SQLStoreMetadata.primaryKeyTableName)) (\"Z_NAME\" text COLLATE \"C\" PRIMARY KEY, \"Z_MAX\" bigint NOT NULL)",
+        "CREATE TABLE \(SQLSchema.quote(SQLStoreMetadata.tableName)) (\"Z_KEY\" text COLLATE \"C\" PRIMARY KEY, \"Z_VALUE\" text NOT NULL)",
+        "CREATE TABLE \(SQLSchema.quote(SQLStoreMetadata.primaryKeyTableName)) (\"Z_NAME\" text COLLATE \"C\" PRIMARY KEY, \"Z_MAX\" bigint NOT NULL)",
     ]
 
     /// The advisory lock of a schema: FNV-1a 64 of its name, the same in

@@ -112,7 +112,7 @@ package struct SQLiteDialect: SQLDialect {
 extension SQLQueryCompiler {
     /// A compiler writing SQLite's SQL over `schema`, for a connection with
     /// ``SQLiteFunctions`` registered.
-    public init(schema: SQLiteSchema) {
+    public init(schema: SQLSchema) {
         self.init(schema: schema, dialect: SQLiteDialect())
     }
 }

@@ -28,7 +28,7 @@ enum SQLiteHistory {
     static let consumerTable = "Z_STRATA_HISTORY_CONSUMER"
     static let purgeTable = "Z_STRATA_HISTORY_PURGE"
 
-    static func q(_ identifier: String) -> String { SQLiteSchema.quote(identifier) }
+    static func q(_ identifier: String) -> String { SQLSchema.quote(identifier) }
 
     /// The tables, created when missing.
     static let createStatements: [String] = [

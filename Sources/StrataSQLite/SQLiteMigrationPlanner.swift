@@ -58,7 +58,7 @@ struct SQLiteMigrationPlanner {
     let target: SQLiteStoreMetadata
     let model: ObjectModel
     /// The target layout (``target`` was made from it).
-    let schema: SQLiteSchema
+    let schema: SQLSchema
     let description: StoreDescription
 
     private var path: String { description.displayName }
@@ -216,7 +216,7 @@ struct SQLiteMigrationPlanner {
 
     // MARK: - Layout
 
-    private static func q(_ identifier: String) -> String { SQLiteSchema.quote(identifier) }
+    private static func q(_ identifier: String) -> String { SQLSchema.quote(identifier) }
 
     /// The statements turning the stored layout into the target one.
     private func layoutSteps(problems: inout [String]) throws(StrataError) -> [Step] {
@@ -226,8 +226,8 @@ struct SQLiteMigrationPlanner {
         var temporaryCount = 0
         func temporaryName() -> String {
             temporaryCount += 1
-            // In the namespace no layout uses (``SQLiteSchema/reservedPrefix``).
-            return SQLiteSchema.reservedPrefix + "MIGRATING_\(temporaryCount)"
+            // In the namespace no layout uses (``SQLSchema/reservedPrefix``).
+            return SQLSchema.reservedPrefix + "MIGRATING_\(temporaryCount)"
         }
 
         // 1. Indexes that are gone or changed.

@@ -97,7 +97,7 @@ struct SQLiteRowDecoder {
     func snapshots(_ db: Database, table: String, keys: [Int64]) throws -> [Int64: Snapshot] {
         var result: [Snapshot] = []
         for chunk in Self.chunks(of: keys) {
-            let sql = "SELECT * FROM \(SQLiteSchema.quote(table)) WHERE \(SQLiteSchema.quote("Z_PK")) IN (" + Self.placeholders(chunk.count) + ")"
+            let sql = "SELECT * FROM \(SQLSchema.quote(table)) WHERE \(SQLSchema.quote("Z_PK")) IN (" + Self.placeholders(chunk.count) + ")"
             let statement = try db.makeStatement(sql: sql)
             try appendSnapshots(db, statement: statement, arguments: StatementArguments(chunk), table: table, to: &result)
         }
@@ -378,7 +378,7 @@ struct SQLiteRowDecoder {
     func entityNames(_ db: Database, table: String, keys: [Int64]) throws -> [Int64: String] {
         var result: [Int64: String] = [:]
         for chunk in Self.chunks(of: keys) {
-            let sql = "SELECT \(SQLiteSchema.quote("Z_PK")), \(SQLiteSchema.quote("Z_ENT")) FROM \(SQLiteSchema.quote(table)) WHERE \(SQLiteSchema.quote("Z_PK")) IN (" + Self.placeholders(chunk.count) + ")"
+            let sql = "SELECT \(SQLSchema.quote("Z_PK")), \(SQLSchema.quote("Z_ENT")) FROM \(SQLSchema.quote(table)) WHERE \(SQLSchema.quote("Z_PK")) IN (" + Self.placeholders(chunk.count) + ")"
             let cursor = try Row.fetchCursor(db.makeStatement(sql: sql), arguments: StatementArguments(chunk))
             try cursor.forEach { row in
                 let key = try row.decode(Int64.self, atIndex: 0)

@@ -264,7 +264,7 @@ extension SQLiteSaveTransaction {
     }
 
     /// Brings the join-table rows of one source to `destinations`.
-    func writeJoin(_ db: Database, join: SQLiteSchema.JoinTable, sourceColumn: String, destinationColumn: String, order: String?, source: Int64, destinations: [Int64], isNew: Bool) throws {
+    func writeJoin(_ db: Database, join: SQLSchema.JoinTable, sourceColumn: String, destinationColumn: String, order: String?, source: Int64, destinations: [Int64], isNew: Bool) throws {
         let table = Self.q(join.name)
         if !isNew {
             let existing = try Int64.fetchAll(

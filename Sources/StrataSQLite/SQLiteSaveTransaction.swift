@@ -166,7 +166,7 @@ struct SQLiteSaveTransaction {
     var temporaryByKey: [String: [Int64: ObjectID]]?
     var constraintConflicts: [ConstraintConflict] = []
 
-    static func q(_ identifier: String) -> String { SQLiteSchema.quote(identifier) }
+    static func q(_ identifier: String) -> String { SQLSchema.quote(identifier) }
 
     // MARK: - Preparation (no database access)
 
@@ -501,7 +501,7 @@ struct SQLiteSaveTransaction {
         // their key and order in their own INSERT; the others are queued.
         var releases: [(table: String, column: String, order: String?, source: Int64)] = []
         var assignments: [(table: String, column: String, order: String?, destination: ObjectID, key: Int64, source: Int64, position: Int)] = []
-        var joins: [(join: SQLiteSchema.JoinTable, sourceColumn: String, destinationColumn: String, order: String?, source: Int64, destinations: [Int64], isNew: Bool)] = []
+        var joins: [(join: SQLSchema.JoinTable, sourceColumn: String, destinationColumn: String, order: String?, source: Int64, destinations: [Int64], isNew: Bool)] = []
         for item in toManys {
             let source = item.insert.map { inserts[$0].key } ?? item.sourceKey
             switch item.field.storage {

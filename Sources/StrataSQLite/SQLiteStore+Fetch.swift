@@ -248,7 +248,7 @@ extension SQLiteStore {
         guard let entity = mapping.entities[objectID.entityName] else {
             throw StrataError(.invalidValue, "store \(path) does not hold entity '\(objectID.entityName)' (\(objectID))")
         }
-        let q = SQLiteSchema.quote
+        let q = SQLSchema.quote
         let sql: String
         var fallback: String
         if let field = entity.toManys[relationship] {

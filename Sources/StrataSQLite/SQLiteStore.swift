@@ -20,7 +20,7 @@ import StrataQuery
 ///   automatic checkpoint runs at 1000 pages), after the saves of the
 ///   commit are answered rather than inside their `COMMIT`
 ///   (``SQLiteWALMonitor``).
-/// - The layout is ``SQLiteSchema``'s for the configuration's entities;
+/// - The layout is ``SQLSchema``'s for the configuration's entities;
 ///   ``SQLiteStoreMetadata`` (table `Z_METADATA`) records the store's UUID,
 ///   the model's version hashes, the entities' persisted shapes and the
 ///   layout, and `Z_PRIMARYKEY` hands out primary keys inside the write
@@ -53,7 +53,7 @@ public actor SQLiteStore: InsertStreamingStore {
     /// The entities the store holds (its configuration's members and their subentities).
     public nonisolated let entityNames: Set<String>
     /// The layout of the store's tables.
-    public nonisolated let schema: SQLiteSchema
+    public nonisolated let schema: SQLSchema
 
     nonisolated let mapping: SQLiteStoreMapping
     nonisolated let path: String
@@ -155,14 +155,14 @@ public actor SQLiteStore: InsertStreamingStore {
     private struct Layout: Sendable {
         /// The entity numbers the layout was made with (nil: a new store's).
         var existingNumbers: [String: Int64]?
-        var schema: SQLiteSchema
+        var schema: SQLSchema
         var target: SQLiteStoreMetadata
 
         /// The layout of `entityNames` keeping `existingNumbers` (those of
         /// the store's metadata; nil for a new store).
         init(model: ObjectModel, entityNames: [String], existingNumbers: [String: Int64]?) throws(StrataError) {
             self.existingNumbers = existingNumbers
-            self.schema = try SQLiteSchema(model: model, entityNames: entityNames, entityNumbers: existingNumbers)
+            self.schema = try SQLSchema(model: model, entityNames: entityNames, entityNumbers: existingNumbers)
             self.target = try SQLiteStoreMetadata(identifier: "", model: model, schema: schema)
         }
 
@@ -298,7 +298,7 @@ public actor SQLiteStore: InsertStreamingStore {
             for statement in SQLiteStoreMetadata.bookkeepingStatements + layout.schema.createStatements() {
                 try db.execute(sql: statement)
             }
-            let insertKey = "INSERT INTO \(SQLiteSchema.quote(SQLiteStoreMetadata.primaryKeyTableName)) (\(SQLiteSchema.quote("Z_NAME")), \(SQLiteSchema.quote("Z_MAX"))) VALUES (?, 0)"
+            let insertKey = "INSERT INTO \(SQLSchema.quote(SQLiteStoreMetadata.primaryKeyTableName)) (\(SQLSchema.quote("Z_NAME")), \(SQLSchema.quote("Z_MAX"))) VALUES (?, 0)"
             for table in layout.schema.tables {
                 try db.execute(sql: insertKey, arguments: [table.rootEntity])
             }

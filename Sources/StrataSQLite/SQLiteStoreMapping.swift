@@ -4,7 +4,7 @@ import StrataModel
 import StrataStore
 import StrataQuery
 
-/// The store's view of its ``SQLiteSchema``, computed once at open: for
+/// The store's view of its ``SQLSchema``, computed once at open: for
 /// every held entity, which column holds which property, how its to-one
 /// destinations' entities are found, and the SQL that inserts its rows.
 /// A class: every save, fetch and decoder holds it, and copying its many
@@ -52,7 +52,7 @@ final class SQLiteStoreMapping: Sendable {
     struct ToManyField: Sendable {
         var name: String
         var destination: String
-        var storage: SQLiteSchema.RelationshipStorage
+        var storage: SQLSchema.RelationshipStorage
         /// The destinations' table; nil when this store does not hold them.
         var destinationTable: DestinationTable?
     }
@@ -140,17 +140,17 @@ final class SQLiteStoreMapping: Sendable {
         var column: String
     }
 
-    let schema: SQLiteSchema
+    let schema: SQLSchema
     let compiler: SQLQueryCompiler
     let entities: [String: Entity]
     /// Held entities by `Z_ENT` number.
     let entitiesByNumber: [Int64: Entity]
     /// Join tables by name.
-    let joinTables: [String: SQLiteSchema.JoinTable]
+    let joinTables: [String: SQLSchema.JoinTable]
     /// For each hierarchy table, the join-table columns referencing its rows.
     let joinReferences: [String: [JoinReference]]
     /// Hierarchy tables by name.
-    let tables: [String: SQLiteSchema.Table]
+    let tables: [String: SQLSchema.Table]
     /// The key-allocation statements of each hierarchy table, built once.
     let keyAllocation: [String: KeyAllocationSQL]
     /// The hierarchy tables whose rows decode with no statement but the
@@ -160,10 +160,10 @@ final class SQLiteStoreMapping: Sendable {
     let tablesDecodedInOneStatement: Set<String>
 
     /// The mapping of `schema`. Its tables never use the store's own names
-    /// (``SQLiteSchema/isReserved(_:)``): the layout skips them.
-    init(schema: SQLiteSchema) {
+    /// (``SQLSchema/isReserved(_:)``): the layout skips them.
+    init(schema: SQLSchema) {
         let model = schema.model
-        let q = SQLiteSchema.quote
+        let q = SQLSchema.quote
         func destinationTable(_ entity: String) -> DestinationTable? {
             schema.table(for: entity).map { DestinationTable(name: $0.name, rootEntity: $0.rootEntity) }
         }
@@ -252,7 +252,7 @@ final class SQLiteStoreMapping: Sendable {
         }.map(\.name))
     }
 
-    private static func resolution(of destination: String, schema: SQLiteSchema) -> DestinationResolution {
+    private static func resolution(of destination: String, schema: SQLSchema) -> DestinationResolution {
         guard let table = schema.table(for: destination) else { return .external(destination) }
         let candidates = schema.entities(covering: destination, includingSubentities: true)
         if candidates == [destination] { return .fixed(destination) }

@@ -22,8 +22,8 @@ extension SQLStoreMetadata {
     /// The statements creating the store's own tables.
     static var bookkeepingStatements: [String] {
         [
-            "CREATE TABLE \(SQLiteSchema.quote(tableName)) (\(SQLiteSchema.quote("Z_KEY")) TEXT PRIMARY KEY, \(SQLiteSchema.quote("Z_VALUE")) BLOB)",
-            "CREATE TABLE \(SQLiteSchema.quote(primaryKeyTableName)) (\(SQLiteSchema.quote("Z_NAME")) TEXT PRIMARY KEY, \(SQLiteSchema.quote("Z_MAX")) INTEGER NOT NULL)",
+            "CREATE TABLE \(SQLSchema.quote(tableName)) (\(SQLSchema.quote("Z_KEY")) TEXT PRIMARY KEY, \(SQLSchema.quote("Z_VALUE")) BLOB)",
+            "CREATE TABLE \(SQLSchema.quote(primaryKeyTableName)) (\(SQLSchema.quote("Z_NAME")) TEXT PRIMARY KEY, \(SQLSchema.quote("Z_MAX")) INTEGER NOT NULL)",
         ]
     }
 
@@ -36,7 +36,7 @@ extension SQLStoreMetadata {
             return .foreign(tables: tables.sorted())
         }
         var values: [String: DatabaseValue] = [:]
-        let rows = try Row.fetchAll(db, sql: "SELECT \(SQLiteSchema.quote("Z_KEY")), \(SQLiteSchema.quote("Z_VALUE")) FROM \(SQLiteSchema.quote(tableName))")
+        let rows = try Row.fetchAll(db, sql: "SELECT \(SQLSchema.quote("Z_KEY")), \(SQLSchema.quote("Z_VALUE")) FROM \(SQLSchema.quote(tableName))")
         for row in rows {
             let key: DatabaseValue = row[0]
             if case .string(let name) = key.storage { values[name] = row[1] as DatabaseValue }
@@ -53,7 +53,7 @@ extension SQLStoreMetadata {
 
     /// Writes every key (inside the caller's transaction).
     func write(_ db: Database) throws {
-        let sql = "INSERT OR REPLACE INTO \(SQLiteSchema.quote(Self.tableName)) (\(SQLiteSchema.quote("Z_KEY")), \(SQLiteSchema.quote("Z_VALUE"))) VALUES (?, ?)"
+        let sql = "INSERT OR REPLACE INTO \(SQLSchema.quote(Self.tableName)) (\(SQLSchema.quote("Z_KEY")), \(SQLSchema.quote("Z_VALUE"))) VALUES (?, ?)"
         for (key, text) in try keyTexts() {
             // The format version as a number, as it always was.
             let value = key == "formatVersion" ? Int64(formatVersion).databaseValue : text.databaseValue

@@ -137,7 +137,7 @@ public enum StoreRestore {
                 _ = try Row.fetchOne(db, sql: "PRAGMA wal_checkpoint(TRUNCATE)")
                 var counters = Counters()
                 if try db.tableExists(SQLiteStoreMetadata.primaryKeyTableName) {
-                    for row in try Row.fetchAll(db, sql: "SELECT \"Z_NAME\", \"Z_MAX\" FROM \(SQLiteSchema.quote(SQLiteStoreMetadata.primaryKeyTableName))") {
+                    for row in try Row.fetchAll(db, sql: "SELECT \"Z_NAME\", \"Z_MAX\" FROM \(SQLSchema.quote(SQLiteStoreMetadata.primaryKeyTableName))") {
                         counters.keys[row[0]] = row[1]
                     }
                 }
@@ -157,7 +157,7 @@ public enum StoreRestore {
             let database = try DatabaseQueue(path: staged)
             defer { try? database.close() }
             return try database.write { db in
-                let table = SQLiteSchema.quote(SQLiteStoreMetadata.primaryKeyTableName)
+                let table = SQLSchema.quote(SQLiteStoreMetadata.primaryKeyTableName)
                 for (name, maximum) in replaced.keys {
                     try db.execute(sql: "INSERT INTO \(table) (\"Z_NAME\", \"Z_MAX\") VALUES (?, ?) ON CONFLICT (\"Z_NAME\") DO UPDATE SET \"Z_MAX\" = MAX(\"Z_MAX\", excluded.\"Z_MAX\")", arguments: [name, maximum])
                 }
@@ -196,7 +196,7 @@ public enum StoreRestore {
             let database = try DatabaseQueue(path: path, configuration: configuration)
             defer { try? database.close() }
             return try database.read { db in
-                try String.fetchOne(db, sql: "SELECT \"Z_VALUE\" FROM \(SQLiteSchema.quote(SQLiteStoreMetadata.tableName)) WHERE \"Z_KEY\" = 'identifier'") ?? ""
+                try String.fetchOne(db, sql: "SELECT \"Z_VALUE\" FROM \(SQLSchema.quote(SQLiteStoreMetadata.tableName)) WHERE \"Z_KEY\" = 'identifier'") ?? ""
             }
         } catch {
             throw StrataError(.storeOpen, "\(path) cannot be read as a SQLite store: \(error)")

@@ -167,6 +167,6 @@ struct PostgresStoreOpeningTests {
     func longNamesAreRefused() throws {
         let long = String(repeating: "a", count: 60)
         let model = ObjectModel(name: "Long", entities: [EntityDescription(name: "Thing", attributes: [.init(name: long, type: .string)])])
-        #expect(throws: StrataError.self) { try PostgresSchema(layout: try SQLiteSchema(model: model)) }
+        #expect(throws: StrataError.self) { try PostgresSchema(layout: try SQLSchema(model: model)) }
     }
 }

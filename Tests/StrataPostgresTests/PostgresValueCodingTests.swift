@@ -36,7 +36,7 @@ struct PostgresValueCodingTests {
     func everyTypeRoundTrips() async throws {
         let model = ObjectModel(name: "Values", entities: [EntityDescription(
             name: "Cell", attributes: Self.types.map { AttributeDescription(name: Self.name($0), type: $0, isOptional: true) })])
-        let schema = try PostgresSchema(layout: try SQLiteSchema(model: model))
+        let schema = try PostgresSchema(layout: try SQLSchema(model: model))
         let table = try #require(schema.layout.tables.first)
         let schemaName = PostgresTestServer.uniqueSchemaName("strata_values")
         try await PostgresTestServer.withClient(searchPath: schemaName) { client in

@@ -14,7 +14,7 @@ import Testing
     /// `format` resolved for `Book` with `variables` and compiled (a fetch
     /// that does not resolve fails the test).
     private func compiled(_ format: String, _ variables: [String: VariableValue], counting: Bool = false) throws -> (query: CompiledQuery, predicate: StrataQuery.Predicate) {
-        let compiler = SQLQueryCompiler(schema: try SQLiteSchema(model: FixtureModel.model))
+        let compiler = SQLQueryCompiler(schema: try SQLSchema(model: FixtureModel.model))
         let predicate = try PredicateParser.parse(format)
         let request = FetchRequest(entityName: "Book", predicate: predicate, sortDescriptors: [SortDescriptor("pages")], fetchLimit: 20, fetchOffset: 3)
         let resolved = try resolver.resolve(request, variables: variables, source: format)

@@ -38,7 +38,7 @@ private typealias M = FixtureModel
     }
 
     @Test func columnsAreCollisionFreeAndDeterministic() throws {
-        let schema = try SQLiteSchema(model: collidingModel)
+        let schema = try SQLSchema(model: collidingModel)
         let table = try #require(schema.table(for: "Sub1"))
         #expect(table.name == "ZTHING")
         #expect(table.entities == ["Sub1", "Sub2", "Thing"])
@@ -59,7 +59,7 @@ private typealias M = FixtureModel
 
         // Same layout whatever the declaration order.
         let reversed = ObjectModel(entities: collidingModel.entities.reversed())
-        #expect(try SQLiteSchema(model: reversed).createStatements() == schema.createStatements())
+        #expect(try SQLSchema(model: reversed).createStatements() == schema.createStatements())
         // Entity numbers: 1-based in name order.
         #expect(schema.entityNumber(of: "Sub1") == 1)
         #expect(schema.entityNumber(of: "Thing") == 3)
@@ -68,14 +68,14 @@ private typealias M = FixtureModel
     }
 
     @Test func quotingDoublesEmbeddedQuotesAndRoundTripsThroughSQLite() throws {
-        #expect(SQLiteSchema.quote("ZBOOK") == "\"ZBOOK\"")
-        #expect(SQLiteSchema.quote("") == "\"\"")
-        #expect(SQLiteSchema.quote("a\"b") == "\"a\"\"b\"")
-        #expect(SQLiteSchema.quote("\"\"") == "\"\"\"\"\"\"")
-        #expect(SQLiteSchema.quote("é\"ü") == "\"é\"\"ü\"")
+        #expect(SQLSchema.quote("ZBOOK") == "\"ZBOOK\"")
+        #expect(SQLSchema.quote("") == "\"\"")
+        #expect(SQLSchema.quote("a\"b") == "\"a\"\"b\"")
+        #expect(SQLSchema.quote("\"\"") == "\"\"\"\"\"\"")
+        #expect(SQLSchema.quote("é\"ü") == "\"é\"\"ü\"")
         let queue = try DatabaseQueue()
         for name in ["plain", "with \"quotes\"", "\"", "ünïcode \" mix"] {
-            let table = SQLiteSchema.quote(name)
+            let table = SQLSchema.quote(name)
             try queue.write { db in
                 try db.execute(sql: "CREATE TABLE \(table) (x)")
                 #expect(try String.fetchOne(db, sql: "SELECT name FROM sqlite_master WHERE type = 'table' AND name = ?", arguments: [name]) == name)
@@ -85,7 +85,7 @@ private typealias M = FixtureModel
     }
 
     @Test func ddlRunsAndQuotesIdentifiers() throws {
-        let schema = try SQLiteSchema(model: collidingModel)
+        let schema = try SQLSchema(model: collidingModel)
         let statements = schema.createStatements()
         #expect(statements.contains { $0.contains("\"ZWE\"\"IRD\"") })
         // The subentity's uniqueness constraint must not constrain its sibling's rows.
@@ -102,7 +102,7 @@ private typealias M = FixtureModel
 
     @Test func entityNumbersAreKeptAndNewEntitiesFollowThem() throws {
         // Without existing numbers: the held entities, 1… in name order.
-        let partial = try SQLiteSchema(model: collidingModel, entityNames: ["We\"ird", "Sub2"])
+        let partial = try SQLSchema(model: collidingModel, entityNames: ["We\"ird", "Sub2"])
         #expect(partial.entityNumberMap == ["Sub2": 1, "We\"ird": 2])
         #expect(partial.entityNumber(of: "Thing") == nil)
 
@@ -114,7 +114,7 @@ private typealias M = FixtureModel
             EntityDescription(name: "Zed"),
         ])
         let existing: [String: Int64] = ["Sub1": 7, "Sub2": 3, "Thing": 5, "We\"ird": 1, "Gone": 9]
-        let schema = try SQLiteSchema(model: extended, entityNumbers: existing)
+        let schema = try SQLSchema(model: extended, entityNumbers: existing)
         #expect(schema.entityNumberMap == ["Sub1": 7, "Sub2": 3, "Thing": 5, "We\"ird": 1, "AAA": 10, "Zed": 11])
         #expect(schema.entityName(forNumber: 7) == "Sub1")
         #expect(schema.entityName(forNumber: 10) == "AAA")
@@ -125,12 +125,12 @@ private typealias M = FixtureModel
         #expect(query.sql.contains("\"Z_ENT\" IN (?)"))
         #expect(query.arguments == [.integer(7)])
         // The same numbers give the same layout.
-        #expect(try SQLiteSchema(model: extended, entityNumbers: schema.entityNumberMap).createStatements() == schema.createStatements())
+        #expect(try SQLSchema(model: extended, entityNumbers: schema.entityNumberMap).createStatements() == schema.createStatements())
 
         // Numbers that are not positive, or shared, are refused.
         for bad: [String: Int64] in [["Sub1": 0], ["Sub1": 2, "Sub2": 2], ["Thing": -1]] {
             do {
-                _ = try SQLiteSchema(model: collidingModel, entityNumbers: bad)
+                _ = try SQLSchema(model: collidingModel, entityNumbers: bad)
                 Issue.record("\(bad) was accepted")
             } catch {
                 #expect(error.code == .invalidValue, "\(error)")
@@ -139,14 +139,14 @@ private typealias M = FixtureModel
     }
 
     @Test func reservedNamesAreNeverProduced() throws {
-        #expect(SQLiteSchema.isReserved("Z_METADATA"))
-        #expect(SQLiteSchema.isReserved("z_metadata"))
-        #expect(SQLiteSchema.isReserved("Z_PrimaryKey"))
-        #expect(SQLiteSchema.isReserved("Z_STRATA_MIGRATING_1"))
-        #expect(SQLiteSchema.isReserved("z_strata_anything"))
-        #expect(!SQLiteSchema.isReserved("Z_METADATA_2"))
-        #expect(!SQLiteSchema.isReserved("ZMETADATA"))
-        #expect(!SQLiteSchema.isReserved("Z__STRATA_X"))
+        #expect(SQLSchema.isReserved("Z_METADATA"))
+        #expect(SQLSchema.isReserved("z_metadata"))
+        #expect(SQLSchema.isReserved("Z_PrimaryKey"))
+        #expect(SQLSchema.isReserved("Z_STRATA_MIGRATING_1"))
+        #expect(SQLSchema.isReserved("z_strata_anything"))
+        #expect(!SQLSchema.isReserved("Z_METADATA_2"))
+        #expect(!SQLSchema.isReserved("ZMETADATA"))
+        #expect(!SQLSchema.isReserved("Z__STRATA_X"))
 
         let model = ObjectModel(entities: [
             EntityDescription(name: "_METADATA", attributes: [attribute("value", .string, indexed: true)]),
@@ -157,9 +157,9 @@ private typealias M = FixtureModel
             ]),
             EntityDescription(name: "STRATA", relationships: [RelationshipDescription(name: "x", destination: "_METADATA", toMany: true)]),
         ])
-        let schema = try SQLiteSchema(model: model)
+        let schema = try SQLSchema(model: model)
         let names = schema.tables.map(\.name) + schema.joinTables.map(\.name) + schema.indexes.map(\.name)
-        for name in names { #expect(!SQLiteSchema.isReserved(name), "\(name)") }
+        for name in names { #expect(!SQLSchema.isReserved(name), "\(name)") }
         #expect(Set(names.map { $0.lowercased() }).count == names.count)
         for table in schema.tables {
             for column in table.columns { #expect(!column.name.lowercased().hasPrefix("z_strata_"), "\(table.name).\(column.name)") }
@@ -184,8 +184,8 @@ private typealias M = FixtureModel
         let model = ObjectModel(entities: [
             EntityDescription(name: "A", attributes: [attribute("x", .string)], fetchIndexes: [FetchIndex(name: "bad", elements: [.init(property: "nope")])]),
         ])
-        #expect(throws: StrataError.self) { _ = try SQLiteSchema(model: model) }
-        #expect(throws: StrataError.self) { _ = try SQLiteSchema(model: M.model, entityNames: ["Missing"]) }
+        #expect(throws: StrataError.self) { _ = try SQLSchema(model: model) }
+        #expect(throws: StrataError.self) { _ = try SQLSchema(model: M.model, entityNames: ["Missing"]) }
     }
 
     @Test func relationshipStorage() throws {
@@ -203,7 +203,7 @@ private typealias M = FixtureModel
             ]),
             EntityDescription(name: "Remote"),
         ])
-        let schema = try SQLiteSchema(model: model, entityNames: ["Person", "Note"])
+        let schema = try SQLSchema(model: model, entityNames: ["Person", "Note"])
         guard case .joinTable(let t1, let s1, let d1, let o1)? = schema.storage(ofRelationship: "friends", in: "Person"),
               case .joinTable(let t2, let s2, let d2, let o2)? = schema.storage(ofRelationship: "friendOf", in: "Person") else {
             Issue.record("friends/friendOf should share a join table")
@@ -231,7 +231,7 @@ private typealias M = FixtureModel
     // MARK: - Compiler
 
     @Test func valuesAreAlwaysBound() throws {
-        let schema = try SQLiteSchema(model: M.model)
+        let schema = try SQLSchema(model: M.model)
         let evil = "x'); DROP TABLE \"ZBOOK\"; --"
         let fetch = ResolvedFetch(
             entityName: "EBook",
@@ -258,7 +258,7 @@ private typealias M = FixtureModel
     }
 
     @Test func unsupportedConstructsAreNamed() throws {
-        let schema = try SQLiteSchema(model: M.model)
+        let schema = try SQLSchema(model: M.model)
         let compiler = SQLQueryCompiler(schema: schema)
         func code(_ predicate: QueryPredicate, entity: String = "Book", sort: [QuerySortKey] = []) -> StrataError.Code? {
             do {
@@ -273,7 +273,7 @@ private typealias M = FixtureModel
         #expect(code(.constant(true), sort: [M.sort("Book", "notes")]) == .unsupported)
         #expect(code(M.compare(M.key("Book", "title"), .matches, .string("(("), .string)) == .predicateType)
         #expect(code(M.compare(M.key("Book", "title"), .equal, .integer(1), .integer)) == .predicateType)
-        let partial = try SQLiteSchema(model: M.model, entityNames: ["Author"])
+        let partial = try SQLSchema(model: M.model, entityNames: ["Author"])
         do {
             _ = try SQLQueryCompiler(schema: partial).primaryKeyQuery(ResolvedFetch(entityName: "Book"))
             Issue.record("expected an error")

@@ -892,7 +892,7 @@ import Testing
         let store = try await open(directory, model: model)
         let schema = store.schema
         for name in schema.tables.map(\.name) + schema.joinTables.map(\.name) + schema.indexes.map(\.name) {
-            #expect(!SQLiteSchema.isReserved(name), "\(name)")
+            #expect(!SQLSchema.isReserved(name), "\(name)")
         }
         #expect(schema.table(for: "_METADATA")?.name == "Z_METADATA_2")
         #expect(schema.table(for: "_PRIMARYKEY")?.name == "Z_PRIMARYKEY_2")

@@ -121,7 +121,7 @@ enum SQLiteFile {
         let queue = try DatabaseQueue(path: url.path)
         defer { try? queue.close() }
         return try await queue.read { db in
-            try Int64.fetchAll(db, sql: "SELECT \"Z_ENT\" FROM \(SQLiteSchema.quote(table)) ORDER BY \"Z_PK\"")
+            try Int64.fetchAll(db, sql: "SELECT \"Z_ENT\" FROM \(SQLSchema.quote(table)) ORDER BY \"Z_PK\"")
         }
     }
 

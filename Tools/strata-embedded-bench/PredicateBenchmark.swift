@@ -26,7 +26,7 @@ struct PredicateBenchmark {
     func run() throws {
         let model = BooksSample.model
         let data = BookDataset(count: rows)
-        let schema = try SQLiteSchema(model: model, entityNames: ["Book"])
+        let schema = try SQLSchema(model: model, entityNames: ["Book"])
         let compiler = SQLQueryCompiler(schema: schema)
         let resolver = PredicateResolver(model: model)
 
@@ -42,7 +42,7 @@ struct PredicateBenchmark {
             for statement in schema.createStatements() { try db.execute(sql: statement) }
             guard let table = schema.table(for: "Book") else { throw StrataError(.storeOpen, "no Book table") }
             let columns = ["Z_PK", "Z_ENT", "Z_OPT"] + attributes.compactMap { schema.column(forAttribute: $0.name, in: "Book") }
-            let sql = "INSERT INTO \(SQLiteSchema.quote(table.name)) (\(columns.map(SQLiteSchema.quote).joined(separator: ", "))) VALUES (\(columns.map { _ in "?" }.joined(separator: ", ")))"
+            let sql = "INSERT INTO \(SQLSchema.quote(table.name)) (\(columns.map(SQLSchema.quote).joined(separator: ", "))) VALUES (\(columns.map { _ in "?" }.joined(separator: ", ")))"
             let statement = try db.makeStatement(sql: sql)
             let entityNumber = schema.entityNumber(of: "Book") ?? 1
             for (i, row) in data.rows.enumerated() {

@@ -101,7 +101,7 @@ extension SQLQueryBuilder {
         guard let columnName = schema.column(forAttribute: attribute.name, in: path.toMany.destinationEntity) else {
             throw StrataError(.predicateType, "'\(path.toMany.destinationEntity)' has no stored attribute '\(attribute.name)'")
         }
-        let column = "\(source.scope.alias).\(SQLiteSchema.quote(columnName))"
+        let column = "\(source.scope.alias).\(SQLSchema.quote(columnName))"
         let expression: String
         switch function {
         case .count:

@@ -5,11 +5,11 @@ import StrataModel
 /// counter shared by the outer query and its subqueries (aliases are unique
 /// in the statement).
 final class SQLQueryBuilder {
-    let schema: SQLiteSchema
+    let schema: SQLSchema
     let dialect: any SQLDialect
     private var aliasCount = 0
 
-    init(schema: SQLiteSchema, dialect: any SQLDialect) {
+    init(schema: SQLSchema, dialect: any SQLDialect) {
         self.schema = schema
         self.dialect = dialect
     }
@@ -17,10 +17,10 @@ final class SQLQueryBuilder {
     /// A fresh quoted alias (`"t0"`, `"t1"`, …).
     func newAlias() -> String {
         defer { aliasCount += 1 }
-        return SQLiteSchema.quote("t\(aliasCount)")
+        return SQLSchema.quote("t\(aliasCount)")
     }
 
-    static let primaryKey = SQLiteSchema.quote("Z_PK")
+    static let primaryKey = SQLSchema.quote("Z_PK")
 
     // MARK: - Fetch parts
 
@@ -39,13 +39,13 @@ final class SQLQueryBuilder {
             throw StrataError(.invalidValue, "fetch offset \(fetch.offset) is negative")
         }
         let alias = newAlias()
-        let scope = SQLScope(alias: alias, entity: fetch.entityName, base: "\(SQLiteSchema.quote(table.name)) AS \(alias)")
+        let scope = SQLScope(alias: alias, entity: fetch.entityName, base: "\(SQLSchema.quote(table.name)) AS \(alias)")
         var conditions: [SQLFragment] = []
         let covered = schema.entities(covering: fetch.entityName, includingSubentities: fetch.includesSubentities)
         if Set(covered) != Set(table.entities) {
             let numbers = covered.compactMap { schema.entityNumber(of: $0) }.sorted()
             let placeholders = SQLFragment.joined(numbers.map { .bind(.integer(Int64($0))) }, separator: ", ")
-            conditions.append("\(alias).\(SQLiteSchema.quote("Z_ENT")) IN (" + placeholders + ")")
+            conditions.append("\(alias).\(SQLSchema.quote("Z_ENT")) IN (" + placeholders + ")")
         }
         let predicate = try self.predicate(fetch.predicate, scope)
         if predicate.sql != dialect.trueLiteral { conditions.append(predicate) }
@@ -86,7 +86,7 @@ final class SQLQueryBuilder {
     // MARK: - Paths
 
     /// How a relationship met on a path is stored.
-    func storage(of step: RelationshipStep, staticEntity: String) throws(StrataError) -> SQLiteSchema.RelationshipStorage {
+    func storage(of step: RelationshipStep, staticEntity: String) throws(StrataError) -> SQLSchema.RelationshipStorage {
         let name = step.relationship.name
         guard let storage = schema.storage(ofRelationship: name, in: step.sourceEntity)
             ?? schema.storage(ofRelationship: name, in: staticEntity) else {
@@ -123,7 +123,7 @@ final class SQLQueryBuilder {
                     return nil
                 }
                 let alias = newAlias()
-                let clause = "LEFT JOIN \(SQLiteSchema.quote(destination.name)) AS \(alias) ON \(alias).\(Self.primaryKey) = \(current).\(SQLiteSchema.quote(column))"
+                let clause = "LEFT JOIN \(SQLSchema.quote(destination.name)) AS \(alias) ON \(alias).\(Self.primaryKey) = \(current).\(SQLSchema.quote(column))"
                 scope.addJoin(pathKey: key, alias: alias, clause: clause)
                 current = alias
                 currentEntity = step.destinationEntity
@@ -148,7 +148,7 @@ final class SQLQueryBuilder {
             throw StrataError(.predicateType, "'\(last.sourceEntity).\(last.relationship.name)' is to-many where a to-one is needed")
         }
         switch try storage(of: last, staticEntity: staticEntity) {
-        case .foreignKey(_, let column): return "\(alias).\(SQLiteSchema.quote(column))"
+        case .foreignKey(_, let column): return "\(alias).\(SQLSchema.quote(column))"
         case .external: return nil
         default:
             throw StrataError(.predicateType, "'\(last.sourceEntity).\(last.relationship.name)' is not a to-one relationship")
@@ -166,7 +166,7 @@ final class SQLQueryBuilder {
         guard let column = schema.column(forAttribute: attribute.name, in: owner) else {
             throw StrataError(.predicateType, "'\(owner)' has no stored attribute '\(attribute.name)'")
         }
-        return "\(alias).\(SQLiteSchema.quote(column))"
+        return "\(alias).\(SQLSchema.quote(column))"
     }
 
     // MARK: - Collections
@@ -193,17 +193,17 @@ final class SQLQueryBuilder {
         switch try storage(of: path.toMany, staticEntity: staticEntity) {
         case .inverseForeignKey(let table, let column, _):
             let alias = newAlias()
-            let from = "\(SQLiteSchema.quote(table)) AS \(alias)"
-            let link = "\(alias).\(SQLiteSchema.quote(column)) = \(sourceKey)"
+            let from = "\(SQLSchema.quote(table)) AS \(alias)"
+            let link = "\(alias).\(SQLSchema.quote(column)) = \(sourceKey)"
             let destination = SQLScope(alias: alias, entity: destinationEntity, base: from)
             return CollectionSource(scope: destination, link: link, countFrom: from, countLink: link)
         case .joinTable(let table, let sourceColumn, let destinationColumn, _):
             guard let destinationTable = schema.table(for: destinationEntity) else { return nil }
             let join = newAlias()
             let alias = newAlias()
-            let joinFrom = "\(SQLiteSchema.quote(table)) AS \(join)"
-            let from = joinFrom + " JOIN \(SQLiteSchema.quote(destinationTable.name)) AS \(alias) ON \(alias).\(Self.primaryKey) = \(join).\(SQLiteSchema.quote(destinationColumn))"
-            let link = "\(join).\(SQLiteSchema.quote(sourceColumn)) = \(sourceKey)"
+            let joinFrom = "\(SQLSchema.quote(table)) AS \(join)"
+            let from = joinFrom + " JOIN \(SQLSchema.quote(destinationTable.name)) AS \(alias) ON \(alias).\(Self.primaryKey) = \(join).\(SQLSchema.quote(destinationColumn))"
+            let link = "\(join).\(SQLSchema.quote(sourceColumn)) = \(sourceKey)"
             let destination = SQLScope(alias: alias, entity: destinationEntity, base: from)
             return CollectionSource(scope: destination, link: link, countFrom: joinFrom, countLink: link)
         case .external:

@@ -1,7 +1,7 @@
 import Foundation
 import StrataModel
 
-/// Compiles a ``ResolvedFetch`` into SQL over an ``SQLiteSchema`` layout,
+/// Compiles a ``ResolvedFetch`` into SQL over an ``SQLSchema`` layout,
 /// in a backend's ``SQLDialect``, with exactly the semantics documented on
 /// ``QueryPredicate`` (those of ``PredicateEvaluator`` and
 /// ``FetchEvaluator``).
@@ -30,17 +30,17 @@ import StrataModel
 /// properties.
 public struct SQLQueryCompiler: Sendable {
     /// The layout compiled against.
-    public let schema: SQLiteSchema
+    public let schema: SQLSchema
     /// The SQL written.
     let dialect: any SQLDialect
 
     /// Each table's column list under the fetched table's alias (the
     /// first a builder makes), by table name: made once, not per query.
     private let columnLists: [String: String]
-    private static let rootAlias = SQLiteSchema.quote("t0")
+    private static let rootAlias = SQLSchema.quote("t0")
 
     /// A compiler for `schema` writing `dialect`'s SQL.
-    package init(schema: SQLiteSchema, dialect: any SQLDialect) {
+    package init(schema: SQLSchema, dialect: any SQLDialect) {
         self.schema = schema
         self.dialect = dialect
         var lists: [String: String] = [:]
@@ -51,18 +51,18 @@ public struct SQLQueryCompiler: Sendable {
     }
 
     /// `alias."A", alias."B", …` for every column of `table`, in order.
-    private static func columnList(_ table: SQLiteSchema.Table, alias: String) -> String {
-        table.columns.map { "\(alias).\(SQLiteSchema.quote($0.name))" }.joined(separator: ", ")
+    private static func columnList(_ table: SQLSchema.Table, alias: String) -> String {
+        table.columns.map { "\(alias).\(SQLSchema.quote($0.name))" }.joined(separator: ", ")
     }
 
     /// `SELECT t0.Z_PK, t0.Z_ENT …`: the matching rows' primary keys and
     /// entity numbers, sorted and windowed.
     public func primaryKeyQuery(_ fetch: ResolvedFetch) throws(StrataError) -> CompiledQuery {
-        try select(fetch) { alias in "\(alias).\(SQLiteSchema.quote("Z_PK")), \(alias).\(SQLiteSchema.quote("Z_ENT"))" }
+        try select(fetch) { alias in "\(alias).\(SQLSchema.quote("Z_PK")), \(alias).\(SQLSchema.quote("Z_ENT"))" }
     }
 
     /// `SELECT t0."Z_PK", t0."Z_ENT", … …`: the matching rows in full (columns in
-    /// ``SQLiteSchema/Table/columns`` order), sorted and windowed.
+    /// ``SQLSchema/Table/columns`` order), sorted and windowed.
     public func rowQuery(_ fetch: ResolvedFetch) throws(StrataError) -> CompiledQuery {
         // The columns by name, not `*`: a statement SQLite prepares again
         // (another connection changed the schema) keeps its columns where

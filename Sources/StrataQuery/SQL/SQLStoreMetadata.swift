@@ -18,7 +18,7 @@ import StrataModel
 /// The shapes let a later open say exactly which property changed and how;
 /// the layout lets it compute the DDL of a lightweight migration without
 /// the old model, and its entity numbers are handed back to
-/// ``SQLiteSchema/init(model:entityNames:entityNumbers:)`` on every open, so
+/// ``SQLSchema/init(model:entityNames:entityNumbers:)`` on every open, so
 /// a row's `Z_ENT` keeps its meaning for the store's whole life (written at
 /// creation, rewritten after each migration with the numbers of the added
 /// entities).
@@ -67,7 +67,7 @@ package struct SQLStoreMetadata: Sendable, Codable, Equatable {
         package var entity: String?
         package var name: String?
 
-        package init(_ role: SQLiteSchema.Column.Role) {
+        package init(_ role: SQLSchema.Column.Role) {
             switch role {
             case .primaryKey: self.init(kind: "pk")
             case .entityNumber: self.init(kind: "ent")
@@ -146,7 +146,7 @@ package struct SQLStoreMetadata: Sendable, Codable, Equatable {
     /// The metadata a store of `schema` (over `model`) has.
     /// `columnType` gives each column's type in the store's database
     /// (SQLite's own by default).
-    package init(identifier: String, model: ObjectModel, schema: SQLiteSchema, columnType: (SQLiteSchema.Column) -> String = \.sqlType) throws(StrataError) {
+    package init(identifier: String, model: ObjectModel, schema: SQLSchema, columnType: (SQLSchema.Column) -> String = \.sqlType) throws(StrataError) {
         self.formatVersion = Self.currentFormatVersion
         self.identifier = identifier
         self.modelName = model.name
@@ -182,7 +182,7 @@ package struct SQLStoreMetadata: Sendable, Codable, Equatable {
         return EntityShape(parent: entity.parentName, isAbstract: entity.isAbstract, versionHashModifier: entity.versionHashModifier, attributes: attributes, relationships: relationships)
     }
 
-    package static func layout(of schema: SQLiteSchema, columnType: (SQLiteSchema.Column) -> String = \.sqlType) throws(StrataError) -> Layout {
+    package static func layout(of schema: SQLSchema, columnType: (SQLSchema.Column) -> String = \.sqlType) throws(StrataError) -> Layout {
         let numbers = schema.entityNumberMap
         let statements = schema.createStatements()
         let expected = schema.tables.count + schema.joinTables.count + schema.indexes.count

@@ -1,15 +1,15 @@
 import Foundation
 import StrataModel
 
-/// Builds an ``SQLiteSchema``: numbers the entities (keeping the numbers a
+/// Builds an ``SQLSchema``: numbers the entities (keeping the numbers a
 /// store already gave them), then allocates tables, columns, join tables and
 /// indexes in a fixed order (names sorted by UTF-8 bytes), so the same
 /// model, entity list and existing numbers always give the same layout.
 /// Table and index names never fall into the store's reserved names
-/// (``SQLiteSchema/isReserved(_:)``).
+/// (``SQLSchema/isReserved(_:)``).
 struct SchemaLayout {
-    typealias Column = SQLiteSchema.Column
-    typealias Storage = SQLiteSchema.RelationshipStorage
+    typealias Column = SQLSchema.Column
+    typealias Storage = SQLSchema.RelationshipStorage
 
     /// A property slot: the entity declaring it and its name.
     struct Slot: Hashable {
@@ -21,9 +21,9 @@ struct SchemaLayout {
     /// The numbers a store already gave its entities (none for a new store).
     let existingNumbers: [String: Int64]
     var held: [String] = []
-    var tables: [SQLiteSchema.Table] = []
-    var joinTables: [SQLiteSchema.JoinTable] = []
-    var indexes: [SQLiteSchema.Index] = []
+    var tables: [SQLSchema.Table] = []
+    var joinTables: [SQLSchema.JoinTable] = []
+    var indexes: [SQLSchema.Index] = []
     var entityNumbers: [String: Int64] = [:]
     var tableIndexByEntity: [String: Int] = [:]
     var attributeColumns: [String: [String: String]] = [:]
@@ -100,7 +100,7 @@ struct SchemaLayout {
     /// `name` moved out of the reserved `Z_STRATA_` namespace when it falls
     /// in it (`Z_STRATA_X` becomes `Z__STRATA_X`): no suffix could.
     private static func outsideReservedNamespace(_ name: String) -> String {
-        guard name.lowercased().hasPrefix(SQLiteSchema.reservedPrefix.lowercased()) else { return name }
+        guard name.lowercased().hasPrefix(SQLSchema.reservedPrefix.lowercased()) else { return name }
         let prefixLength = "Z_".count
         return String(name.prefix(prefixLength)) + "_" + String(name.dropFirst(prefixLength))
     }
@@ -111,7 +111,7 @@ struct SchemaLayout {
         let base = Self.outsideReservedNamespace(base)
         var candidate = base
         var n = 2
-        while schemaNames.contains(candidate.lowercased()) || SQLiteSchema.isReserved(candidate) {
+        while schemaNames.contains(candidate.lowercased()) || SQLSchema.isReserved(candidate) {
             candidate = base + "_" + String(n)
             n += 1
         }
@@ -218,7 +218,7 @@ struct SchemaLayout {
         }
 
         for entity in entities { tableIndexByEntity[entity] = tableIndex }
-        tables.append(SQLiteSchema.Table(name: name, rootEntity: root, entities: entities, columns: columns))
+        tables.append(SQLSchema.Table(name: name, rootEntity: root, entities: entities, columns: columns))
     }
 
     /// The SQL type of an attribute type's column.
@@ -290,10 +290,10 @@ struct SchemaLayout {
         return .joinTable(table: join.name, sourceColumn: join.sourceColumn, destinationColumn: join.destinationColumn, orderColumn: join.orderColumn)
     }
 
-    private mutating func joinTable(owner: Slot, ordered: Bool, inverseOrdered: Bool) -> SQLiteSchema.JoinTable {
+    private mutating func joinTable(owner: Slot, ordered: Bool, inverseOrdered: Bool) -> SQLSchema.JoinTable {
         if let existing = joinTableBySlot[owner] { return joinTables[existing] }
         let name = allocateSchemaName("Z_" + Self.identifierPart(owner.entity) + "_" + Self.identifierPart(owner.name))
-        let join = SQLiteSchema.JoinTable(
+        let join = SQLSchema.JoinTable(
             name: name,
             entity: owner.entity,
             relationship: owner.name,
@@ -309,9 +309,9 @@ struct SchemaLayout {
 
     // MARK: - Indexes
 
-    private mutating func addIndex(table: String, suffix: String, elements: [SQLiteSchema.Index.Element], unique: Bool = false, entityNumbers: [Int64]? = nil) {
+    private mutating func addIndex(table: String, suffix: String, elements: [SQLSchema.Index.Element], unique: Bool = false, entityNumbers: [Int64]? = nil) {
         let name = allocateSchemaName(table + "_" + suffix)
-        indexes.append(SQLiteSchema.Index(name: name, table: table, elements: elements, isUnique: unique, entityNumbers: entityNumbers))
+        indexes.append(SQLSchema.Index(name: name, table: table, elements: elements, isUnique: unique, entityNumbers: entityNumbers))
     }
 
     private mutating func buildIndexes() throws(StrataError) {
@@ -333,7 +333,7 @@ struct SchemaLayout {
             for column in table.columns {
                 switch column.role {
                 case .foreignKey:
-                    var elements: [SQLiteSchema.Index.Element] = [.init(column: column.name, ascending: true)]
+                    var elements: [SQLSchema.Index.Element] = [.init(column: column.name, ascending: true)]
                     if let order = orders[column.name] { elements.append(.init(column: order, ascending: true)) }
                     addIndex(table: table.name, suffix: column.name, elements: elements)
                 case .attribute(let entity, let name):
@@ -346,7 +346,7 @@ struct SchemaLayout {
             }
         }
         for join in joinTables {
-            var elements: [SQLiteSchema.Index.Element] = [.init(column: join.destinationColumn, ascending: true)]
+            var elements: [SQLSchema.Index.Element] = [.init(column: join.destinationColumn, ascending: true)]
             if let order = join.inverseOrderColumn { elements.append(.init(column: order, ascending: true)) }
             addIndex(table: join.name, suffix: join.destinationColumn, elements: elements)
         }
@@ -354,7 +354,7 @@ struct SchemaLayout {
             guard let description = model.entity(named: entity), let tableIndex = tableIndexByEntity[entity] else { continue }
             let table = tables[tableIndex]
             for fetchIndex in description.fetchIndexes {
-                var elements: [SQLiteSchema.Index.Element] = []
+                var elements: [SQLSchema.Index.Element] = []
                 for element in fetchIndex.elements {
                     elements.append(.init(column: try column(for: element.property, in: entity, purpose: "fetch index '\(fetchIndex.name)'"), ascending: element.ascending))
                 }
@@ -362,7 +362,7 @@ struct SchemaLayout {
                 addIndex(table: table.name, suffix: Self.identifierPart(fetchIndex.name), elements: elements)
             }
             for constraint in description.uniquenessConstraints where !constraint.isEmpty {
-                var elements: [SQLiteSchema.Index.Element] = []
+                var elements: [SQLSchema.Index.Element] = []
                 for property in constraint {
                     elements.append(.init(column: try column(for: property, in: entity, purpose: "uniqueness constraint"), ascending: true))
                 }

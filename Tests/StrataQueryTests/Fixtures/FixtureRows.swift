@@ -1,7 +1,7 @@
 import StrataModel
 @testable import StrataQuery
 
-/// The fixture graph as rows of a SQL store's tables (``SQLiteSchema``'s
+/// The fixture graph as rows of a SQL store's tables (``SQLSchema``'s
 /// layout), in the stored form of ``SQLValueCoding``: what both the SQLite
 /// and the PostgreSQL fixtures insert.
 enum FixtureRows {
@@ -12,7 +12,7 @@ enum FixtureRows {
     }
 
     /// The rows of every record, then of every join table.
-    static func rows(_ data: FixtureData, layout: SQLiteSchema, model: ObjectModel) -> [Row] {
+    static func rows(_ data: FixtureData, layout: SQLSchema, model: ObjectModel) -> [Row] {
         var rows: [Row] = []
         for record in data.records {
             guard let table = layout.table(for: record.entity) else { continue }

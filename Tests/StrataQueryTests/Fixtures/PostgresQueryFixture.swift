@@ -45,7 +45,7 @@ final class PostgresQueryFixture: Sendable {
     private static func make() async throws -> PostgresQueryFixture {
         let data = FixtureData.shared
         let model = FixtureModel.model
-        let schema = try PostgresSchema(layout: try SQLiteSchema(model: model))
+        let schema = try PostgresSchema(layout: try SQLSchema(model: model))
         let name = PostgresTestServer.uniqueSchemaName("strata_agreement")
         let client = PostgresClient(configuration: try PostgresTestServer.configuration(searchPath: name), backgroundLogger: Logger(label: "strata.tests.postgres"))
         // Runs for the rest of the process, as the fixture is shared.
@@ -57,7 +57,7 @@ final class PostgresQueryFixture: Sendable {
     }
 
     private func load(schemaName: String) async throws {
-        try await client.query(PostgresQuery(unsafeSQL: "CREATE SCHEMA \(SQLiteSchema.quote(schemaName))"))
+        try await client.query(PostgresQuery(unsafeSQL: "CREATE SCHEMA \(SQLSchema.quote(schemaName))"))
         for statement in schema.createStatements() {
             try await client.query(PostgresQuery(unsafeSQL: statement))
         }
@@ -83,7 +83,7 @@ final class PostgresQueryFixture: Sendable {
         let placeholders = (1...values.count).map { "$\($0)" }.joined(separator: ", ")
         var bindings = PostgresBindings(capacity: values.count)
         for value in values { try PostgresValueCoding.append(value, to: &bindings) }
-        let sql = "INSERT INTO \(SQLiteSchema.quote(table)) (\(names.map(SQLiteSchema.quote).joined(separator: ", "))) VALUES (\(placeholders))"
+        let sql = "INSERT INTO \(SQLSchema.quote(table)) (\(names.map(SQLSchema.quote).joined(separator: ", "))) VALUES (\(placeholders))"
         try await client.query(PostgresQuery(unsafeSQL: sql, binds: bindings))
     }
 

@@ -7,7 +7,7 @@ import StrataSQLite
 
 // A small object graph, built deterministically, materialised both in memory
 // (for the evaluator) and as rows of a fresh in-memory SQLite database
-// created with SQLiteSchema's DDL (for compiled SQL), so that the same
+// created with SQLSchema's DDL (for compiled SQL), so that the same
 // ResolvedFetch can be run both ways and the results compared.
 //
 // Model:
@@ -409,14 +409,14 @@ struct FixtureAccessor: ObjectGraphAccessor {
 final class QueryFixture {
     let data: FixtureData
     let model: ObjectModel
-    let schema: SQLiteSchema
+    let schema: SQLSchema
     let database: DatabaseQueue
     let accessor: FixtureAccessor
 
     init(data: FixtureData = .shared) throws {
         self.data = data
         self.model = FixtureModel.model
-        self.schema = try SQLiteSchema(model: model)
+        self.schema = try SQLSchema(model: model)
         self.accessor = FixtureAccessor(data: data)
         var configuration = Configuration()
         configuration.prepareDatabase { db in SQLiteFunctions.register(on: db) }
@@ -429,10 +429,10 @@ final class QueryFixture {
 
     private func insertRows(_ db: Database) throws {
         for row in FixtureRows.rows(data, layout: schema, model: model) {
-            let names = row.cells.map { SQLiteSchema.quote($0.column) }.joined(separator: ", ")
+            let names = row.cells.map { SQLSchema.quote($0.column) }.joined(separator: ", ")
             let placeholders = Array(repeating: "?", count: row.cells.count).joined(separator: ", ")
             try db.execute(
-                sql: "INSERT INTO \(SQLiteSchema.quote(row.table)) (\(names)) VALUES (\(placeholders))",
+                sql: "INSERT INTO \(SQLSchema.quote(row.table)) (\(names)) VALUES (\(placeholders))",
                 arguments: StatementArguments(row.cells.map(\.value.databaseValue))
             )
         }

@@ -1,6 +1,6 @@
 import StrataModel
 
-extension SQLiteSchema {
+extension SQLSchema {
     /// The statements creating every table and index, in a fixed order
     /// (hierarchy tables, join tables, indexes). Identifiers are quoted;
     /// the statements contain no values. Partial uniqueness indexes spell

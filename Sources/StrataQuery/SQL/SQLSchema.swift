@@ -1,9 +1,9 @@
 import Foundation
 import StrataModel
 
-/// The deterministic SQLite layout of the entities one store holds: which
-/// table and column hold what, for the store (to create the schema, write
-/// and read rows) and for ``SQLQueryCompiler``.
+/// The deterministic layout of the entities one SQL store holds (SQLite's
+/// and PostgreSQL's alike): which table and column hold what, for the store
+/// (to create the schema, write and read rows) and for ``SQLQueryCompiler``.
 ///
 /// Layout:
 /// - one table per inheritance *root* (`Z<ROOT>`), holding the rows of every
@@ -27,12 +27,13 @@ import StrataModel
 ///   collision, and a name in the reserved `Z_STRATA_` namespace is moved out
 ///   of it (`Z__STRATA_…`).
 ///
-/// Column types: integers and Booleans `INTEGER`; Double, Float and Date
-/// (seconds since 2001) `REAL`; Decimal `TEXT` holding a ``DecimalKey``;
-/// String and URI `TEXT`; Binary and Transformable `BLOB`; UUID a 16-byte
-/// `BLOB`. Every identifier the schema produces must be written through
-/// ``quote(_:)``.
-public struct SQLiteSchema: Sendable {
+/// Column types (``Column/sqlType``) are SQLite's: integers and Booleans
+/// `INTEGER`; Double, Float and Date (seconds since 2001) `REAL`; Decimal
+/// `TEXT` holding a ``DecimalKey``; String and URI `TEXT`; Binary and
+/// Transformable `BLOB`; UUID a 16-byte `BLOB` (the PostgreSQL store maps
+/// each role and attribute type to its own). Every identifier the schema
+/// produces must be written through ``quote(_:)``.
+public struct SQLSchema: Sendable {
     /// A column of a table.
     public struct Column: Sendable, Hashable {
         /// The column's name (unquoted).
