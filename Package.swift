@@ -103,6 +103,9 @@ let package = Package(
                 "StrataQuery",
                 "StrataStore",
                 .product(name: "PostgresNIO", package: "postgres-nio"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: strictSettings
@@ -418,6 +421,7 @@ let package = Package(
                 "StrataQuery",
                 "StrataPostgres",
                 "StrataPostgresTesting",
+                "StrataTestCertificates",
                 .product(name: "PostgresNIO", package: "postgres-nio"),
             ],
             swiftSettings: strictSettings

@@ -22,6 +22,11 @@ public enum PostgresTestServer {
         !(ProcessInfo.processInfo.environment["CI"] ?? "").isEmpty
     }
 
+    /// The CA certificate that signed the server's (TLS), if it offers TLS.
+    public static var caFile: String? {
+        ProcessInfo.processInfo.environment["STRATA_POSTGRES_CA"].flatMap { $0.isEmpty ? nil : $0 }
+    }
+
     /// Whether the PostgreSQL suites run here.
     public static var isEnabled: Bool { url != nil || isRequired }
 
@@ -34,15 +39,9 @@ public enum PostgresTestServer {
         guard let url else {
             throw StrataError(.storeOpen, "CI is set but STRATA_POSTGRES_URL is not: .ci/run starts a PostgreSQL server and exports it")
         }
-        let location = try PostgresStoreURL(url)
-        var configuration = PostgresClient.Configuration(
-            host: location.host, port: location.port, username: location.user,
-            password: try location.password(), database: location.database, tls: .disable)
-        var parameters: [(String, String)] = [("extra_float_digits", "1")]
-        if let searchPath { parameters.append(("search_path", searchPath)) }
-        configuration.options.additionalStartupParameters = parameters
-        configuration.options.maximumConnections = 4
-        return configuration
+        var location = try PostgresStoreURL(url)
+        location.poolSize = 4
+        return try location.clientConfiguration(password: try location.password(), searchPath: searchPath ?? "public")
     }
 
     /// Runs `body` with a running client for the server; the client is shut

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # A throwaway PostgreSQL server for the PostgreSQL suites: on 127.0.0.1 only,
 # run by an unprivileged user, its data in a temporary folder, password
-# authentication (scram-sha-256) with a random password.
+# authentication (scram-sha-256) with a random password, and TLS offered
+# with a certificate for 127.0.0.1 and localhost from a CA made for it.
 #
 #   eval "$(Tools/postgres/test-server.sh start)"   # prints the exports below
 #   swift test --filter Postgres
@@ -11,6 +12,7 @@
 #   STRATA_POSTGRES_URL  postgresql://strata@127.0.0.1:PORT/strata_test
 #   PGPASSWORD           the password (never in the URL)
 #   STRATA_POSTGRES_DIR  the server's folder (stop removes it)
+#   STRATA_POSTGRES_CA   the CA certificate that signed the server's
 # A start that fails prints nothing, exits non-zero and leaves nothing
 # behind. Installs Debian's postgresql package when no server binaries are
 # found. Environment: STRATA_POSTGRES_PORT (54329; the next free one of the
@@ -47,6 +49,15 @@ start)
     trap cleanup ERR
     password=$(head -c 18 /dev/urandom | od -An -tx1 | tr -d ' \n')
     printf '%s\n' "$password" > "$dir/password"
+    # TLS: a CA, and a server certificate it signs for the loopback names.
+    openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -days 2 \
+        -subj "/CN=Strata test PostgreSQL CA" -keyout "$dir/ca.key" -out "$dir/ca.pem" 2> /dev/null
+    openssl req -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes \
+        -subj "/CN=127.0.0.1" -keyout "$dir/server.key" -out "$dir/server.csr" 2> /dev/null
+    printf 'subjectAltName=IP:127.0.0.1,DNS:localhost\nbasicConstraints=CA:FALSE\nextendedKeyUsage=serverAuth\n' > "$dir/server.ext"
+    openssl x509 -req -in "$dir/server.csr" -CA "$dir/ca.pem" -CAkey "$dir/ca.key" -CAcreateserial -days 2 \
+        -extfile "$dir/server.ext" -out "$dir/server.pem" 2> /dev/null
+    chmod 644 "$dir/ca.pem"
     # PostgreSQL refuses to run as root: as root, run it as the postgres
     # user (Debian's package creates it), or a user made for it.
     if [ "$(id -u)" = 0 ]; then
@@ -61,7 +72,7 @@ start)
     "${run[@]}" "$PGBIN/initdb" -D "$dir/data" -U strata --pwfile="$dir/password" -A scram-sha-256 -E UTF8 --locale=C.UTF-8 > "$dir/initdb.log" 2>&1 \
         || { cat "$dir/initdb.log" >&2; false; }
     "${run[@]}" "$PGBIN/pg_ctl" -D "$dir/data" -l "$dir/server.log" -w start \
-        -o "-c listen_addresses=127.0.0.1 -p $port -k $dir -c max_connections=200 -c fsync=on" > /dev/null \
+        -o "-c listen_addresses=127.0.0.1 -p $port -k $dir -c max_connections=200 -c fsync=on -c ssl=on -c ssl_cert_file=$dir/server.pem -c ssl_key_file=$dir/server.key" > /dev/null \
         || { cat "$dir/server.log" >&2; false; }
     PGPASSWORD=$password "$PGBIN/psql" -h 127.0.0.1 -p "$port" -U strata -d postgres -v ON_ERROR_STOP=1 -q \
         -c "CREATE DATABASE strata_test" >&2
@@ -69,6 +80,7 @@ start)
     echo "export STRATA_POSTGRES_URL=postgresql://strata@127.0.0.1:$port/strata_test"
     echo "export PGPASSWORD=$password"
     echo "export STRATA_POSTGRES_DIR=$dir"
+    echo "export STRATA_POSTGRES_CA=$dir/ca.pem"
     ;;
 stop)
     dir=${STRATA_POSTGRES_DIR:?"STRATA_POSTGRES_DIR is not set (eval the output of start first)"}
