@@ -19,7 +19,7 @@ package enum PostgresErrors {
                 let state = error.serverInfo?[.sqlState].map { " (SQLSTATE \($0))" } ?? ""
                 return StrataError(failure, "\(what): PostgreSQL: \(message)\(state)")
             }
-            return StrataError(failure, "\(what): PostgreSQL connection error \(error.code.description)")
+            return StrataError(failure, "\(what): \(PostgresStoreURL.reason(error))")
         }
         return StrataError(failure, "\(what): \(error)")
     }

@@ -59,10 +59,26 @@ package enum PostgresStoreOpening {
         logger: Logger
     ) async throws -> Opened {
         try await client.withTransaction(logger: logger) { connection in
+            // Each statement sees what committed before it (a second opener,
+            // once it has the lock, sees the first one's tables), whatever
+            // the database's default isolation.
+            try await connection.query("SET TRANSACTION ISOLATION LEVEL READ COMMITTED", logger: logger)
             try await connection.query("SELECT pg_advisory_xact_lock(\(lockKey(schemaName)))", logger: logger)
-            try await connection.query(PostgresQuery(unsafeSQL: "CREATE SCHEMA IF NOT EXISTS \(SQLSchema.quote(schemaName))"), logger: logger)
+            // CREATE SCHEMA only when missing: it needs the right to create
+            // in the database even when the schema exists, which a role
+            // given only its own schema does not have.
+            var exists = false
+            for try await _ in try await connection.query("SELECT 1 FROM pg_namespace WHERE nspname = \(schemaName)", logger: logger) { exists = true }
+            if !exists {
+                try await connection.query(PostgresQuery(unsafeSQL: "CREATE SCHEMA \(SQLSchema.quote(schemaName))"), logger: logger)
+            }
+            // Every relation of the schema (tables, views, sequences…),
+            // whatever this role may read of them.
             var tables: [String] = []
-            for try await name in try await connection.query("SELECT table_name::text FROM information_schema.tables WHERE table_schema = \(schemaName)", logger: logger).decode(String.self) {
+            let relations = try await connection.query(
+                "SELECT c.relname::text FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace WHERE n.nspname = \(schemaName) AND c.relkind IN ('r', 'p', 'v', 'm', 'f', 'S')",
+                logger: logger)
+            for try await name in relations.decode(String.self) {
                 tables.append(name)
             }
             if tables.isEmpty {

@@ -91,6 +91,7 @@ extension PostgresStoreURL {
     }
 
     private func startupParameters(searchPath: String?) -> [(String, String)] {
-        [("search_path", searchPath ?? schema), ("extra_float_digits", "1"), ("application_name", "strata")]
+        // Quoted: unquoted names in search_path are folded to lower case.
+        [("search_path", "\"\(searchPath ?? schema)\""), ("extra_float_digits", "1"), ("application_name", "strata")]
     }
 }

@@ -109,10 +109,16 @@ extension PostgresValueCoding {
         while let last = digits.last, last == 0 { digits.removeLast(); exponent += 1 }
         while let first = digits.first, first == 0 { digits.removeFirst() }
         guard !digits.isEmpty else { return Decimal.zero }
-        let text = (sign == 0x4000 ? "-" : "") + String(decoding: digits.map { $0 + UInt8(ascii: "0") }, as: UTF8.self) + "e\(exponent)"
-        guard digits.count <= 38, let value = Decimal(string: text, locale: nil), !value.isNaN else {
+        let significand = String(decoding: digits.map { $0 + UInt8(ascii: "0") }, as: UTF8.self)
+        // Decimal's significand is 128 bits (up to 39 digits, at most
+        // 2^128 - 1) and its exponent -128...127: anything else would be
+        // rounded or refused by Decimal's parser, so it is refused here.
+        let fits = digits.count < 39 || (digits.count == 39 && significand <= "340282366920938463463374607431768211455")
+        guard fits, (-128...127).contains(exponent),
+              let value = Decimal(string: (sign == 0x4000 ? "-" : "") + significand + "e\(exponent)", locale: nil), !value.isNaN else {
             throw refuse("(\(digits.count) digits, exponent \(exponent)) does not fit a Decimal")
         }
+        if buffer.readableBytes != 0 { throw refuse("is malformed") }
         return value
     }
 }

@@ -163,6 +163,24 @@ struct PostgresStoreOpeningTests {
         }
     }
 
+    @Test("A schema named with capitals is the one the sessions use")
+    func mixedCaseSchema() async throws {
+        let name = "Strata_Mixed_" + PostgresTestServer.uniqueSchemaName("x")
+        try await PostgresTestServer.withClient(searchPath: name) { client in
+            do {
+                let opened = try await PostgresStoreOpening.open(client: client, schemaName: name, model: Self.model(), configuration: nil, logger: Self.logger)
+                var tables = 0
+                for try await _ in try await client.query("SELECT 1 FROM information_schema.tables WHERE table_schema = \(name)") { tables += 1 }
+                #expect(tables > 3)
+                #expect(try await PostgresStoreOpening.open(client: client, schemaName: name, model: Self.model(), configuration: nil, logger: Self.logger).identifier == opened.identifier)
+            } catch {
+                _ = try? await client.query(PostgresQuery(unsafeSQL: "DROP SCHEMA IF EXISTS \"\(name)\" CASCADE"))
+                throw error
+            }
+            try await client.query(PostgresQuery(unsafeSQL: "DROP SCHEMA IF EXISTS \"\(name)\" CASCADE"))
+        }
+    }
+
     @Test("Names PostgreSQL would cut are refused before anything is created")
     func longNamesAreRefused() throws {
         let long = String(repeating: "a", count: 60)

@@ -20,7 +20,8 @@ struct PostgresValueCodingTests {
         .integer32: [.integer(Int64(Int32.min)), .integer(Int64(Int32.max))],
         .integer64: [.integer(.min), .integer(.max), .integer(-1)],
         .decimal: ["12345678901234567890.123456789", "-0.5", "0.00000000000000000001", "0", "99999999999999999999999999999999999999",
-                   "-0.1", "1e100", "7.50", "3.14159265358979323846264338327950288"].map { .decimal(Decimal(string: $0, locale: nil) ?? 0) },
+                   "-0.1", "1e100", "7.50", "3.14159265358979323846264338327950288",
+                   "340282366920938463463374607431768211455", "-300000000000000000000000000000000000001e-20", "1e-128", "1e127"].map { .decimal(Decimal(string: $0, locale: nil) ?? 0) },
         .double: [.double(0.1), .double(-1.5), .double(1e300), .double(.leastNonzeroMagnitude), .double(.greatestFiniteMagnitude), .double(0.30000000000000004), .double(-0.0)],
         .float: [.double(Double(Float(0.1))), .double(3.25)],
         .string: [.string("Crème brûlée 😀"), .string(""), .string("line\nbreak\ttab"), .string("quote ' and \" and \\"), .string("e\u{301}")],
@@ -83,7 +84,9 @@ struct PostgresValueCodingTests {
     @Test("A numeric no Decimal holds is refused with the column's name, never trapped on")
     func numericOutOfDecimalRangeIsRefused() async throws {
         try await PostgresTestServer.withClient { client in
-            for (literal, fits) in [("1e200", false), ("-1e-200", false), ("'NaN'", false), ("123456789012345678901234567890123456789012", false), ("1e127", true), ("-0.000001", true)] {
+            for (literal, fits) in [("1e200", false), ("-1e-200", false), ("'NaN'", false), ("123456789012345678901234567890123456789012", false),
+                                    ("340282366920938463463374607431768211456", false), ("15e-129", false), ("1e127", true), ("-0.000001", true),
+                                    ("340282366920938463463374607431768211455", true)] {
                 var read: PropertyValue?
                 var failure: StrataError?
                 for try await row in try await client.query(PostgresQuery(unsafeSQL: "SELECT CAST(\(literal) AS numeric) AS amount")) {

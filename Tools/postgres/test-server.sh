@@ -47,16 +47,21 @@ start)
         rm -rf "$dir"
     }
     trap cleanup ERR
+    trap 'cleanup; exit 130' INT TERM
+    command -v openssl > /dev/null || { echo "openssl is needed for the server's TLS certificate" >&2; false; }
     password=$(head -c 18 /dev/urandom | od -An -tx1 | tr -d ' \n')
     printf '%s\n' "$password" > "$dir/password"
     # TLS: a CA, and a server certificate it signs for the loopback names.
-    openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -days 2 \
-        -subj "/CN=Strata test PostgreSQL CA" -keyout "$dir/ca.key" -out "$dir/ca.pem" 2> /dev/null
-    openssl req -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes \
-        -subj "/CN=127.0.0.1" -keyout "$dir/server.key" -out "$dir/server.csr" 2> /dev/null
-    printf 'subjectAltName=IP:127.0.0.1,DNS:localhost\nbasicConstraints=CA:FALSE\nextendedKeyUsage=serverAuth\n' > "$dir/server.ext"
-    openssl x509 -req -in "$dir/server.csr" -CA "$dir/ca.pem" -CAkey "$dir/ca.key" -CAcreateserial -days 2 \
-        -extfile "$dir/server.ext" -out "$dir/server.pem" 2> /dev/null
+    {
+        openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -days 2 \
+            -subj "/CN=Strata test PostgreSQL CA" -addext "basicConstraints=critical,CA:TRUE" \
+            -keyout "$dir/ca.key" -out "$dir/ca.pem"
+        openssl req -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes \
+            -subj "/CN=127.0.0.1" -keyout "$dir/server.key" -out "$dir/server.csr"
+        printf 'subjectAltName=IP:127.0.0.1,DNS:localhost\nbasicConstraints=CA:FALSE\nextendedKeyUsage=serverAuth\n' > "$dir/server.ext"
+        openssl x509 -req -in "$dir/server.csr" -CA "$dir/ca.pem" -CAkey "$dir/ca.key" -CAcreateserial -days 2 \
+            -extfile "$dir/server.ext" -out "$dir/server.pem"
+    } > "$dir/openssl.log" 2>&1 || { cat "$dir/openssl.log" >&2; false; }
     chmod 644 "$dir/ca.pem"
     # PostgreSQL refuses to run as root: as root, run it as the postgres
     # user (Debian's package creates it), or a user made for it.
@@ -76,7 +81,7 @@ start)
         || { cat "$dir/server.log" >&2; false; }
     PGPASSWORD=$password "$PGBIN/psql" -h 127.0.0.1 -p "$port" -U strata -d postgres -v ON_ERROR_STOP=1 -q \
         -c "CREATE DATABASE strata_test" >&2
-    trap - ERR
+    trap - ERR INT TERM
     echo "export STRATA_POSTGRES_URL=postgresql://strata@127.0.0.1:$port/strata_test"
     echo "export PGPASSWORD=$password"
     echo "export STRATA_POSTGRES_DIR=$dir"
