@@ -1,5 +1,6 @@
 import Foundation
 import Logging
+import NIOConcurrencyHelpers
 import NIOCore
 import NIOPosix
 import NIOSSL
@@ -48,13 +49,43 @@ extension PostgresStoreURL {
         var configuration = PostgresConnection.Configuration(host: host, port: port, username: user, password: password, database: database, tls: tls)
         configuration.options.connectTimeout = timeout
         configuration.options.additionalStartupParameters = startupParameters(searchPath: nil)
+        // The connect timeout covers the TCP connection only: the whole
+        // start-up (TLS, authentication) has the same deadline, and a
+        // connection that completes after it is closed.
+        let eventLoop = MultiThreadedEventLoopGroup.singleton.any()
+        let outcome = eventLoop.makePromise(of: Void.self)
+        let settled = NIOLockedValueBox(false)
+        let deadline = eventLoop.scheduleTask(in: timeout) {
+            if settled.withLockedValue({ done in defer { done = true }; return !done }) {
+                outcome.fail(ProbeTimeout())
+            }
+        }
+        PostgresConnection.connect(on: eventLoop, configuration: configuration, id: 0, logger: logger).whenComplete { result in
+            deadline.cancel()
+            let first = settled.withLockedValue { done in defer { done = true }; return !done }
+            switch result {
+            case .success(let connection):
+                // The closure holds the connection until it is closed
+                // (released before, it would be freed while still open).
+                connection.close().whenComplete { _ in
+                    withExtendedLifetime(connection) {}
+                    if first { outcome.succeed(()) }
+                }
+            case .failure(let error):
+                if first { outcome.fail(error) }
+            }
+        }
         do {
-            let connection = try await PostgresConnection.connect(on: MultiThreadedEventLoopGroup.singleton.any(), configuration: configuration, id: 0, logger: logger).get()
-            try? await connection.close()
+            try await outcome.futureResult.get()
+        } catch is ProbeTimeout {
+            throw StrataError(.storeOpen, "cannot connect to PostgreSQL at \(host):\(port), database \(database), as \(user): no answer within \(timeout.nanoseconds / 1_000_000) ms")
         } catch {
             throw StrataError(.storeOpen, "cannot connect to PostgreSQL at \(host):\(port), database \(database), as \(user): \(Self.reason(error))")
         }
     }
+
+    /// The probe's deadline passed.
+    private struct ProbeTimeout: Error {}
 
     /// Why a connection failed, in words: the server's message, or the
     /// underlying error (refused, TLS verification…).

@@ -1,5 +1,6 @@
 import Foundation
 import Logging
+import NIOPosix
 import PostgresNIO
 import StrataModel
 import StrataPostgresTesting
@@ -52,6 +53,20 @@ struct PostgresTLSTests {
         // The right CA connects.
         let rightCA = try PostgresStoreURL(base + "?sslmode=verify-full&sslrootcert=\(try #require(PostgresTestServer.caFile))")
         try await rightCA.probe(password: try rightCA.password(), logger: Logger(label: "strata.tests.postgres"))
+        // A peer that accepts and never answers: refused at the deadline.
+        let silent = try await ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
+            .bind(host: "127.0.0.1", port: 0).get()
+        defer { silent.close(promise: nil) }
+        let silentPort = try #require(silent.localAddress?.port)
+        let hanging = try PostgresStoreURL("postgresql://me@127.0.0.1:\(silentPort)/db")
+        let started = ContinuousClock.now
+        do {
+            try await hanging.probe(password: nil, logger: Logger(label: "strata.tests.postgres"), timeout: .milliseconds(300))
+            Issue.record("a silent peer passed the probe")
+        } catch {
+            #expect(error.message.contains("no answer within 300 ms"), "\(error.message)")
+        }
+        #expect(ContinuousClock.now - started < .seconds(5))
         // A wrong password is said at once.
         await #expect(throws: StrataError.self) {
             try await rightCA.probe(password: "wrong", logger: Logger(label: "strata.tests.postgres"))
