@@ -15,7 +15,7 @@
 #   STRATA_POSTGRES_CA   the CA certificate that signed the server's
 # A start that fails prints nothing, exits non-zero and leaves nothing
 # behind. Installs Debian's postgresql package when no server binaries are
-# found. Environment: STRATA_POSTGRES_PORT (54329; the next free one of the
+# found, and openssl when missing. Environment: STRATA_POSTGRES_PORT (54329; the next free one of the
 # 100 after it if taken).
 set -euo pipefail
 
@@ -25,8 +25,11 @@ command=${1:-}
 case "$command" in
 start)
     PGBIN=$(server_bin)
-    if [ -z "$PGBIN" ]; then
-        { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq postgresql > /dev/null; } >&2
+    missing=()
+    [ -n "$PGBIN" ] || missing+=(postgresql)
+    command -v openssl > /dev/null || missing+=(openssl)
+    if [ ${#missing[@]} -gt 0 ]; then
+        { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}" > /dev/null; } >&2
         PGBIN=$(server_bin)
         [ -n "$PGBIN" ] || { echo "no PostgreSQL server binaries after installing postgresql" >&2; exit 1; }
     fi
