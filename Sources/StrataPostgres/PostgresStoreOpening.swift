@@ -42,11 +42,11 @@ package enum PostgresStoreOpening {
         logger: Logger
     ) async throws -> Opened {
         let names = StoreOpening.entityNames(configuration: configuration, model: model).sorted()
-        let where_ = "PostgreSQL schema \(schemaName)"
+        let place = "PostgreSQL schema \(schemaName)"
         do {
-            return try await openInTransaction(client: client, schemaName: schemaName, model: model, names: names, where_: where_, logger: logger)
+            return try await openInTransaction(client: client, schemaName: schemaName, model: model, names: names, place: place, logger: logger)
         } catch {
-            throw PostgresErrors.strataError(error, failure: .storeOpen, doing: "opening \(where_)")
+            throw PostgresErrors.strataError(error, failure: .storeOpen, doing: "opening \(place)")
         }
     }
 
@@ -55,7 +55,7 @@ package enum PostgresStoreOpening {
         schemaName: String,
         model: ObjectModel,
         names: [String],
-        where_: String,
+        place: String,
         logger: Logger
     ) async throws -> Opened {
         try await client.withTransaction(logger: logger) { connection in
@@ -96,22 +96,22 @@ package enum PostgresStoreOpening {
                 return Opened(identifier: metadata.identifier, schema: schema)
             }
             guard tables.contains(SQLStoreMetadata.tableName) else {
-                throw StrataError(.storeOpen, "\(where_) holds tables that are not a Strata store's (\(tables.sorted().prefix(5).joined(separator: ", ")))")
+                throw StrataError(.storeOpen, "\(place) holds tables that are not a Strata store's (\(tables.sorted().prefix(5).joined(separator: ", ")))")
             }
             var texts: [String: String] = [:]
             for try await (key, text) in try await connection.query("SELECT \"Z_KEY\", \"Z_VALUE\" FROM \(unescaped: SQLSchema.quote(SQLStoreMetadata.tableName))", logger: logger).decode((String, String).self) {
                 texts[key] = text
             }
-            let stored = try SQLStoreMetadata.decode(path: where_) { key in
+            let stored = try SQLStoreMetadata.decode(path: place) { key in
                 guard let text = texts[key] else {
-                    throw StrataError(.storeOpen, "\(where_): metadata key '\(key)' is missing from \(SQLStoreMetadata.tableName)")
+                    throw StrataError(.storeOpen, "\(place): metadata key '\(key)' is missing from \(SQLStoreMetadata.tableName)")
                 }
                 return text
             }
             let schema = try PostgresSchema(layout: try SQLSchema(model: model, entityNames: names, entityNumbers: stored.layout.entityNumbers))
             let target = try SQLStoreMetadata(identifier: stored.identifier, model: model, schema: schema.layout, columnType: schema.columnType)
             guard stored.isIdentical(to: target) else {
-                throw StrataError(.incompatibleVersionHash, "\(where_) holds a store of another version of model '\(model.name)'", details: differences(stored, target))
+                throw StrataError(.incompatibleVersionHash, "\(place) holds a store of another version of model '\(model.name)'", details: differences(stored, target))
             }
             return Opened(identifier: stored.identifier, schema: schema)
         }
