@@ -49,7 +49,7 @@ package struct PostgresSchema: Sendable {
         }
     }
 
-    /// The attribute type of an attribute column of `table`, nil for other columns.
+    /// The attribute type of an attribute column, nil for other columns.
     package func attributeType(of column: SQLSchema.Column) -> AttributeType? {
         guard case .attribute(let entity, let name) = column.role else { return nil }
         return layout.model.attribute(named: name, in: entity)?.type
