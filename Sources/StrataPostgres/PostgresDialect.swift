@@ -126,10 +126,6 @@ package struct PostgresDialect: SQLDialect {
         }
     }
 
-    package func integerAverage(_ column: String) -> String {
-        "CAST(SUM(\(column)) AS double precision) / COUNT(\(column))"
-    }
-
     package func orderTerm(_ expression: String, ascending: Bool) -> String {
         expression + (ascending ? " ASC NULLS FIRST" : " DESC NULLS LAST")
     }

@@ -14,13 +14,18 @@ package enum PostgresErrors {
                 return strataError(inner, failure: failure, doing: what)
             }
         }
-        if let error = error as? PSQLError {
-            if let message = error.serverInfo?[.message] {
-                let state = error.serverInfo?[.sqlState].map { " (SQLSTATE \($0))" } ?? ""
-                return StrataError(failure, "\(what): PostgreSQL: \(message)\(state)")
-            }
-            return StrataError(failure, "\(what): \(PostgresStoreURL.reason(error))")
+        return StrataError(failure, "\(what): \(reason(error))")
+    }
+
+    /// Why an operation failed, in words: the server's message and
+    /// SQLSTATE, or the connection's error and its cause (refused, TLS
+    /// verification…).
+    package static func reason(_ error: any Error) -> String {
+        guard let error = error as? PSQLError else { return "\(error)" }
+        if let message = error.serverInfo?[.message] {
+            return "PostgreSQL: " + message + (error.serverInfo?[.sqlState].map { " (SQLSTATE \($0))" } ?? "")
         }
-        return StrataError(failure, "\(what): \(error)")
+        if let underlying = error.underlying { return "\(error.code): \(underlying)" }
+        return "\(error.code)"
     }
 }

@@ -80,23 +80,12 @@ extension PostgresStoreURL {
         } catch is ProbeTimeout {
             throw StrataError(.storeOpen, "cannot connect to PostgreSQL at \(host):\(port), database \(database), as \(user): no answer within \(timeout.nanoseconds / 1_000_000) ms")
         } catch {
-            throw StrataError(.storeOpen, "cannot connect to PostgreSQL at \(host):\(port), database \(database), as \(user): \(Self.reason(error))")
+            throw StrataError(.storeOpen, "cannot connect to PostgreSQL at \(host):\(port), database \(database), as \(user): \(PostgresErrors.reason(error))")
         }
     }
 
     /// The probe's deadline passed.
     private struct ProbeTimeout: Error {}
-
-    /// Why a connection failed, in words: the server's message, or the
-    /// underlying error (refused, TLS verification…).
-    static func reason(_ error: any Error) -> String {
-        guard let error = error as? PSQLError else { return "\(error)" }
-        if let message = error.serverInfo?[.message] {
-            return message + (error.serverInfo?[.sqlState].map { " (SQLSTATE \($0))" } ?? "")
-        }
-        if let underlying = error.underlying { return "\(error.code): \(underlying)" }
-        return "\(error.code)"
-    }
 
     /// The TLS configuration ``tlsMode`` asks for; nil for none.
     private func tlsConfiguration() throws(StrataError) -> TLSConfiguration? {

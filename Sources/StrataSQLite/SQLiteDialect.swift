@@ -95,10 +95,6 @@ package struct SQLiteDialect: SQLDialect {
         "\(function)(\(column))"
     }
 
-    package func integerAverage(_ column: String) -> String {
-        "CAST(SUM(\(column)) AS REAL) / COUNT(\(column))"
-    }
-
     /// SQLite puts NULL first ascending and last descending already.
     package func orderTerm(_ expression: String, ascending: Bool) -> String {
         expression + (ascending ? " ASC" : " DESC")

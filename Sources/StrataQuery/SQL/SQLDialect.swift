@@ -68,9 +68,6 @@ package protocol SQLDialect: Sendable {
     /// in the evaluator's order, as the column's own type.
     func extremum(_ function: String, _ column: String, type: AttributeType) -> String
 
-    /// The average of an integer column's non-NULL values as a Double.
-    func integerAverage(_ column: String) -> String
-
     /// One `ORDER BY` term, NULL first ascending and last descending (the
     /// evaluator's order).
     func orderTerm(_ expression: String, ascending: Bool) -> String

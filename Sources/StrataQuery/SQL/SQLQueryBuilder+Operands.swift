@@ -116,7 +116,8 @@ extension SQLQueryBuilder {
             }
         case .avg:
             if integerLike {
-                expression = dialect.integerAverage(column)
+                // The exact integer sum as a Double, divided.
+                expression = dialect.integerAsDouble(SQLFragment("SUM(\(column))")).sql + " / COUNT(\(column))"
             } else if type == .decimal {
                 expression = try dialect.decimalAverage(column)
             } else {
