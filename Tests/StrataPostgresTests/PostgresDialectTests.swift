@@ -1,5 +1,6 @@
 import PostgresNIO
 import StrataModel
+import StrataPostgresTesting
 import StrataQuery
 import Testing
 @testable import StrataPostgres
@@ -36,5 +37,27 @@ import Testing
         var bindings = PostgresBindings()
         #expect(throws: StrataError.self) { try PostgresValueCoding.append(.text("a\u{0}b"), to: &bindings) }
         #expect((try? PostgresValueCoding.append(.text("ab"), to: &bindings)) != nil)
+    }
+}
+
+/// The dialect's SQL on a real server, where what it claims depends on
+/// PostgreSQL's behaviour.
+@Suite(.enabled(if: PostgresTestServer.isEnabled, Comment(rawValue: PostgresTestServer.skipComment)), .timeLimit(.minutes(1)))
+struct PostgresDialectServerTests {
+    @Test("An integer @sum past 64 bits is an error, as in the evaluator, not a wider number")
+    func integerSumOverflowFails() async throws {
+        let sum = PostgresDialect().integerSum("x")
+        try await PostgresTestServer.withClient { client in
+            var total: Int64?
+            for try await value in try await client.query(PostgresQuery(unsafeSQL: "SELECT \(sum) FROM (VALUES (CAST(40 AS bigint)), (2)) AS t(x)")).decode(Int64.self) {
+                total = value
+            }
+            #expect(total == 42)
+            await #expect(throws: (any Error).self) {
+                // Read as a Boolean: the error must come from the sum, not
+                // from reading a number too wide for Int64.
+                for try await _ in try await client.query(PostgresQuery(unsafeSQL: "SELECT (\(sum)) IS NOT NULL FROM (VALUES (CAST(9223372036854775807 AS bigint)), (1)) AS t(x)")).decode(Bool.self) {}
+            }
+        }
     }
 }

@@ -10,7 +10,7 @@ import Testing
 /// Opening a PostgreSQL store's schema against a real server: created once
 /// under an advisory lock however many servers start together, kept, and
 /// refused for another version of the model.
-@Suite(.enabled(if: PostgresTestServer.isEnabled, Comment(rawValue: PostgresTestServer.skipComment)))
+@Suite(.enabled(if: PostgresTestServer.isEnabled, Comment(rawValue: PostgresTestServer.skipComment)), .timeLimit(.minutes(1)))
 struct PostgresStoreOpeningTests {
     static let logger = Logger(label: "strata.tests.postgres")
 
@@ -140,26 +140,78 @@ struct PostgresStoreOpeningTests {
                 #expect(error.message.contains("invoices"))
             }
         }
+        // A schema holding only a sequence is not empty either.
+        try await withSchema { client, schema in
+            try await client.query(PostgresQuery(unsafeSQL: "CREATE SCHEMA \"\(schema)\""))
+            try await client.query("CREATE SEQUENCE invoice_numbers")
+            do {
+                _ = try await PostgresStoreOpening.open(client: client, schemaName: schema, model: Self.model(), configuration: nil, logger: Self.logger)
+                Issue.record("a schema with a sequence was taken over")
+            } catch let error as StrataError {
+                #expect(error.message.contains("invoice_numbers"))
+            }
+        }
     }
 
-    @Test("Eight servers opening one new schema at once: one creates it, all get the same store")
-    func concurrentOpens() async throws {
+    @Test("A role given only its own schema (no right to create schemas) opens its store")
+    func leastPrivilegeRole() async throws {
+        try await withSchema { client, schema in
+            let role = "strata_role_\(UInt32.random(in: 0...UInt32.max))"
+            let password = "p\(UInt64.random(in: 0...UInt64.max))"
+            try await client.query(PostgresQuery(unsafeSQL: "CREATE ROLE \(role) LOGIN PASSWORD '\(password)'"))
+            try await client.query(PostgresQuery(unsafeSQL: "CREATE SCHEMA \"\(schema)\" AUTHORIZATION \(role)"))
+            do {
+                var configuration = try PostgresTestServer.configuration(searchPath: schema)
+                configuration.username = role
+                configuration.password = password
+                let limited = PostgresClient(configuration: configuration, backgroundLogger: Self.logger)
+                try await withThrowingTaskGroup(of: Void.self) { group in
+                    group.addTask { await limited.run() }
+                    defer { group.cancelAll() }
+                    let opened = try await PostgresStoreOpening.open(client: limited, schemaName: schema, model: Self.model(), configuration: nil, logger: Self.logger)
+                    #expect(UUID(uuidString: opened.identifier) != nil)
+                }
+            } catch {
+                _ = try? await client.query(PostgresQuery(unsafeSQL: "DROP SCHEMA IF EXISTS \"\(schema)\" CASCADE"))
+                _ = try? await client.query(PostgresQuery(unsafeSQL: "DROP ROLE IF EXISTS \(role)"))
+                throw error
+            }
+            try await client.query(PostgresQuery(unsafeSQL: "DROP SCHEMA IF EXISTS \"\(schema)\" CASCADE"))
+            try await client.query(PostgresQuery(unsafeSQL: "DROP ROLE IF EXISTS \(role)"))
+        }
+    }
+
+    @Test("Eight servers opening one new schema at once: one creates it, all get the same store, whatever the default isolation", arguments: ["read committed", "repeatable read"])
+    func concurrentOpens(_ isolation: String) async throws {
         try await withSchema { _, schema in
-            let identifiers = try await withThrowingTaskGroup(of: String.self) { group in
+            // Each opener answers its identifier or its error: one failing
+            // must not cancel the others mid-transaction.
+            let outcomes = try await withThrowingTaskGroup(of: String.self) { group in
                 for _ in 0..<8 {
                     group.addTask {
-                        // A client of its own per "server".
-                        try await PostgresTestServer.withClient(searchPath: schema) { client in
-                            try await PostgresStoreOpening.open(client: client, schemaName: schema, model: Self.model(), configuration: nil, logger: Self.logger).identifier
+                        // A client of its own per "server", its sessions'
+                        // transactions at `isolation` unless told otherwise.
+                        var configuration = try PostgresTestServer.configuration(searchPath: schema)
+                        configuration.options.additionalStartupParameters.append(("default_transaction_isolation", isolation))
+                        let client = PostgresClient(configuration: configuration, backgroundLogger: Self.logger)
+                        return await withTaskGroup(of: Void.self) { running in
+                            running.addTask { await client.run() }
+                            defer { running.cancelAll() }
+                            do {
+                                return try await PostgresStoreOpening.open(client: client, schemaName: schema, model: Self.model(), configuration: nil, logger: Self.logger).identifier
+                            } catch {
+                                return "failed: \(error)"
+                            }
                         }
                     }
                 }
                 var all: [String] = []
-                for try await identifier in group { all.append(identifier) }
+                for try await outcome in group { all.append(outcome) }
                 return all
             }
-            #expect(identifiers.count == 8)
-            #expect(Set(identifiers).count == 1)
+            #expect(outcomes.count == 8)
+            #expect(outcomes.allSatisfy { UUID(uuidString: $0) != nil }, "\(outcomes.filter { UUID(uuidString: $0) == nil })")
+            #expect(Set(outcomes).count == 1)
         }
     }
 

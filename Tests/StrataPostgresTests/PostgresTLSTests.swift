@@ -10,7 +10,7 @@ import Testing
 
 /// TLS to PostgreSQL as the store URL asks for it, against the test server
 /// (which offers TLS with a certificate for 127.0.0.1 from its own CA).
-@Suite(.enabled(if: PostgresTestServer.isEnabled, Comment(rawValue: PostgresTestServer.skipComment)))
+@Suite(.enabled(if: PostgresTestServer.isEnabled, Comment(rawValue: PostgresTestServer.skipComment)), .timeLimit(.minutes(1)))
 struct PostgresTLSTests {
     /// Whether the session `url` (with `parameters` added) opens is encrypted.
     static func encrypted(_ parameters: String) async throws -> Bool {

@@ -9,7 +9,7 @@ import Testing
 
 /// Every attribute type written to and read from a real PostgreSQL in the
 /// columns the store creates: the same value back, bit for bit.
-@Suite(.enabled(if: PostgresTestServer.isEnabled, Comment(rawValue: PostgresTestServer.skipComment)))
+@Suite(.enabled(if: PostgresTestServer.isEnabled, Comment(rawValue: PostgresTestServer.skipComment)), .timeLimit(.minutes(1)))
 struct PostgresValueCodingTests {
     static let types: [AttributeType] = [.integer16, .integer32, .integer64, .decimal, .double, .float, .string, .boolean, .date, .binary, .uuid, .uri, .transformable]
 

@@ -12,7 +12,7 @@ import StrataPostgresTesting
 /// refused with ``StrataError/Code/unsupported`` naming the construct, and
 /// are listed here: a listed case that compiles fails the test, so the list
 /// only ever shrinks.
-@Suite(.enabled(if: PostgresTestServer.isEnabled, Comment(rawValue: PostgresTestServer.skipComment)))
+@Suite(.enabled(if: PostgresTestServer.isEnabled, Comment(rawValue: PostgresTestServer.skipComment)), .timeLimit(.minutes(1)))
 struct PostgresAgreementTests {
     /// The cases refused, each for a construct of its own fetch.
     static let refused: Set<String> = [
