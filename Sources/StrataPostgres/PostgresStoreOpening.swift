@@ -127,12 +127,7 @@ package enum PostgresStoreOpening {
     /// The advisory lock of a schema: FNV-1a 64 of its name, the same in
     /// every process.
     static func lockKey(_ schemaName: String) -> Int64 {
-        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
-        for byte in "strata-schema:\(schemaName)".utf8 {
-            hash ^= UInt64(byte)
-            hash = hash &* 0x0000_0100_0000_01b3
-        }
-        return Int64(bitPattern: hash)
+        Int64(bitPattern: SQLStoreMetadata.fnv1a64("strata-schema:\(schemaName)"))
     }
 
     /// What differs between a stored store and the model's, one line each.

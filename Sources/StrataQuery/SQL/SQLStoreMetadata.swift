@@ -217,13 +217,18 @@ package struct SQLStoreMetadata: Sendable, Codable, Equatable {
 
     /// FNV-1a 64 of `text`, as 16 hex digits.
     package static func fingerprint(_ text: String) -> String {
+        let digits = String(fnv1a64(text), radix: 16)
+        return String(repeating: "0", count: max(0, 16 - digits.count)) + digits
+    }
+
+    /// FNV-1a 64 of `text`'s UTF-8 bytes: the same in every process.
+    package static func fnv1a64(_ text: String) -> UInt64 {
         var hash: UInt64 = 0xcbf2_9ce4_8422_2325
         for byte in text.utf8 {
             hash ^= UInt64(byte)
             hash = hash &* 0x0000_0100_0000_01b3
         }
-        let digits = String(hash, radix: 16)
-        return String(repeating: "0", count: max(0, 16 - digits.count)) + digits
+        return hash
     }
 
     package init(formatVersion: Int, identifier: String, modelName: String, versionHashes: [String: String], entities: [String: EntityShape], layout: Layout) {
