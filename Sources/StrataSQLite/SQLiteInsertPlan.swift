@@ -36,7 +36,7 @@ struct SQLiteInsertPlan: Sendable {
     init(entity: SQLiteStoreMapping.Entity, layout: PropertyValues.Layout) {
         self.entity = entity
         self.layout = layout
-        let compiled = entity.lastInsertSteps.withLockedValue { last -> CompiledSteps in
+        let compiled = entity.extras.lastInsertSteps.withLockedValue { last -> CompiledSteps in
             if let last, last.layout === layout { return last }
             let made = CompiledSteps(entity: entity, layout: layout)
             last = made

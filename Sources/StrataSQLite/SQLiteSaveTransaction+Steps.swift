@@ -220,7 +220,8 @@ extension SQLiteSaveTransaction {
         if inserts.allSatisfy({ $0.entity === first }) {
             // One entity (the usual save): one run, nothing to tally.
             var key: Int64 = 0
-            if let root = mapping.tables[first.table]?.rootEntity, let sql = mapping.keyAllocation[first.table] {
+            if let root = mapping.tables[first.table]?.rootEntity {
+                let sql = first.extras.keyAllocation
                 key = try keys.reserve(inserts.count, table: first.table, root: root, sql: sql, db: db, path: path)
             }
             for i in inserts.indices {
@@ -231,20 +232,24 @@ extension SQLiteSaveTransaction {
         }
         var counts: [String: Int] = [:]
         var order: [String] = []
+        var statements: [String: KeyAllocationSQL] = [:]
         var run = 0
         while run < inserts.count {
             // Runs of consecutive inserts of one entity count at once.
             let entity = inserts[run].entity
             var end = run + 1
             while end < inserts.count, inserts[end].entity === entity { end += 1 }
-            if counts[entity.table] == nil { order.append(entity.table) }
+            if counts[entity.table] == nil {
+                order.append(entity.table)
+                statements[entity.table] = entity.extras.keyAllocation
+            }
             counts[entity.table, default: 0] += end - run
             run = end
         }
         var next: [String: Int64] = [:]
         for table in order {
             guard let root = mapping.tables[table]?.rootEntity, let count = counts[table],
-                  let sql = mapping.keyAllocation[table] else { continue }
+                  let sql = statements[table] else { continue }
             next[table] = try keys.reserve(count, table: table, root: root, sql: sql, db: db, path: path)
         }
         var lastEntity: Entity?

@@ -129,6 +129,8 @@ struct SQLiteSaveTransaction {
     /// Access-rule conditions checked inside the transaction.
     let guards: [StoreGuard]
     let decoder: SQLiteRowDecoder
+    /// The checks shared with the other SQL stores.
+    let checks: SQLSaveChecks<SQLiteEntityExtras>
     /// The change set, to name the references to missing objects.
     let changes: StoreChanges
 
@@ -192,6 +194,7 @@ struct SQLiteSaveTransaction {
         self.checksVersions = changes.checksVersions
         self.guards = changes.guards
         self.decoder = SQLiteRowDecoder(mapping: mapping, storeIdentifier: storeIdentifier, path: path)
+        self.checks = SQLSaveChecks(mapping: mapping, storeIdentifier: storeIdentifier, place: "store \(path)")
         self.changes = changes
 
         let insertIDs = feed?.temporaryIDs
@@ -210,7 +213,7 @@ struct SQLiteSaveTransaction {
             if let last = entities.last, last.name == id.entityName {
                 entities.append(last)
             } else {
-                let entity = try heldEntity(id)
+                let entity = try checks.heldEntity(id)
                 if entity.isAbstract {
                     throw StrataError(.invalidValue, "store \(path): \(entity.name) is abstract and cannot be inserted")
                 }
@@ -241,8 +244,8 @@ struct SQLiteSaveTransaction {
             inserts.append(Insert(objectID: id, entity: entity, references: references))
             if !changes.inserts[i].toMany.isEmpty {
                 for (name, destinations) in changes.inserts[i].toMany.sorted(by: { $0.key < $1.key }) {
-                    let field = try toManyField(name, of: entity)
-                    let checked = try checkedDestinations(destinations, field: field, entity: entity)
+                    let field = try checks.toManyField(name, of: entity)
+                    let checked = try checks.checkedDestinations(destinations, field: field, entity: entity)
                     if let table = field.destinationTable {
                         for target in checked {
                             if case .permanent(let key) = target.key { noteInsertTarget(target, key: key, table: table) }
@@ -254,12 +257,12 @@ struct SQLiteSaveTransaction {
         }
 
         for update in changes.updates {
-            let (entity, key) = try savedObject(update.objectID, operation: "update")
+            let (entity, key) = try checks.savedObject(update.objectID, operation: "update")
             var assignments: [(column: String, value: DatabaseValue, reference: ObjectID?)] = []
             var savedTargets: [SavedTarget] = []
             for (name, value) in update.values {
-                guard let (column, stored, reference) = try encode(name, value, of: entity, object: update.objectID) else { continue }
-                assignments.append((column, stored, reference))
+                guard let (column, stored, reference) = try checks.encode(name, value, of: entity, object: update.objectID) else { continue }
+                assignments.append((column, stored.databaseValue, reference))
                 if let i = entity.toOneIndex[name], let table = entity.toOnes[i].destinationTable,
                    case .object(let target) = value, case .permanent(let key) = target.key {
                     savedTargets.append(SavedTarget(target: target, key: key, table: table))
@@ -277,8 +280,8 @@ struct SQLiteSaveTransaction {
                 if case .object(let target) = value, target.isTemporary { temporaryReferences.append((target, entity.name, name)) }
             }
             for (name, destinations) in update.toMany.sorted(by: { $0.key < $1.key }) {
-                let field = try toManyField(name, of: entity)
-                let checked = try checkedDestinations(destinations, field: field, entity: entity)
+                let field = try checks.toManyField(name, of: entity)
+                let checked = try checks.checkedDestinations(destinations, field: field, entity: entity)
                 if let table = field.destinationTable {
                     for target in checked {
                         if case .permanent(let key) = target.key { savedTargets.append(SavedTarget(target: target, key: key, table: table)) }
@@ -294,7 +297,7 @@ struct SQLiteSaveTransaction {
         }
 
         for delete in changes.deletes {
-            let (entity, key) = try savedObject(delete.objectID, operation: "delete")
+            let (entity, key) = try checks.savedObject(delete.objectID, operation: "delete")
             deletes.append(Delete(objectID: delete.objectID, key: key, entity: entity, expectedVersion: delete.expectedVersion))
         }
 
@@ -340,7 +343,7 @@ struct SQLiteSaveTransaction {
             break
         case .toOne(let field, let position)?:
             let toOneField = entity.toOnes[field]
-            let (_, pending) = try toOne(value, field: toOneField, entity: entity)
+            let (_, pending) = try checks.toOne(value, field: toOneField, entity: entity)
             if let pending {
                 references.append(Reference(position: position, target: pending))
                 temporaryReferences.append((pending, entity.name, name))
@@ -348,7 +351,7 @@ struct SQLiteSaveTransaction {
                 noteInsertTarget(target, key: key, table: table)
             }
         case nil:
-            _ = try encode(name, value, of: entity, object: object)
+            _ = try checks.encode(name, value, of: entity, object: object)
         }
     }
 
@@ -378,107 +381,11 @@ struct SQLiteSaveTransaction {
         insertIndex = index
     }
 
-    func heldEntity(_ id: ObjectID) throws(StrataError) -> Entity {
-        guard let entity = mapping.entities[id.entityName] else {
-            if model.entity(named: id.entityName) == nil {
-                throw StrataError(.invalidValue, "store \(path): \(id) names unknown entity '\(id.entityName)'")
-            }
-            throw StrataError(.invalidValue, "store \(path) does not hold entity '\(id.entityName)' (\(id))")
-        }
-        return entity
-    }
-
     /// Records that an insert points to a saved object.
     mutating func noteInsertTarget(_ target: ObjectID, key: Int64, table: SQLiteStoreMapping.DestinationTable) {
         if let last = lastInsertTarget, last.target == target, last.table == table.name { return }
         lastInsertTarget = (target, table.name)
         insertTargets[table.name, default: SavedTargets()].add(target, key: key, rootEntity: table.rootEntity)
-    }
-
-    func savedObject(_ id: ObjectID, operation: String) throws(StrataError) -> (Entity, Int64) {
-        guard let key = id.primaryKey else {
-            throw StrataError(.invalidValue, "store \(path): cannot \(operation) \(id): it was never saved")
-        }
-        guard id.storeIdentifier == storeIdentifier else {
-            throw StrataError(.storeSave, "store \(path): cannot \(operation) \(id): it belongs to store \(id.storeIdentifier)")
-        }
-        return (try heldEntity(id), key)
-    }
-
-    func toManyField(_ name: String, of entity: Entity) throws(StrataError) -> SQLiteStoreMapping.ToManyField {
-        guard let field = entity.toManys[name] else {
-            throw StrataError(.invalidValue, "store \(path): \(entity.name) has no persisted to-many relationship '\(name)'")
-        }
-        return field
-    }
-
-    /// The column, stored value and pending temporary reference of one
-    /// property value; nil for transient properties (ignored).
-    func encode(_ name: String, _ value: PropertyValue, of entity: Entity, object: ObjectID) throws(StrataError) -> (String, DatabaseValue, ObjectID?)? {
-        if let i = entity.attributeIndex[name] {
-            let field = entity.attributes[i]
-            return (field.column, try SQLiteAttributeEncoder.encode(value, type: field.type, entity: entity.name, attribute: name), nil)
-        }
-        if let i = entity.toOneIndex[name] {
-            let field = entity.toOnes[i]
-            let (stored, pending) = try toOne(value, field: field, entity: entity)
-            return (field.column, stored, pending)
-        }
-        if entity.transientNames.contains(name) { return nil }
-        if entity.toManys[name] != nil {
-            throw StrataError(.invalidValue, "\(entity.name).\(name) is a to-many relationship: pass its destinations in toMany, not in values")
-        }
-        throw StrataError(.invalidValue, "store \(path): \(entity.name) has no persisted attribute or to-one relationship '\(name)' (object \(object))")
-    }
-
-    /// The stored form of a to-one value (and the temporary ID to resolve).
-    func toOne(_ value: PropertyValue, field: SQLiteStoreMapping.ToOneField, entity: Entity) throws(StrataError) -> (DatabaseValue, ObjectID?) {
-        switch value {
-        case .null:
-            return (.null, nil)
-        case .object(let target):
-            return try reference(target, destination: field.destination, entity: entity.name, property: field.name)
-        default:
-            throw StrataError(.invalidValue, "\(entity.name).\(field.name): \(value) is not an object ID")
-        }
-    }
-
-    /// The stored key of a reference (NULL for now when temporary, with the
-    /// temporary ID to resolve), after checking it can be stored here.
-    func reference(_ target: ObjectID, destination: String, entity: String, property: String) throws(StrataError) -> (DatabaseValue, ObjectID?) {
-        guard mapping.schema.holds(destination) else {
-            throw StrataError(.externalRelationship, "\(entity).\(property): \(destination) is not in store \(path); a persisted relationship cannot cross stores (use a fetched property)")
-        }
-        guard target.entityName == destination || model.isEntity(target.entityName, kindOf: destination) else {
-            throw StrataError(.invalidValue, "\(entity).\(property): \(target) is not a \(destination)")
-        }
-        switch target.key {
-        case .temporary:
-            // Checked against the inserts once they are all known.
-            return (.null, target)
-        case .permanent(let key):
-            guard target.storeIdentifier == storeIdentifier else {
-                throw StrataError(.externalRelationship, "\(entity).\(property) refers to \(target), which is in another store than \(path)")
-            }
-            return (key.databaseValue, nil)
-        }
-    }
-
-    func checkedDestinations(_ destinations: [ObjectID], field: SQLiteStoreMapping.ToManyField, entity: Entity) throws(StrataError) -> [ObjectID] {
-        switch field.storage {
-        case .transient:
-            return []
-        case .external:
-            guard destinations.isEmpty else {
-                throw StrataError(.externalRelationship, "\(entity.name).\(field.name): \(field.destination) is not in store \(path); a persisted relationship cannot cross stores (use a fetched property)")
-            }
-            return []
-        default:
-            for target in destinations {
-                _ = try reference(target, destination: field.destination, entity: entity.name, property: field.name)
-            }
-            return destinations
-        }
     }
 
     // MARK: - The transaction

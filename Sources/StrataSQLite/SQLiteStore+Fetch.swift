@@ -201,38 +201,23 @@ extension SQLiteStore {
     /// transaction.
     public nonisolated func snapshots(for objectIDs: [ObjectID]) async throws -> [Snapshot] {
         let database = try openDatabase()
-        var keysByTable: [String: [Int64]] = [:]
-        var wanted: [(table: String, id: ObjectID, key: Int64)] = []
-        for id in objectIDs {
-            guard id.storeIdentifier == identifier, let key = id.primaryKey, let entity = mapping.entities[id.entityName] else { continue }
-            keysByTable[entity.table, default: []].append(key)
-            wanted.append((entity.table, id, key))
-        }
-        guard !wanted.isEmpty else { return [] }
+        let request = SnapshotRequest(objectIDs, storeIdentifier: identifier) { mapping.entities[$0]?.table }
+        guard !request.isEmpty else { return [] }
         let decoder = self.decoder
-        let requested = keysByTable
+        let requested = request.keysByTable
         let found: [String: [Int64: Snapshot]]
         do {
             found = try await read(database) { db in
                 var result: [String: [Int64: Snapshot]] = [:]
                 for (table, keys) in requested {
-                    result[table] = try decoder.snapshots(db, table: table, keys: Array(Set(keys)))
+                    result[table] = try decoder.snapshots(db, table: table, keys: Array(keys))
                 }
                 return result
             }
         } catch {
             throw strataError(error, failure: .storeOpen, operation: "snapshot read")
         }
-        var seen: Set<ObjectID> = []
-        var result: [Snapshot] = []
-        result.reserveCapacity(wanted.count)
-        for item in wanted {
-            guard let snapshot = found[item.table]?[item.key],
-                  model.isEntity(snapshot.objectID.entityName, kindOf: item.id.entityName),
-                  seen.insert(snapshot.objectID).inserted else { continue }
-            result.append(snapshot)
-        }
-        return result
+        return request.answer(found, model: model)
     }
 
     /// The destinations of a relationship of one object: for a to-many in
@@ -248,38 +233,23 @@ extension SQLiteStore {
         guard let entity = mapping.entities[objectID.entityName] else {
             throw StrataError(.invalidValue, "store \(path) does not hold entity '\(objectID.entityName)' (\(objectID))")
         }
-        let q = SQLSchema.quote
+        let sourceSQL: String
         let sql: String
-        var fallback: String
-        if let field = entity.toManys[relationship] {
-            fallback = field.destination
-            switch field.storage {
-            case .inverseForeignKey(let table, let column, let order):
-                let ordering = order.map { "\(q($0)) IS NULL, \(q($0)), " } ?? ""
-                sql = "SELECT \(q("Z_PK")), \(q("Z_ENT")) FROM \(q(table)) WHERE \(q(column)) = ? ORDER BY \(ordering)\(q("Z_PK"))"
-            case .joinTable(let table, let source, let destination, let order):
-                guard let destinationTable = mapping.schema.table(for: field.destination)?.name else { return [] }
-                let ordering = order.map { "j.\(q($0)) IS NULL, j.\(q($0)), " } ?? ""
-                sql = "SELECT j.\(q(destination)), d.\(q("Z_ENT")) FROM \(q(table)) AS j JOIN \(q(destinationTable)) AS d ON d.\(q("Z_PK")) = j.\(q(destination)) WHERE j.\(q(source)) = ? ORDER BY \(ordering)j.\(q(destination))"
-            default:
-                return []
-            }
-        } else if let i = entity.toOneIndex[relationship] {
-            let field = entity.toOnes[i]
-            fallback = field.destination
-            guard let destinationTable = mapping.schema.table(for: field.destination)?.name else { return [] }
-            sql = "SELECT d.\(q("Z_PK")), d.\(q("Z_ENT")) FROM \(q(entity.table)) AS s JOIN \(q(destinationTable)) AS d ON d.\(q("Z_PK")) = s.\(q(field.column)) WHERE s.\(q("Z_PK")) = ?"
-        } else if model.relationship(named: relationship, in: entity.name) != nil {
+        let entityName: String
+        switch mapping.destinationsRead(of: relationship, in: entity) {
+        case .none:
             return []
-        } else {
+        case .unknown:
             throw StrataError(.invalidValue, "store \(path): entity '\(entity.name)' has no relationship '\(relationship)'")
+        case .read(let source, let destinations, let fallback):
+            sourceSQL = source
+            sql = destinations
+            entityName = fallback
         }
         guard objectID.storeIdentifier == identifier, let key = objectID.primaryKey else { return [] }
         let decoder = self.decoder
-        let entityName = fallback
         let mapping = self.mapping
         let model = self.model
-        let sourceSQL = "SELECT \(q("Z_ENT")) FROM \(q(entity.table)) WHERE \(q("Z_PK")) = ?"
         let sourceEntity = entity.name
         do {
             return try await read(database) { db in
