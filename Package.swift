@@ -245,6 +245,7 @@ let package = Package(
                 "StrataModel",
                 "StrataStore",
                 "StrataSQLite",
+                "StrataPostgres",
                 "StrataContext",
                 "StrataSamples",
                 "StrataServer",
@@ -349,6 +350,8 @@ let package = Package(
                 "StrataQuery",
                 "StrataStore",
                 "StrataSQLite",
+                "StrataPostgres",
+                "StrataPostgresTesting",
                 .product(name: "GRDB", package: "GRDB.swift"),
             ],
             swiftSettings: strictSettings
@@ -396,6 +399,7 @@ let package = Package(
             name: "StrataToolTests",
             dependencies: [
                 "StrataAuth",
+                "StrataPostgresTesting",
                 "StrataTestCertificates",
                 "StrataModel",
                 "StrataWire",
@@ -433,7 +437,9 @@ let package = Package(
             name: "StrataPostgresTesting",
             dependencies: [
                 "StrataModel",
+                "StrataQuery",
                 "StrataPostgres",
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
                 .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "Logging", package: "swift-log"),
             ],

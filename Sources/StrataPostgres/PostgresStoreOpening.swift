@@ -39,12 +39,13 @@ package enum PostgresStoreOpening {
         schemaName: String,
         model: ObjectModel,
         configuration: String?,
+        readOnly: Bool = false,
         logger: Logger
     ) async throws -> Opened {
         let names = StoreOpening.entityNames(configuration: configuration, model: model).sorted()
         let place = "PostgreSQL schema \(schemaName)"
         do {
-            return try await openInTransaction(client: client, schemaName: schemaName, model: model, names: names, place: place, logger: logger)
+            return try await openInTransaction(client: client, schemaName: schemaName, model: model, names: names, readOnly: readOnly, place: place, logger: logger)
         } catch {
             throw PostgresErrors.strataError(error, failure: .storeOpen, doing: "opening \(place)")
         }
@@ -55,6 +56,7 @@ package enum PostgresStoreOpening {
         schemaName: String,
         model: ObjectModel,
         names: [String],
+        readOnly: Bool,
         place: String,
         logger: Logger
     ) async throws -> Opened {
@@ -70,6 +72,7 @@ package enum PostgresStoreOpening {
             var exists = false
             for try await _ in try await connection.query("SELECT 1 FROM pg_namespace WHERE nspname = \(schemaName)", logger: logger) { exists = true }
             if !exists {
+                guard !readOnly else { throw StrataError(.storeOpen, "\(place) does not exist, and a read-only store does not create it") }
                 try await connection.query(PostgresQuery(unsafeSQL: "CREATE SCHEMA \(SQLSchema.quote(schemaName))"), logger: logger)
             }
             // Every relation of the schema (tables, views, sequences…),
@@ -82,6 +85,7 @@ package enum PostgresStoreOpening {
                 tables.append(name)
             }
             if tables.isEmpty {
+                guard !readOnly else { throw StrataError(.storeOpen, "\(place) holds no store, and a read-only store does not create one") }
                 let schema = try PostgresSchema(layout: try SQLSchema(model: model, entityNames: names))
                 let metadata = try SQLStoreMetadata(identifier: UUID().uuidString, model: model, schema: schema.layout, columnType: schema.columnType)
                 for statement in bookkeepingStatements + schema.createStatements() {

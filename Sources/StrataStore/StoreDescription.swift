@@ -13,6 +13,9 @@ public struct StoreDescription: Sendable, Hashable {
         /// A store served by a `strata-server`, reached through a client
         /// (StrataClient's `RemoteContainer` opens these).
         case remote
+        /// A schema of a PostgreSQL database, through postgres-nio
+        /// (StrataPostgres); the URL is `postgresql://USER@HOST[:PORT]/DB?schema=…`.
+        case postgres
     }
 
     /// The store's file (ignored for in-memory stores).
@@ -91,8 +94,10 @@ public struct StoreDescription: Sendable, Hashable {
         StoreDescription(url: nil, type: .inMemory, configuration: configuration)
     }
 
-    /// A name for messages: the file path, or `memory` with the configuration.
+    /// A name for messages: the file path, the database URL (which never
+    /// holds a password), or `memory` with the configuration.
     public var displayName: String {
+        if type == .postgres, let url { return url.absoluteString }
         if let url { return url.path }
         return "memory:\(configuration ?? "default")"
     }

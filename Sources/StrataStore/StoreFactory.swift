@@ -59,6 +59,8 @@ public struct StoreFactory: Sendable {
             throw StrataError(.storeOpen, "\(description.displayName): remote stores are opened through a server connection (StrataClient's RemoteContainer), not from a description alone")
         case .sqlite:
             throw StrataError(.storeOpen, "\(description.displayName): this store factory does not open SQLite stores (import StrataSQLite and use StoreFactory.standard)")
+        case .postgres:
+            throw StrataError(.storeOpen, "\(description.displayName): this store factory does not open PostgreSQL stores (import StrataPostgres and add them with addingPostgres())")
         case .inMemory, .binary:
             throw StrataError(.storeOpen, "\(description.displayName): this store factory does not open \(description.type.rawValue) stores (StoreFactory.builtIn does)")
         }

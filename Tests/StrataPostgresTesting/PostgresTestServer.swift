@@ -3,6 +3,8 @@ import Logging
 import PostgresNIO
 import StrataModel
 import StrataPostgres
+import StrataQuery
+import NIOConcurrencyHelpers
 
 /// The PostgreSQL server the PostgreSQL suites use: the one
 /// `STRATA_POSTGRES_URL` names (with `PGPASSWORD`), as
@@ -63,6 +65,24 @@ public enum PostgresTestServer {
     public static func uniqueSchemaName(_ prefix: String) -> String {
         "\(prefix)_\(hostTag)_\(getpid())_\(UInt32.random(in: 0...UInt32.max))"
     }
+
+    /// The schema name of `seed` in this process:
+    /// `prefix_<host hash>_<pid>_<seed hash>`, the same for the same seed
+    /// (a test reopening "its" store), dropped with the others of ended
+    /// processes by ``dropAbandonedSchemas(_:client:)``.
+    public static func schemaName(_ prefix: String, seed: String) -> String {
+        "\(prefix)_\(hostTag)_\(getpid())_\(UInt32(truncatingIfNeeded: SQLStoreMetadata.fnv1a64(seed)))"
+    }
+
+    /// Drops the abandoned schemas of `prefix` once per process (errors
+    /// ignored: a schema left behind costs nothing but space).
+    public static func dropAbandonedSchemasOnce(_ prefix: String) async {
+        let first = dropped.withLockedValue { names in names.insert(prefix).inserted }
+        guard first, url != nil else { return }
+        _ = try? await withClient { client in try await dropAbandonedSchemas(prefix, client: client) }
+    }
+
+    private static let dropped = NIOLockedValueBox<Set<String>>([])
 
     /// This machine's name hashed (FNV-1a, 8 hex digits): schemas named on
     /// another machine (or in another PID namespace's host) are never

@@ -1060,7 +1060,7 @@ import Testing
             ConfigurationDescription(name: "People", entities: ["Author", "Shelf", "Sample"]),
         ])
         try await TestDirectory.with { directory in
-            let books = try await StoreFactory.standard.open(
+            let books = try await StoreFixture.factory.open(
                 StoreDescription(url: kind.url(in: directory), type: kind.storeType, configuration: "Books"), model: model
             )
             let author = ObjectID(storeIdentifier: books.identifier, entityName: "Author", key: .permanent(1))

@@ -1,6 +1,8 @@
 import Foundation
 import Testing
 import StrataModel
+import StrataPostgres
+import StrataPostgresTesting
 import StrataQuery
 @testable import StrataStore
 @testable import StrataSQLite
@@ -21,11 +23,19 @@ import StrataQuery
 /// The fetch sort descriptor (Foundation has a type of the same name).
 typealias SortKey = StrataQuery.SortDescriptor
 
-/// The store kinds every conformance case runs on.
+/// The store kinds every conformance case runs on: PostgreSQL's where a
+/// server is configured (``PostgresTestServer``; always under CI, and
+/// ``StoreConformanceTests/theConformanceSuiteRunsOnPostgreSQL()`` is
+/// skipped with the reason where it is not).
 enum StoreKind: String, CaseIterable, Sendable, CustomTestStringConvertible {
     case sqlite
     case inMemory
     case binary
+    case postgres
+
+    static var allCases: [StoreKind] {
+        [.sqlite, .inMemory, .binary] + (PostgresTestServer.isEnabled ? [.postgres] : [])
+    }
 
     /// The description's store type.
     var storeType: StoreDescription.StoreType {
@@ -33,24 +43,37 @@ enum StoreKind: String, CaseIterable, Sendable, CustomTestStringConvertible {
         case .sqlite: .sqlite
         case .inMemory: .inMemory
         case .binary: .binary
+        case .postgres: .postgres
         }
     }
 
-    /// Whether the store keeps its data in a file (and can be reopened).
+    /// Whether the store keeps its data (and can be reopened).
     var isPersistent: Bool { self != .inMemory }
 
-    /// The store file in `directory` (nil in memory).
-    func url(in directory: URL) -> URL? {
+    /// Whether the store's data is one file.
+    var isFile: Bool { self == .sqlite || self == .binary }
+
+    /// Whether strings may hold U+0000 (PostgreSQL's text cannot).
+    var holdsNUL: Bool { self != .postgres }
+
+    /// The store file in `directory` (nil in memory); for PostgreSQL, a
+    /// schema of the test server named after `directory` (and `name`).
+    func url(in directory: URL, name: String = "store") -> URL? {
         switch self {
-        case .sqlite: directory.appendingPathComponent("store.sqlite")
+        case .sqlite: directory.appendingPathComponent("\(name).sqlite")
         case .inMemory: nil
-        case .binary: directory.appendingPathComponent("store.strata")
+        case .binary: directory.appendingPathComponent("\(name).strata")
+        case .postgres:
+            PostgresTestServer.url.flatMap { base in
+                let schema = PostgresTestServer.schemaName("st", seed: directory.path + "/" + name)
+                return URL(string: base + (base.contains("?") ? "&" : "?") + "schema=" + schema)
+            }
         }
     }
 
     /// A description of a store of this kind in `directory`.
-    func description(in directory: URL, readOnly: Bool = false) -> StoreDescription {
-        StoreDescription(url: url(in: directory), type: storeType, isReadOnly: readOnly)
+    func description(in directory: URL, name: String = "store", readOnly: Bool = false) -> StoreDescription {
+        StoreDescription(url: url(in: directory, name: name), type: storeType, isReadOnly: readOnly)
     }
 
     var testDescription: String { rawValue }
@@ -124,9 +147,13 @@ enum StoreFixture {
         return ObjectModel(name: "StoreFixture", entities: [sample, author, book, ebook, tag, chapter, shelf])
     }()
 
+    /// The factory of every store kind.
+    static let factory = StoreFactory.standard.addingPostgres()
+
     /// Opens a store of `kind` in `directory` through ``StoreFactory``.
     static func open(_ kind: StoreKind, in directory: URL, readOnly: Bool = false, model: ObjectModel = StoreFixture.model) async throws -> any PersistentStore {
-        try await StoreFactory.standard.open(kind.description(in: directory, readOnly: readOnly), model: model)
+        if kind == .postgres { await PostgresTestServer.dropAbandonedSchemasOnce("st") }
+        return try await factory.open(kind.description(in: directory, readOnly: readOnly), model: model)
     }
 
     /// A fetch resolved against the fixture model.
