@@ -226,23 +226,45 @@ public actor StrataServer: Service {
         guard case .running = state else { return "the server is not serving" }
         for store in core.coordinator.stores {
             let name = store.storeDescription.displayName
-            // The smallest read: a count of no more than one object.
+            // The smallest read: a count of no more than one object, within
+            // a deadline (a database server that stopped answering must
+            // not hang the probe).
             if let entity = store.entityNames.min() {
-                do {
-                    var probe = ResolvedFetch(entityName: entity, predicate: .constant(true))
-                    probe.limit = 1
-                    _ = try await store.count(probe)
-                } catch {
-                    return "store \(core.redactor.redact(name)) does not answer: \(core.redactor.redact("\(error)"))"
+                var probe = ResolvedFetch(entityName: entity, predicate: .constant(true))
+                probe.limit = 1
+                let fetch = probe
+                let outcome = await withTaskGroup(of: String?.self) { group in
+                    group.addTask {
+                        do {
+                            _ = try await store.count(fetch)
+                            return nil
+                        } catch {
+                            return "\(error)"
+                        }
+                    }
+                    group.addTask {
+                        try? await Task.sleep(for: Self.readinessDeadline)
+                        return "no answer within \(Self.readinessDeadline)"
+                    }
+                    let first = await group.next() ?? nil
+                    group.cancelAll()
+                    return first
+                }
+                if let outcome {
+                    return "store \(core.redactor.redact(name)) does not answer: \(core.redactor.redact(outcome))"
                 }
             }
-            if !store.isReadOnly, let url = store.storeDescription.url,
+            let isFile = store.storeDescription.type == .sqlite || store.storeDescription.type == .binary
+            if isFile, !store.isReadOnly, let url = store.storeDescription.url,
                !FileManager.default.isWritableFile(atPath: url.path) || !FileManager.default.isWritableFile(atPath: url.deletingLastPathComponent().path) {
                 return "store \(core.redactor.redact(name)) cannot be written"
             }
         }
         return nil
     }
+
+    /// How long ``readiness()`` waits for each store's answer.
+    static let readinessDeadline: Duration = .seconds(2)
 
     /// Follows other processes' saves to the stores (see
     /// ``ServerConfiguration/otherProcesses``), logging failures.

@@ -8,6 +8,7 @@ import ServiceLifecycle
 import StrataAuth
 import StrataContext
 import StrataModel
+import StrataPostgres
 import StrataSamples
 import StrataServer
 import StrataStore
@@ -41,7 +42,7 @@ struct StrataServerCommand: AsyncParsableCommand {
     @Option(help: "An Xcode model (.xcdatamodeld, .xcdatamodel or its contents file).")
     var model: String?
 
-    @Option(name: .customLong("store"), help: "CONFIG=TYPE:PATH[?readonly], TYPE one of sqlite, memory, binary (repeatable; PATH relative to --data-dir). Default: one SQLite store per configuration.")
+    @Option(name: .customLong("store"), help: "CONFIG=TYPE:PATH[?readonly], TYPE one of sqlite, memory, binary (repeatable; PATH relative to --data-dir); or CONFIG=postgres:postgresql://USER@HOST[:PORT]/DB[?schema=NAME&pool=N&sslmode=MODE] (postgres+readonly: for read-only; password from PGPASSWORD or the URL's passfile). Default: one SQLite store per configuration.")
     var stores: [StoreOption] = []
 
     @Option(help: "Directory for store files.")
@@ -148,6 +149,9 @@ struct StrataServerCommand: AsyncParsableCommand {
     static let maximumSeconds = 24 * 3600
 
     func validate() throws {
+        for store in stores {
+            if let problem = store.problem { throw ValidationError("--store \(store.configuration)=\(store.readOnly ? "postgres+readonly" : "postgres"): \(problem)") }
+        }
         guard logFormat == "text" || logFormat == "json" else { throw ValidationError("--log-format must be text or json") }
         guard Logger.Level(rawValue: logLevel) != nil else {
             throw ValidationError("--log-level must be one of trace, debug, info, notice, warning, error, critical")
@@ -389,6 +393,9 @@ struct StrataServerCommand: AsyncParsableCommand {
         return try XcodeModelLoader.load(contentsOf: URL(fileURLWithPath: model))
     }
 
+    /// The stores the server opens: SQLite, in-memory, binary and PostgreSQL.
+    static let storeFactory = StoreFactory.standard.addingPostgres(logger: Logger(label: "strata.postgres"))
+
     /// Opens the stores of `objectModel`.
     private func openContainer(_ objectModel: ObjectModel) async throws -> PersistentContainer {
         let dataDirectory = URL(fileURLWithPath: dataDir, isDirectory: true)
@@ -399,7 +406,7 @@ struct StrataServerCommand: AsyncParsableCommand {
                 : stores.map { $0.description(in: dataDirectory) }).map(withStoreOptions)
             return try await PersistentContainer(
                 model: BooksSample.model,
-                storeDescriptions: descriptions, factory: .standard,
+                storeDescriptions: descriptions, factory: Self.storeFactory,
                 transformers: BooksSample.transformers,
                 transientRules: BooksSample.transientRules,
                 rowCacheCapacity: rowCache
@@ -421,6 +428,6 @@ struct StrataServerCommand: AsyncParsableCommand {
                 }
             }
         }
-        return try await PersistentContainer(model: objectModel, storeDescriptions: descriptions, factory: .standard, transformers: transformers, rowCacheCapacity: rowCache)
+        return try await PersistentContainer(model: objectModel, storeDescriptions: descriptions, factory: Self.storeFactory, transformers: transformers, rowCacheCapacity: rowCache)
     }
 }
