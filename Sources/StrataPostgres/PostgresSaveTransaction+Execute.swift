@@ -55,6 +55,8 @@ extension PostgresSaveTransaction {
             }
         }
 
+        try await readTombstones(runner)
+
         // Deletes, per table, and the join-table rows naming them.
         var deletedByTable: [String: [Int64]] = [:]
         for delete in deletes { deletedByTable[delete.entity.table, default: []].append(delete.key) }
@@ -141,6 +143,21 @@ extension PostgresSaveTransaction {
         if !constraintConflicts.isEmpty { return .constraintConflicts(constraintConflicts) }
         try await checkGuards(runner, phase: .after)
         return .committed(commit)
+    }
+
+    /// Reads the preserved-after-deletion attributes of the objects the
+    /// save deletes (none read when no deleted entity preserves any).
+    mutating func readTombstones(_ runner: PostgresStatementRunner) async throws {
+        for (index, delete) in deletes.enumerated() {
+            let preserved = delete.entity.attributes.compactMap { field in
+                model.attribute(named: field.name, in: delete.entity.name).flatMap { $0.preserveAfterDeletion ? field : nil }
+            }
+            guard !preserved.isEmpty, let snapshot = try await runner.snapshots(decoder, table: delete.entity.table, keys: [delete.key]).first else { continue }
+            tombstones[index] = preserved.compactMap { field in
+                let value = snapshot[field.name]
+                return value.isNull ? nil : (field.name, field.type, value)
+            }
+        }
     }
 
     /// A text value's folded copy (NULL for anything else).

@@ -103,6 +103,9 @@ struct PostgresSaveTransaction {
     /// Saved objects the inserts point to.
     var insertTargets: [SavedTarget] = []
     var constraintConflicts: [ConstraintConflict] = []
+    /// The preserved attributes of the deleted objects, read before the
+    /// deletes, by index in the change set's deletes (for history).
+    var tombstones: [Int: [(String, AttributeType, PropertyValue)]] = [:]
 
     static func q(_ identifier: String) -> String { SQLSchema.quote(identifier) }
 

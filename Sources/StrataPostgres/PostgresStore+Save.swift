@@ -22,8 +22,9 @@ extension PostgresStore {
         while true {
             attempt += 1
             do {
+                let (origin, identifier) = (historyOrigin, self.identifier)
                 return try await client.withConnection { connection in
-                    try await Self.write(prepared, on: connection, logger: logger)
+                    try await Self.write(prepared, on: connection, origin: origin, storeIdentifier: identifier, logger: logger)
                 }
             } catch let error where attempt < 3 && Self.isTransient(error) {
                 continue
@@ -33,14 +34,20 @@ extension PostgresStore {
         }
     }
 
-    /// One attempt: BEGIN, the transaction's statements, then COMMIT when
-    /// it committed and ROLLBACK otherwise.
-    private static func write(_ prepared: PostgresSaveTransaction, on connection: PostgresConnection, logger: Logger) async throws -> StoreSaveResult {
+    /// One attempt: BEGIN, the transaction's statements and, when it
+    /// commits, its history and notification, then COMMIT; ROLLBACK
+    /// otherwise.
+    private static func write(_ prepared: PostgresSaveTransaction, on connection: PostgresConnection, origin: String, storeIdentifier: String, logger: Logger) async throws -> StoreSaveResult {
         var transaction = prepared
         try await connection.query("BEGIN ISOLATION LEVEL READ COMMITTED", logger: logger)
         let result: StoreSaveResult
         do {
             result = try await transaction.execute(connection, logger: logger)
+            if case .committed(let commit) = result {
+                let runner = PostgresStatementRunner(connection: connection, logger: logger)
+                try await PostgresHistory.record(runner, changes: transaction.changes, commit: commit, tombstones: transaction.tombstones,
+                                                 origin: origin, storeIdentifier: storeIdentifier)
+            }
         } catch {
             _ = try? await connection.query("ROLLBACK", logger: logger)
             throw error

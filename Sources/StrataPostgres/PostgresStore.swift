@@ -30,6 +30,12 @@ import StrataStore
 ///   (rows whose to-one destinations' entities must be looked up) runs
 ///   them in one `REPEATABLE READ` transaction.
 ///
+/// - Every committed save is recorded in the store's persistent history
+///   (``PostgresHistory``, whatever ``StoreDescription/tracksHistory``
+///   says: other servers learn of saves only through it) and announced on
+///   the store's channel; ``externalChanges(after:pollInterval:)`` follows
+///   the other servers' saves (``PostgresChangeWatcher``).
+///
 /// Strings holding U+0000 are refused (``StrataError/Code/invalidValue``):
 /// PostgreSQL's `text` cannot hold them. Errors name the store by its URL
 /// (never a password) and carry PostgreSQL's message and SQLSTATE, never
@@ -55,6 +61,10 @@ public actor PostgresStore: PersistentStore {
     private nonisolated let pool = NIOLockedValueBox<PostgresClient?>(nil)
     /// The task running the pool.
     private var running: Task<Void, Never>?
+    /// How change watchers connect (outside the pool).
+    nonisolated let watcherConfiguration: PostgresConnection.Configuration
+    /// Identifies this open instance in the history it writes.
+    public nonisolated let historyOrigin: String = UUID().uuidString
 
     /// Opens the store `description.url` names, creating its schema and
     /// tables when missing (unless read-only).
@@ -67,6 +77,7 @@ public actor PostgresStore: PersistentStore {
         let password = try location.password()
         try await location.probe(password: password, logger: logger)
         let client = PostgresClient(configuration: try location.clientConfiguration(password: password), backgroundLogger: logger)
+        let watcherConfiguration = try location.connectionConfiguration(password: password, applicationName: "strata-watcher")
         let running = Task { await client.run() }
         let place = "PostgreSQL store \(location)"
         let opened: PostgresStoreOpening.Opened
@@ -90,6 +101,7 @@ public actor PostgresStore: PersistentStore {
         self.place = place
         self.pool.withLockedValue { $0 = client }
         self.running = running
+        self.watcherConfiguration = watcherConfiguration
     }
 
     /// The pool, or 134080 once the store is closed.

@@ -14,7 +14,7 @@ import StrataStore
 /// - the schema is created if missing;
 /// - an empty schema gets the store's tables (``PostgresSchema``), its
 ///   bookkeeping tables (`Z_METADATA`, `Z_PRIMARYKEY` with one row per
-///   hierarchy) and its metadata (``SQLStoreMetadata``: a new store UUID,
+///   hierarchy), its history tables (``PostgresHistory``) and its metadata (``SQLStoreMetadata``: a new store UUID,
 ///   entity version hashes, shapes and the layout with PostgreSQL's
 ///   column types);
 /// - a schema holding other tables and no `Z_METADATA` is refused (134080);
@@ -88,7 +88,7 @@ package enum PostgresStoreOpening {
                 guard !readOnly else { throw StrataError(.storeOpen, "\(place) holds no store, and a read-only store does not create one") }
                 let schema = try PostgresSchema(layout: try SQLSchema(model: model, entityNames: names))
                 let metadata = try SQLStoreMetadata(identifier: UUID().uuidString, model: model, schema: schema.layout, columnType: schema.columnType)
-                for statement in bookkeepingStatements + schema.createStatements() {
+                for statement in bookkeepingStatements + PostgresHistory.createStatements + schema.createStatements() {
                     try await connection.query(PostgresQuery(unsafeSQL: statement), logger: logger)
                 }
                 for table in schema.layout.tables {
@@ -116,6 +116,12 @@ package enum PostgresStoreOpening {
             let target = try SQLStoreMetadata(identifier: stored.identifier, model: model, schema: schema.layout, columnType: schema.columnType)
             guard stored.isIdentical(to: target) else {
                 throw StrataError(.incompatibleVersionHash, "\(place) holds a store of another version of model '\(model.name)'", details: differences(stored, target))
+            }
+            if !tables.contains(PostgresHistory.stateTable) {
+                guard !readOnly else { throw StrataError(.storeOpen, "\(place) has no history tables, and a read-only store does not create them") }
+                for statement in PostgresHistory.createStatements {
+                    try await connection.query(PostgresQuery(unsafeSQL: statement), logger: logger)
+                }
             }
             return Opened(identifier: stored.identifier, schema: schema)
         }

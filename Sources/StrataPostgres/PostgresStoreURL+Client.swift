@@ -36,19 +36,7 @@ extension PostgresStoreURL {
     /// retries a connection that fails; opening a store asks this first,
     /// so that a wrong address, password or certificate fails at once.
     package func probe(password: String?, logger: Logger, timeout: TimeAmount = .seconds(10)) async throws(StrataError) {
-        let tls: PostgresConnection.Configuration.TLS
-        if let configuration = try tlsConfiguration() {
-            do {
-                tls = .require(try NIOSSLContext(configuration: configuration))
-            } catch {
-                throw StrataError(.storeOpen, "TLS to PostgreSQL at \(host):\(port) cannot be set up: \(error)")
-            }
-        } else {
-            tls = .disable
-        }
-        var configuration = PostgresConnection.Configuration(host: host, port: port, username: user, password: password, database: database, tls: tls)
-        configuration.options.connectTimeout = timeout
-        configuration.options.additionalStartupParameters = startupParameters(searchPath: nil)
+        let configuration = try connectionConfiguration(password: password, timeout: timeout)
         // The connect timeout covers the TCP connection only: the whole
         // start-up (TLS, authentication) has the same deadline, and a
         // connection that completes after it is closed.
@@ -84,6 +72,26 @@ extension PostgresStoreURL {
         }
     }
 
+    /// The configuration of one connection outside the pool (the probe's,
+    /// a change watcher's), with the pool's TLS and session settings, named
+    /// `applicationName` to the server (`pg_stat_activity` shows it).
+    package func connectionConfiguration(password: String?, timeout: TimeAmount = .seconds(10), applicationName: String = "strata") throws(StrataError) -> PostgresConnection.Configuration {
+        let tls: PostgresConnection.Configuration.TLS
+        if let configuration = try tlsConfiguration() {
+            do {
+                tls = .require(try NIOSSLContext(configuration: configuration))
+            } catch {
+                throw StrataError(.storeOpen, "TLS to PostgreSQL at \(host):\(port) cannot be set up: \(error)")
+            }
+        } else {
+            tls = .disable
+        }
+        var configuration = PostgresConnection.Configuration(host: host, port: port, username: user, password: password, database: database, tls: tls)
+        configuration.options.connectTimeout = timeout
+        configuration.options.additionalStartupParameters = startupParameters(searchPath: nil, applicationName: applicationName)
+        return configuration
+    }
+
     /// The probe's deadline passed.
     private struct ProbeTimeout: Error {}
 
@@ -110,8 +118,8 @@ extension PostgresStoreURL {
         }
     }
 
-    private func startupParameters(searchPath: String?) -> [(String, String)] {
+    private func startupParameters(searchPath: String?, applicationName: String = "strata") -> [(String, String)] {
         // Quoted: unquoted names in search_path are folded to lower case.
-        [("search_path", "\"\(searchPath ?? schema)\""), ("extra_float_digits", "1"), ("application_name", "strata")]
+        [("search_path", "\"\(searchPath ?? schema)\""), ("extra_float_digits", "1"), ("application_name", applicationName)]
     }
 }

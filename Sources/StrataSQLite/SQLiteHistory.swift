@@ -22,10 +22,10 @@ import StrataQuery
 /// Every statement runs inside the caller's transaction: recording inside
 /// the save's, so a save that rolls back leaves no history.
 enum SQLiteHistory {
-    static let transactionTable = "Z_STRATA_HISTORY"
-    static let changeTable = "Z_STRATA_HISTORY_CHANGE"
-    static let tombstoneTable = "Z_STRATA_HISTORY_TOMBSTONE"
-    static let consumerTable = "Z_STRATA_HISTORY_CONSUMER"
+    static let transactionTable = SQLHistoryTables.transactions
+    static let changeTable = SQLHistoryTables.changes
+    static let tombstoneTable = SQLHistoryTables.tombstones
+    static let consumerTable = SQLHistoryTables.consumers
     static let purgeTable = "Z_STRATA_HISTORY_PURGE"
 
     static func q(_ identifier: String) -> String { SQLSchema.quote(identifier) }

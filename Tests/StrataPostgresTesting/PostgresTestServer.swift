@@ -84,6 +84,20 @@ public enum PostgresTestServer {
 
     private static let dropped = NIOLockedValueBox<Set<String>>([])
 
+    /// Ends every change watcher's session (`application_name`
+    /// `strata-watcher`: what a network cut or a server-side kill does to
+    /// them);
+    /// answers how many were ended.
+    @discardableResult
+    public static func terminateListeners() async throws -> Int {
+        try await withClient { client in
+            var ended = 0
+            let rows = try await client.query("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = 'strata-watcher'")
+            for try await terminated in rows.decode(Bool.self) where terminated { ended += 1 }
+            return ended
+        }
+    }
+
     /// This machine's name hashed (FNV-1a, 8 hex digits): schemas named on
     /// another machine (or in another PID namespace's host) are never
     /// taken for this one's.

@@ -169,7 +169,7 @@ extension DatabaseQueue {
     }
 }
 
-extension SQLiteStore {
+extension PersistentStore {
     /// Saves and expects a commit.
     @discardableResult
     func commit(_ changes: StoreChanges) async throws -> StoreCommit {
@@ -179,7 +179,9 @@ extension SQLiteStore {
         }
         return commit
     }
+}
 
+extension SQLiteStore {
     /// Inserts one object and returns its permanent ID.
     func insert(_ entity: String, _ values: [String: PropertyValue], toMany: [String: [ObjectID]] = [:]) async throws -> ObjectID {
         let temporary = ObjectID.temporary(entityName: entity)

@@ -2,12 +2,39 @@ import Foundation
 import GRDB
 import StrataClient
 import StrataModel
+import StrataPostgresTesting
 import StrataWire
 import Testing
 
-/// Several `strata-server` processes on one data directory: saves through
-/// one reach the others' subscribers, concurrent writers lose nothing, a
-/// writer killed mid-save leaves a sound store.
+/// Where the servers of a multi-process test keep the sample's stores:
+/// SQLite files in one shared data directory, or schemas of one
+/// PostgreSQL database (where a server is configured: always in CI).
+enum SharedBackend: String, CaseIterable, Sendable, CustomTestStringConvertible {
+    case sqlite
+    case postgres
+
+    static var allCases: [SharedBackend] {
+        [.sqlite] + (PostgresTestServer.isEnabled ? [.postgres] : [])
+    }
+
+    var testDescription: String { rawValue }
+
+    /// A fresh place for the stores: the data directory every server
+    /// uses, and the `--store` options that put the stores there.
+    func makeShared() throws -> (data: URL, options: [String]) {
+        let url = FileManager.default.temporaryDirectory.appendingPathComponent("strata-shared-\(UUID().uuidString)", isDirectory: true)
+        try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
+        guard self == .postgres else { return (url, []) }
+        let base = try #require(PostgresTestServer.url, "STRATA_POSTGRES_URL")
+        let books = PostgresTestServer.uniqueSchemaName("mp"), feedback = PostgresTestServer.uniqueSchemaName("mp")
+        return (url, ["--store", "Book=postgres:\(base)?schema=\(books)", "--store", "Feedback=postgres:\(base)?schema=\(feedback)"])
+    }
+}
+
+/// Several `strata-server` processes on one store (SQLite files in one data
+/// directory, or one PostgreSQL database): saves through one reach the
+/// others' subscribers, concurrent writers lose nothing, a writer killed
+/// mid-save leaves a sound store.
 extension ToolTests {
 @Suite("Many processes on one store", .serialized, .timeLimit(.minutes(3)))
 struct MultiProcessTests {
@@ -41,13 +68,13 @@ struct MultiProcessTests {
         return pages
     }
 
-    @Test("A save through one server reaches a subscriber of another; its refresh shows the change")
-    func notificationsCrossProcesses() async throws {
-        let data = try sharedDirectory()
+    @Test("A save through one server reaches a subscriber of another; its refresh shows the change", arguments: SharedBackend.allCases)
+    func notificationsCrossProcesses(_ backend: SharedBackend) async throws {
+        let (data, stores) = try backend.makeShared()
         defer { try? FileManager.default.removeItem(at: data) }
-        let a = try LiveServer.start(["--history-consumer", "a"], dataDirectory: data)
+        let a = try LiveServer.start(["--history-consumer", "a"] + stores, dataDirectory: data)
         defer { a.stop() }
-        let b = try LiveServer.start(["--history-consumer", "b"], dataDirectory: data)
+        let b = try LiveServer.start(["--history-consumer", "b"] + stores, dataDirectory: data)
         defer { b.stop() }
         let writer = client(a, "writer-on-a")
         let watcher = client(b, "watcher-on-b")
@@ -90,13 +117,104 @@ struct MultiProcessTests {
         #expect((transactions?.first?["changes"] as? [[String: Any]])?.first?["kind"] as? String == "update")
     }
 
-    @Test("Merge policies resolve a conflict between two processes as within one")
-    func mergePoliciesAcrossProcesses() async throws {
-        let data = try sharedDirectory()
+    @Test("PostgreSQL: other servers' saves reach a subscriber exactly once across lost notification connections", .enabled(if: PostgresTestServer.isEnabled, Comment(rawValue: PostgresTestServer.skipComment)))
+    func lostNotificationConnections() async throws {
+        let (data, stores) = try SharedBackend.postgres.makeShared()
         defer { try? FileManager.default.removeItem(at: data) }
-        let a = try LiveServer.start(["--history-consumer", "a"], dataDirectory: data)
+        let a = try LiveServer.start(["--history-consumer", "a"] + stores, dataDirectory: data)
         defer { a.stop() }
-        let b = try LiveServer.start(["--history-consumer", "b"], dataDirectory: data)
+        let b = try LiveServer.start(["--history-consumer", "b"] + stores, dataDirectory: data)
+        defer { b.stop() }
+        let writer = client(a, "writer-on-a")
+        let watcher = client(b, "watcher-on-b")
+        var notifications = try await watcher.subscribe(entity: "Book").makeAsyncIterator()
+        let total = 60
+        let saving = Task {
+            var ids: [String] = []
+            for i in 0..<total {
+                ids.append(try #require(try await writer.save(Self.insertBook("cut-\(i)")).inserted.first?.id))
+                // Twice mid-stream, every server's LISTEN connection is cut.
+                // (The second cut waits for the watchers to be back from the first.)
+                if i == 20 || i == 40 {
+                    var ended = 0
+                    let until = ContinuousClock.now.advanced(by: .seconds(15))
+                    while ended == 0, ContinuousClock.now < until {
+                        ended = try await PostgresTestServer.terminateListeners()
+                        if ended == 0 { try await Task.sleep(for: .milliseconds(50)) }
+                    }
+                    #expect(ended > 0, "no change watcher to cut")
+                }
+            }
+            return ids
+        }
+        var announced: [String] = []
+        let deadline = ContinuousClock.now.advanced(by: .seconds(60))
+        while announced.count < total, ContinuousClock.now < deadline {
+            guard let notification = await notifications.next() else { break }
+            announced += notification.inserted.map(\.id)
+        }
+        let saved = try await saving.value
+        #expect(announced.count == total, "announced \(announced.count) of \(total)")
+        #expect(Set(announced) == Set(saved))
+        #expect(Set(announced).count == announced.count, "an insert was announced twice")
+    }
+
+    @Test("A history consumer following through a server that restarts mid-stream gets every change once", arguments: SharedBackend.allCases)
+    func restartedServerMissesNoChange(_ backend: SharedBackend) async throws {
+        let (data, stores) = try backend.makeShared()
+        defer { try? FileManager.default.removeItem(at: data) }
+        let a = try LiveServer.start(["--history-consumer", "a"] + stores, dataDirectory: data)
+        defer { a.stop() }
+        var b = try LiveServer.start(["--history-consumer", "b"] + stores, dataDirectory: data)
+        defer { b.stop() }
+        let writer = client(a, "writer-on-a")
+        let total = 80
+        let saving = Task {
+            var ids: [String] = []
+            for i in 0..<total {
+                ids.append(try #require(try await writer.save(Self.insertBook("stream-\(i)")).inserted.first?.id))
+                try await Task.sleep(for: .milliseconds(5))
+            }
+            return ids
+        }
+        // A downstream consumer reads Book's history through B, recording
+        // its token with each read, as a replicating service would.
+        var token: UInt64 = 0
+        var seen: [String] = []
+        var tokens: [UInt64] = []
+        var reader = client(b, "consumer")
+        var restarted = false
+        let deadline = ContinuousClock.now.advanced(by: .seconds(60))
+        while seen.count < total, ContinuousClock.now < deadline {
+            if !restarted, seen.count >= total / 3 {
+                // B goes away mid-stream and comes back (on another port).
+                await reader.close()
+                b.stop(removingFiles: false)
+                b = try LiveServer.start(["--history-consumer", "b"] + stores, dataDirectory: data)
+                reader = client(b, "consumer")
+                restarted = true
+            }
+            let history = try await reader.history(store: "Book", afterToken: token, consumer: "downstream")
+            for transaction in history.transactions {
+                tokens.append(transaction.token)
+                seen += transaction.changes.filter { $0.kind == .insert }.map(\.id)
+            }
+            if let last = history.transactions.last?.token { token = last } else { try await Task.sleep(for: .milliseconds(20)) }
+        }
+        let saved = try await saving.value
+        #expect(restarted)
+        #expect(seen == saved, "history through the restarted server: \(seen.count) of \(saved.count) inserts, in order")
+        #expect(tokens == Array(1...UInt64(total)), "tokens are consecutive, each once")
+        await reader.close()
+    }
+
+    @Test("Merge policies resolve a conflict between two processes as within one", arguments: SharedBackend.allCases)
+    func mergePoliciesAcrossProcesses(_ backend: SharedBackend) async throws {
+        let (data, stores) = try backend.makeShared()
+        defer { try? FileManager.default.removeItem(at: data) }
+        let a = try LiveServer.start(["--history-consumer", "a"] + stores, dataDirectory: data)
+        defer { a.stop() }
+        let b = try LiveServer.start(["--history-consumer", "b"] + stores, dataDirectory: data)
         defer { b.stop() }
         let first = client(a, "first")
         let second = client(b, "second")
@@ -209,13 +327,13 @@ struct MultiProcessTests {
         return try queue.read { db in try String.fetchOne(db, sql: "PRAGMA integrity_check") ?? "" }
     }
 
-    @Test("Four writer processes: every acknowledged write is there once, versions add up, no locking error")
-    func fourWriterProcesses() async throws {
-        let data = try sharedDirectory()
+    @Test("Four writer processes: every acknowledged write is there once, versions add up, no locking error", arguments: SharedBackend.allCases)
+    func fourWriterProcesses(_ backend: SharedBackend) async throws {
+        let (data, stores) = try backend.makeShared()
         defer { try? FileManager.default.removeItem(at: data) }
         var servers: [LiveServer] = []
         defer { for server in servers { server.stop() } }
-        for i in 0..<4 { servers.append(try LiveServer.start(["--history-consumer", "w\(i)"], dataDirectory: data)) }
+        for i in 0..<4 { servers.append(try LiveServer.start(["--history-consumer", "w\(i)"] + stores, dataDirectory: data)) }
         let clients = servers.enumerated().flatMap { i, server in (0..<2).map { client(server, "w\(i)-\($0)") } }
 
         var counters: [String] = []
@@ -256,16 +374,16 @@ struct MultiProcessTests {
         }
         print("four writer processes: \(acknowledged.count) inserts, \(reports.reduce(0) { $0 + $1.increments.values.reduce(0, +) }) increments, \(reports.reduce(0) { $0 + $1.conflicts }) conflicts")
         for server in servers { server.stop(removingFiles: false) }
-        #expect(try integrityCheck(data.appendingPathComponent("Books.sqlite")) == "ok")
+        if backend == .sqlite { #expect(try integrityCheck(data.appendingPathComponent("Books.sqlite")) == "ok") }
     }
 
-    @Test("A writer process killed with SIGKILL mid-save: the store is sound, the others go on, nothing acknowledged is lost")
-    func killedWriter() async throws {
-        let data = try sharedDirectory()
+    @Test("A writer process killed with SIGKILL mid-save: the store is sound, the others go on, nothing acknowledged is lost", arguments: SharedBackend.allCases)
+    func killedWriter(_ backend: SharedBackend) async throws {
+        let (data, stores) = try backend.makeShared()
         defer { try? FileManager.default.removeItem(at: data) }
         var servers: [LiveServer] = []
         defer { for server in servers { server.stop() } }
-        for i in 0..<3 { servers.append(try LiveServer.start(["--history-consumer", "k\(i)"], dataDirectory: data)) }
+        for i in 0..<3 { servers.append(try LiveServer.start(["--history-consumer", "k\(i)"] + stores, dataDirectory: data)) }
         let clients = servers.enumerated().flatMap { i, server in (0..<2).map { client(server, "k\(i)-\($0)") } }
         let counter = try #require(try await clients[2].save(Self.insertBook("counter", pages: 0)).inserted.first?.id)
 
@@ -350,20 +468,22 @@ struct MultiProcessTests {
         #expect(try Self.pages(state) <= Int64(increments + 2))
         #expect(state.version == 1 + (try Self.pages(state)))
         for server in servers { server.stop(removingFiles: false) }
-        #expect(try integrityCheck(data.appendingPathComponent("Books.sqlite")) == "ok")
-        #expect(try integrityCheck(data.appendingPathComponent("Feedback.sqlite")) == "ok")
+        if backend == .sqlite {
+            #expect(try integrityCheck(data.appendingPathComponent("Books.sqlite")) == "ok")
+            #expect(try integrityCheck(data.appendingPathComponent("Feedback.sqlite")) == "ok")
+        }
     }
 
     /// Books per bulk save in ``killedWriter()``.
     static let bulkSize = 2_000
 
-    @Test("strata-bench --watch-port measures how long another server takes to announce each insert")
-    func benchMeasuresNotificationLatency() throws {
-        let data = try sharedDirectory()
+    @Test("strata-bench --watch-port measures how long another server takes to announce each insert", arguments: SharedBackend.allCases)
+    func benchMeasuresNotificationLatency(_ backend: SharedBackend) throws {
+        let (data, stores) = try backend.makeShared()
         defer { try? FileManager.default.removeItem(at: data) }
-        let a = try LiveServer.start(["--history-consumer", "a"], dataDirectory: data)
+        let a = try LiveServer.start(["--history-consumer", "a"] + stores, dataDirectory: data)
         defer { a.stop() }
-        let b = try LiveServer.start(["--history-consumer", "b"], dataDirectory: data)
+        let b = try LiveServer.start(["--history-consumer", "b"] + stores, dataDirectory: data)
         defer { b.stop() }
         let run = try Executables.run("strata-bench", [
             "--workload", "books", "--port", "\(a.port)", "--watch-port", "\(b.port)", "-c", "2", "-n", "100", "--mix", "insert=100", "--json",
