@@ -424,6 +424,7 @@ let package = Package(
             dependencies: [
                 "StrataModel",
                 "StrataQuery",
+                "StrataStore",
                 "StrataPostgres",
                 "StrataPostgresTesting",
                 "StrataTestCertificates",

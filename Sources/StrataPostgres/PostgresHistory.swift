@@ -19,9 +19,9 @@ import StrataStore
 /// the commit; PostgreSQL serialises the commits of notifying
 /// transactions anyway.
 ///
-/// Each committed save then notifies the store's channel
-/// (``channel(storeIdentifier:)``) with its token: a wake-up for the other
-/// servers' ``PostgresChangeWatcher``s, which read the history itself.
+/// Each committed group of saves then notifies the store's channel
+/// (``channel(storeIdentifier:)``) with its last token: a wake-up for the
+/// other servers' ``PostgresChangeWatcher``s, which read the history itself.
 enum PostgresHistory {
     static let transactionTable = SQLHistoryTables.transactions
     static let changeTable = SQLHistoryTables.changes
@@ -62,11 +62,10 @@ enum PostgresHistory {
     // MARK: - Recording
 
     /// Records one committed change set as one transaction inside the
-    /// save's database transaction, and notifies the store's channel (the
-    /// notification is delivered when the save commits). Answers the token.
+    /// save's database transaction. Answers the token.
     @discardableResult
     static func record(_ runner: PostgresStatementRunner, changes: StoreChanges, commit: StoreCommit, tombstones: [Int: [(String, AttributeType, PropertyValue)]],
-                       origin: String, storeIdentifier: String) async throws -> Int64 {
+                       origin: String) async throws -> Int64 {
         let next = "UPDATE \(q(stateTable)) SET \(q("Z_LAST")) = \(q("Z_LAST")) + 1 WHERE \(q("Z_ID")) = 1 RETURNING \(q("Z_LAST"))"
         guard let token = try await runner.run(next, []).first?.first?.decode(Int64.self) else {
             throw StrataError(.storeSave, "the store's history state row is missing")
@@ -104,8 +103,13 @@ enum PostgresHistory {
         }
         try await insertRows(runner, table: changeTable, columns: ["Z_TOKEN", "Z_SEQ", "Z_TYPE", "Z_ENTITY", "Z_KEY", "Z_VERSION", "Z_PROPERTIES"], rows: rows)
         try await insertRows(runner, table: tombstoneTable, columns: ["Z_TOKEN", "Z_SEQ", "Z_NAME", "Z_INTEGER", "Z_REAL", "Z_DECIMAL", "Z_TEXT", "Z_BYTES", "Z_UUID"], rows: tombstoneRows)
-        try await runner.run("SELECT pg_notify($1, $2)", [.text(channel(storeIdentifier: storeIdentifier)), .text(String(token))])
         return token
+    }
+
+    /// Notifies the store's channel that transactions up to `token` are
+    /// recorded (delivered when the database transaction commits).
+    static func notify(_ runner: PostgresStatementRunner, storeIdentifier: String, token: Int64) async throws {
+        try await runner.run("SELECT pg_notify($1, $2)", [.text(channel(storeIdentifier: storeIdentifier)), .text(String(token))])
     }
 
     /// Multi-row INSERTs of `rows`, below PostgreSQL's parameter limit.

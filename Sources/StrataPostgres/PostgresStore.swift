@@ -37,9 +37,10 @@ import StrataStore
 ///   the other servers' saves (``PostgresChangeWatcher``).
 ///
 /// Strings holding U+0000 are refused (``StrataError/Code/invalidValue``):
-/// PostgreSQL's `text` cannot hold them. Errors name the store by its URL
-/// (never a password) and carry PostgreSQL's message and SQLSTATE, never
-/// the statement.
+/// PostgreSQL's `text` cannot hold them. Errors name the store as
+/// ``PostgresStoreURL/displayName`` does (schema, host, port and database:
+/// never a password or a file path) and carry PostgreSQL's message and
+/// SQLSTATE, never the statement.
 public actor PostgresStore: PersistentStore {
     /// The store's UUID, recorded in its metadata when it was created.
     public nonisolated let identifier: String
@@ -55,12 +56,17 @@ public actor PostgresStore: PersistentStore {
     nonisolated let mapping: PostgresStoreMapping
     nonisolated let decoder: PostgresRowDecoder
     nonisolated let logger: Logger
-    /// The store, for messages: `PostgreSQL store postgresql://…`.
+    /// The store, for messages: `PostgreSQL store schema@host:port/database`
+    /// (no file paths: messages reach clients).
     nonisolated let place: String
     /// The pool; nil once closed.
     private nonisolated let pool = NIOLockedValueBox<PostgresClient?>(nil)
     /// The task running the pool.
     private var running: Task<Void, Never>?
+    /// Saves waiting for the next group commit (``save(_:)``).
+    var pendingSaves: [PendingSave] = []
+    /// Whether a group is being written.
+    var isCommitting = false
     /// How change watchers connect (outside the pool).
     nonisolated let watcherConfiguration: PostgresConnection.Configuration
     /// Identifies this open instance in the history it writes.
@@ -79,7 +85,7 @@ public actor PostgresStore: PersistentStore {
         let client = PostgresClient(configuration: try location.clientConfiguration(password: password), backgroundLogger: logger)
         let watcherConfiguration = try location.connectionConfiguration(password: password, applicationName: "strata-watcher")
         let running = Task { await client.run() }
-        let place = "PostgreSQL store \(location)"
+        let place = "PostgreSQL store \(location.displayName)"
         let opened: PostgresStoreOpening.Opened
         do {
             opened = try await PostgresStoreOpening.open(client: client, schemaName: location.schema, model: model, configuration: description.configuration,

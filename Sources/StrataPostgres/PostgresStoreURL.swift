@@ -133,6 +133,12 @@ public struct PostgresStoreURL: Sendable, Hashable, CustomStringConvertible {
         return text
     }
 
+    /// The store as messages name it: `schema@host:port/database` (no
+    /// user, no file paths: messages may reach clients).
+    public var displayName: String {
+        "\(schema)@\(host.contains(":") ? "[\(host)]" : host):\(port)/\(database)"
+    }
+
     /// The password: the passfile's content, else `PGPASSWORD` from
     /// `environment`, else none. Refuses a passfile that others than its
     /// owner may read or write (as libpq refuses such a `.pgpass`).

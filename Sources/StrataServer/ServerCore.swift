@@ -69,7 +69,8 @@ final class ServerCore: Sendable {
         modelResponse = ModelDescriber.describe(model, stores: coordinator.stores)
         // Every spelling a store may use in its messages: as given,
         // standardized (the binary store's), and with links resolved.
-        redactor = PathRedactor(paths: coordinator.stores.compactMap(\.storeDescription.url).flatMap { url in
+        // (Only file stores: a database URL's path is its database name.)
+        redactor = PathRedactor(paths: coordinator.stores.filter { $0.storeDescription.url?.isFileURL == true }.compactMap(\.storeDescription.url).flatMap { url in
             [url.path, url.standardizedFileURL.path, url.resolvingSymlinksInPath().path]
         })
     }

@@ -94,10 +94,18 @@ public struct StoreDescription: Sendable, Hashable {
         StoreDescription(url: nil, type: .inMemory, configuration: configuration)
     }
 
-    /// A name for messages: the file path, the database URL (which never
-    /// holds a password), or `memory` with the configuration.
+    /// A name for messages: the file path, the database as
+    /// `postgresql://HOST:PORT/DATABASE?schema=NAME` (no user, password or
+    /// file path), or `memory` with the configuration.
     public var displayName: String {
-        if type == .postgres, let url { return url.absoluteString }
+        if type == .postgres, let url, var components = URLComponents(url: url, resolvingAgainstBaseURL: false) {
+            components.user = nil
+            components.password = nil
+            components.queryItems = components.queryItems?.filter { $0.name == "schema" }
+            if components.queryItems?.isEmpty == true { components.queryItems = nil }
+            components.fragment = nil
+            return components.string ?? "postgresql database"
+        }
         if let url { return url.path }
         return "memory:\(configuration ?? "default")"
     }

@@ -1,5 +1,6 @@
 import Foundation
 import StrataModel
+import StrataStore
 import Testing
 @testable import StrataPostgres
 
@@ -17,6 +18,18 @@ import Testing
         #expect(url.poolSize == 16)
         #expect(url.passwordFile == "/run/secrets/pg")
         #expect(url.description == "postgresql://app@db.example.com:6543/books?schema=library&sslmode=verify-full&sslrootcert=/etc/ca.pem&pool=16&passfile=/run/secrets/pg")
+    }
+
+    @Test("Messages name the store without its user or any file path (messages reach clients)")
+    func displayNames() throws {
+        let text = "postgresql://app@db.internal:6543/prod?schema=books&sslmode=verify-full&sslrootcert=/etc/strata/ca.pem&passfile=/etc/strata/pgpass&pool=4"
+        let location = try PostgresStoreURL(text)
+        #expect(location.displayName == "books@db.internal:6543/prod")
+        let description = StoreDescription(url: URL(string: text), type: .postgres)
+        #expect(description.displayName == "postgresql://db.internal:6543/prod?schema=books")
+        for name in [location.displayName, description.displayName] {
+            #expect(!name.contains("/etc") && !name.contains("app@"), "\(name)")
+        }
     }
 
     @Test("Defaults: port 5432, schema strata, pool 8; no TLS on loopback, verified TLS elsewhere")
