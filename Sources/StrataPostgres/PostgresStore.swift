@@ -89,7 +89,7 @@ public actor PostgresStore: PersistentStore {
         let opened: PostgresStoreOpening.Opened
         do {
             opened = try await PostgresStoreOpening.open(client: client, schemaName: location.schema, model: model, configuration: description.configuration,
-                                                         readOnly: description.isReadOnly, logger: logger)
+                                                         readOnly: description.isReadOnly, migratesAutomatically: description.migratesAutomatically, logger: logger)
         } catch {
             running.cancel()
             await running.value

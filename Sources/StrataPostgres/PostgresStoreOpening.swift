@@ -18,10 +18,15 @@ import StrataStore
 ///   entity version hashes, shapes and the layout with PostgreSQL's
 ///   column types);
 /// - a schema holding other tables and no `Z_METADATA` is refused (134080);
-/// - a Strata store's metadata must match the model exactly: a store whose
-///   version hashes, shapes or layout differ is refused with 134100
-///   listing what differs, entity by entity. (Lightweight migration in
-///   place is not done yet.)
+/// - a Strata store made with another version of the model is migrated in
+///   place when the differences are lightweight (``SQLMigrationPlanner``:
+///   added entities, optional or defaulted attributes, optional
+///   relationships, indexes, relaxed optionality; folded copies of added
+///   text columns added and filled with them), in the same transaction, so
+///   that servers starting together migrate it once; anything else is
+///   refused with 134100 listing what differs, entity by entity. A
+///   read-only open migrates nothing: it refuses a store that needs more
+///   than index changes.
 package enum PostgresStoreOpening {
     /// An opened store's schema.
     package struct Opened: Sendable {
@@ -40,12 +45,14 @@ package enum PostgresStoreOpening {
         model: ObjectModel,
         configuration: String?,
         readOnly: Bool = false,
+        migratesAutomatically: Bool = true,
         logger: Logger
     ) async throws -> Opened {
         let names = StoreOpening.entityNames(configuration: configuration, model: model).sorted()
         let place = "PostgreSQL schema \(schemaName)"
         do {
-            return try await openInTransaction(client: client, schemaName: schemaName, model: model, names: names, readOnly: readOnly, place: place, logger: logger)
+            return try await openInTransaction(client: client, schemaName: schemaName, model: model, names: names, configuration: configuration, readOnly: readOnly,
+                                               migratesAutomatically: migratesAutomatically, place: place, logger: logger)
         } catch {
             throw PostgresErrors.strataError(error, failure: .storeOpen, doing: "opening \(place)")
         }
@@ -56,7 +63,9 @@ package enum PostgresStoreOpening {
         schemaName: String,
         model: ObjectModel,
         names: [String],
+        configuration: String?,
         readOnly: Bool,
+        migratesAutomatically: Bool,
         place: String,
         logger: Logger
     ) async throws -> Opened {
@@ -114,8 +123,29 @@ package enum PostgresStoreOpening {
             }
             let schema = try PostgresSchema(layout: try SQLSchema(model: model, entityNames: names, entityNumbers: stored.layout.entityNumbers))
             let target = try SQLStoreMetadata(identifier: stored.identifier, model: model, schema: schema.layout, columnType: schema.columnType)
-            guard stored.isIdentical(to: target) else {
-                throw StrataError(.incompatibleVersionHash, "\(place) holds a store of another version of model '\(model.name)'", details: differences(stored, target))
+            let plan = try SQLMigrationPlanner(
+                stored: stored, target: target, model: model, schema: schema.layout, place: place, configuration: configuration,
+                migratesAutomatically: migratesAutomatically, backend: migrationBackend(schema)
+            ).plan()
+            if plan.rewritesMetadata {
+                if readOnly {
+                    guard !plan.changesData else {
+                        let what = plan.changes.isEmpty ? "its tables must be renamed for this model" : plan.changes.joined(separator: "; ")
+                        throw StrataError(.incompatibleVersionHash, "\(place) needs a migration but is opened read-only: \(what)", details: plan.changes)
+                    }
+                } else {
+                    let runner = PostgresStatementRunner(connection: connection, logger: logger)
+                    for step in plan.steps {
+                        try await runner.run(step.sql, step.arguments)
+                    }
+                    try await connection.query("DELETE FROM \(unescaped: SQLSchema.quote(SQLStoreMetadata.tableName))", logger: logger)
+                    var metadata = target
+                    metadata.identifier = stored.identifier
+                    for (key, text) in try metadata.keyTexts() {
+                        try await connection.query("INSERT INTO \(unescaped: SQLSchema.quote(SQLStoreMetadata.tableName)) (\"Z_KEY\", \"Z_VALUE\") VALUES (\(key), \(text))", logger: logger)
+                    }
+                    logger.notice("migrated \(place) in place", metadata: ["changes": "\(plan.changes.joined(separator: "; "))"])
+                }
             }
             if !tables.contains(PostgresHistory.stateTable) {
                 guard !readOnly else { throw StrataError(.storeOpen, "\(place) has no history tables, and a read-only store does not create them") }
@@ -140,39 +170,21 @@ package enum PostgresStoreOpening {
         Int64(bitPattern: SQLStoreMetadata.fnv1a64("strata-schema:\(schemaName)"))
     }
 
-    /// What differs between a stored store and the model's, one line each.
-    static func differences(_ stored: SQLStoreMetadata, _ target: SQLStoreMetadata) -> [String] {
-        var lines: [String] = []
-        for name in Set(stored.entities.keys).union(target.entities.keys).sorted() {
-            guard let old = stored.entities[name] else { lines.append("entity \(name) is not in the store"); continue }
-            guard let new = target.entities[name] else { lines.append("entity \(name) is in the store but not in the model"); continue }
-            if old.parent != new.parent { lines.append("entity \(name): parent \(old.parent ?? "none") in the store, \(new.parent ?? "none") in the model") }
-            if old.isAbstract != new.isAbstract { lines.append("entity \(name): abstract \(old.isAbstract) in the store, \(new.isAbstract) in the model") }
-            for attribute in Set(old.attributes.keys).union(new.attributes.keys).sorted() {
-                switch (old.attributes[attribute], new.attributes[attribute]) {
-                case (nil, _?): lines.append("\(name).\(attribute) is not in the store")
-                case (_?, nil): lines.append("\(name).\(attribute) is in the store but not in the model")
-                case let (a?, b?) where a != b:
-                    lines.append("\(name).\(attribute): \(a.type)\(a.isOptional ? ", optional" : "") in the store, \(b.type)\(b.isOptional ? ", optional" : "") in the model")
-                default: break
-                }
-            }
-            for relationship in Set(old.relationships.keys).union(new.relationships.keys).sorted() {
-                switch (old.relationships[relationship], new.relationships[relationship]) {
-                case (nil, _?): lines.append("\(name).\(relationship) is not in the store")
-                case (_?, nil): lines.append("\(name).\(relationship) is in the store but not in the model")
-                case let (a?, b?) where a != b:
-                    lines.append("\(name).\(relationship): to \(a.isToMany ? "many" : "one") \(a.destination) in the store, to \(b.isToMany ? "many" : "one") \(b.destination) in the model")
-                default: break
-                }
-            }
-            if old == new, stored.versionHashes[name] != target.versionHashes[name] {
-                lines.append("entity \(name): version hash differs (a version hash modifier changed)")
+    /// How the PostgreSQL store migrates: its CREATE statements, the folded
+    /// copies kept beside each string attribute's column, and its key rows.
+    static func migrationBackend(_ schema: PostgresSchema) -> SQLMigrationPlanner.Backend {
+        let model = schema.layout.model
+        let q = SQLSchema.quote
+        return SQLMigrationPlanner.Backend(
+            createStatements: schema.createStatements(),
+            insertKeyRow: "INSERT INTO \(q(SQLStoreMetadata.primaryKeyTableName)) (\(q("Z_NAME")), \(q("Z_MAX"))) VALUES (?, 0) ON CONFLICT DO NOTHING",
+            statement: PostgresDialect().statement
+        ) { column in
+            guard column.role.kind == "attribute", let entity = column.role.entity, let name = column.role.name,
+                  let type = model.attribute(named: name, in: entity)?.type, type == .string || type == .uri else { return [] }
+            return PostgresSchema.foldings.map { options in
+                (PostgresSchema.foldedColumn(column.name, options), "text COLLATE \"C\"", { PostgresSaveTransaction.folded($0, options) })
             }
         }
-        if lines.isEmpty && stored.layout != target.layout {
-            lines.append("the store's tables differ from the model's layout")
-        }
-        return lines
     }
 }

@@ -34,7 +34,7 @@ import StrataQuery
 ///   gets it, and is a lightweight migration when this one does).
 /// - Opening an existing store compares what it recorded with the model:
 ///   identical opens, lightweight differences migrate in place in one
-///   transaction (see ``SQLiteMigrationPlanner``), anything else fails with
+///   transaction (see ``SQLMigrationPlanner``), anything else fails with
 ///   error 134100 naming every entity and property that differs.
 /// - Object IDs are `strata://<identifier>/<Entity>/p<Z_PK>` with the row's
 ///   actual entity (its `Z_ENT`).
@@ -250,7 +250,7 @@ public actor SQLiteStore: InsertStreamingStore {
                 throw StrataError(.storeOpen, "store \(path) is empty and opened read-only: there is no store to read")
             case .found(let stored):
                 layout = try Layout(model: model, entityNames: entityNames, existingNumbers: stored.layout.entityNumbers)
-                let plan = try SQLiteMigrationPlanner(stored: stored, target: layout.target, model: model, schema: layout.schema, description: description).plan()
+                let plan = try SQLMigrationPlanner(stored: stored, target: layout.target, model: model, schema: layout.schema, description: description).plan()
                 if !plan.rewritesMetadata {
                     return Opened(database: database, walMonitor: walMonitor, identifier: stored.identifier, layout: layout)
                 }
@@ -308,10 +308,10 @@ public actor SQLiteStore: InsertStreamingStore {
             return (metadata.identifier, layout)
         case .found(let stored):
             let layout = try layout.matching(stored.layout.entityNumbers, model: model)
-            let plan = try SQLiteMigrationPlanner(stored: stored, target: layout.target, model: model, schema: layout.schema, description: description).plan()
+            let plan = try SQLMigrationPlanner(stored: stored, target: layout.target, model: model, schema: layout.schema, description: description).plan()
             guard plan.rewritesMetadata else { return (stored.identifier, layout) }
             for step in plan.steps {
-                try db.execute(sql: step.sql, arguments: StatementArguments(step.arguments))
+                try db.execute(sql: step.sql, arguments: StatementArguments(step.arguments.map(\.databaseValue)))
             }
             var metadata = layout.target
             metadata.identifier = stored.identifier

@@ -107,21 +107,45 @@ struct PostgresStoreOpeningTests {
         }
     }
 
-    @Test("Another version of the model is refused with 134100 naming what differs, and nothing changes")
-    func refusesAnotherModelVersion() async throws {
+    @Test("A lightweight change migrates in place (folded copies included); going back, or with migration off, is 134100 naming what differs")
+    func migratesLightweightChangesAndRefusesOthers() async throws {
         try await withSchema { client, schema in
             let opened = try await PostgresStoreOpening.open(client: client, schemaName: schema, model: Self.model(), configuration: nil, logger: Self.logger)
+            // Migration off: the added attribute is refused, nothing changes.
             do {
-                _ = try await PostgresStoreOpening.open(client: client, schemaName: schema, model: Self.model(extraAttribute: true), configuration: nil, logger: Self.logger)
+                _ = try await PostgresStoreOpening.open(client: client, schemaName: schema, model: Self.model(extraAttribute: true), configuration: nil,
+                                                        migratesAutomatically: false, logger: Self.logger)
                 Issue.record("expected 134100")
             } catch let error as StrataError {
                 #expect(error.code == .incompatibleVersionHash)
-                #expect(error.details.contains("Book.language is not in the store"), "\(error.details)")
+                #expect(error.details.contains { $0.contains("Book.language") }, "\(error.details)")
                 #expect(!error.message.contains("SELECT"))
             }
-            // The original model still opens the same store.
-            let again = try await PostgresStoreOpening.open(client: client, schemaName: schema, model: Self.model(), configuration: nil, logger: Self.logger)
+            // Read-only: no migration either.
+            await #expect(throws: StrataError.self) {
+                _ = try await PostgresStoreOpening.open(client: client, schemaName: schema, model: Self.model(extraAttribute: true), configuration: nil,
+                                                        readOnly: true, logger: Self.logger)
+            }
+            // An added optional attribute migrates in place: its column and
+            // its folded copies, the same store.
+            let migrated = try await PostgresStoreOpening.open(client: client, schemaName: schema, model: Self.model(extraAttribute: true), configuration: nil, logger: Self.logger)
+            #expect(migrated.identifier == opened.identifier)
+            var columns: Set<String> = []
+            for try await name in try await client.query("SELECT column_name::text FROM information_schema.columns WHERE table_schema = \(schema)").decode(String.self) {
+                columns.insert(name)
+            }
+            #expect(columns.isSuperset(of: ["ZLANGUAGE", "ZLANGUAGE__F1", "ZLANGUAGE__F2", "ZLANGUAGE__F3"]), "\(columns.sorted())")
+            // And opens again as it is now.
+            let again = try await PostgresStoreOpening.open(client: client, schemaName: schema, model: Self.model(extraAttribute: true), configuration: nil, logger: Self.logger)
             #expect(again.identifier == opened.identifier)
+            // Removing the attribute is not lightweight.
+            do {
+                _ = try await PostgresStoreOpening.open(client: client, schemaName: schema, model: Self.model(), configuration: nil, logger: Self.logger)
+                Issue.record("expected 134100")
+            } catch let error as StrataError {
+                #expect(error.code == .incompatibleVersionHash)
+                #expect(error.details.contains("Book.language: attribute removed (was String)"), "\(error.details)")
+            }
         }
     }
 

@@ -1,11 +1,10 @@
-import GRDB
 import StrataModel
-import StrataStore
-import StrataQuery
 
-/// Compares what a store recorded (``SQLiteStoreMetadata``) with what the
+/// Compares what a SQL store recorded (``SQLStoreMetadata``) with what the
 /// model needs and plans the in-place migration, or explains precisely why
-/// there cannot be one.
+/// there cannot be one. The plan is the same for every SQL store; a
+/// ``Backend`` gives what differs (its CREATE statements, the columns it
+/// keeps beside a column, how a key row is added).
 ///
 /// Lightweight (migrated in place, in one transaction):
 /// - an added entity (new hierarchy table, or new columns in an existing
@@ -29,42 +28,83 @@ import StrataQuery
 /// Everything else is error 134100 listing every entity and property that
 /// differs (error 134020 when the only problem is that the store holds
 /// entities the configuration does not). With
-/// ``StoreDescription/migratesAutomatically`` off, any model-level
-/// difference is 134100; renames and index changes (not part of the
-/// version hashes) are still applied.
-struct SQLiteMigrationPlanner {
-    /// One statement of a migration.
-    struct Step {
-        var sql: String
-        var arguments: [DatabaseValue] = []
+/// automatic migration off, any model-level difference is 134100; renames
+/// and index changes (not part of the version hashes) are still applied.
+package struct SQLMigrationPlanner {
+    /// One statement of a migration (`?` placeholders, in the backend's
+    /// dialect once ``Backend/statement`` has written them).
+    package struct Step {
+        package var sql: String
+        package var arguments: [SQLValue] = []
         /// False for index creation and removal (which a read-only store may skip).
-        var changesData: Bool
+        package var changesData: Bool
     }
 
     /// The outcome of planning.
-    struct Plan {
+    package struct Plan {
         /// Model-level differences that migrate in place, for messages.
-        var changes: [String] = []
+        package var changes: [String] = []
         /// The statements to run, in order, before rewriting the metadata.
-        var steps: [Step] = []
+        package var steps: [Step] = []
         /// Whether the recorded metadata differs from the target at all.
-        var rewritesMetadata = false
+        package var rewritesMetadata = false
 
         /// Whether the store needs a write (other than indexes) to serve the model.
-        var changesData: Bool { steps.contains(where: \.changesData) }
+        package var changesData: Bool { steps.contains(where: \.changesData) }
     }
 
-    let stored: SQLiteStoreMetadata
-    let target: SQLiteStoreMetadata
+    /// What one SQL store does its own way.
+    package struct Backend {
+        /// The target schema's CREATE statements, tables then join tables
+        /// (the order of ``SQLSchema/createStatements(ifNotExists:)``).
+        package var createStatements: [String]
+        /// The columns the store keeps beside `column` (PostgreSQL's folded
+        /// copies of text): name, type and the value made from the column's.
+        package var companions: (_ column: SQLStoreMetadata.Column) -> [(name: String, type: String, value: (SQLValue) -> SQLValue)]
+        /// Adds a hierarchy's `Z_PRIMARYKEY` row (one `?`: the root
+        /// entity), doing nothing when it exists.
+        package var insertKeyRow: String
+        /// A statement with `?` placeholders in the store's dialect.
+        package var statement: (String) -> String
+
+        /// A backend.
+        package init(createStatements: [String], insertKeyRow: String, statement: @escaping (String) -> String = { $0 },
+                     companions: @escaping (SQLStoreMetadata.Column) -> [(name: String, type: String, value: (SQLValue) -> SQLValue)] = { _ in [] }) {
+            self.createStatements = createStatements
+            self.companions = companions
+            self.insertKeyRow = insertKeyRow
+            self.statement = statement
+        }
+    }
+
+    let stored: SQLStoreMetadata
+    let target: SQLStoreMetadata
     let model: ObjectModel
     /// The target layout (``target`` was made from it).
     let schema: SQLSchema
-    let description: StoreDescription
+    /// The store, for messages (`store /path/file`, `PostgreSQL store …`).
+    let place: String
+    /// The configuration the store holds.
+    let configuration: String?
+    /// Whether model-level differences may migrate.
+    let migratesAutomatically: Bool
+    let backend: Backend
 
-    private var path: String { description.displayName }
+    /// A planner from `stored` to `target` (made from `schema`).
+    package init(stored: SQLStoreMetadata, target: SQLStoreMetadata, model: ObjectModel, schema: SQLSchema, place: String,
+                 configuration: String?, migratesAutomatically: Bool, backend: Backend) {
+        self.stored = stored
+        self.target = target
+        self.model = model
+        self.schema = schema
+        self.place = place
+        self.configuration = configuration
+        self.migratesAutomatically = migratesAutomatically
+        self.backend = backend
+    }
 
     /// Plans the migration; throws 134100 / 134020 when there cannot be one.
-    func plan() throws(StrataError) -> Plan {
+    package func plan() throws(StrataError) -> Plan {
         var plan = Plan()
         plan.rewritesMetadata = !stored.isIdentical(to: target)
         guard plan.rewritesMetadata else { return plan }
@@ -77,14 +117,14 @@ struct SQLiteMigrationPlanner {
             let all = problems + configurationProblems
             let code: StrataError.Code = problems.isEmpty ? .incompatibleSchema : .incompatibleVersionHash
             let what = problems.isEmpty
-                ? "holds entities that configuration '\(description.configuration ?? "default")' does not"
+                ? "holds entities that configuration '\(configuration ?? "default")' does not"
                 : "does not fit model '\(model.name)' (version hashes differ)"
-            throw StrataError(code, "store \(path) \(what): \(all.count) difference(s): " + all.joined(separator: "; "), details: all)
+            throw StrataError(code, "\(place) \(what): \(all.count) difference(s): " + all.joined(separator: "; "), details: all)
         }
-        if !description.migratesAutomatically && !plan.changes.isEmpty {
+        if !migratesAutomatically && !plan.changes.isEmpty {
             throw StrataError(
                 .incompatibleVersionHash,
-                "store \(path) was written with another version of model '\(model.name)' and automatic migration is off: " + plan.changes.joined(separator: "; "),
+                "\(place) was written with another version of model '\(model.name)' and automatic migration is off: " + plan.changes.joined(separator: "; "),
                 details: plan.changes
             )
         }
@@ -92,7 +132,12 @@ struct SQLiteMigrationPlanner {
         var layoutProblems: [String] = []
         plan.steps = try layoutSteps(problems: &layoutProblems)
         if !layoutProblems.isEmpty {
-            throw StrataError(.incompatibleVersionHash, "store \(path) cannot be laid out for model '\(model.name)': " + layoutProblems.joined(separator: "; "), details: layoutProblems)
+            throw StrataError(.incompatibleVersionHash, "\(place) cannot be laid out for model '\(model.name)': " + layoutProblems.joined(separator: "; "), details: layoutProblems)
+        }
+        plan.steps = plan.steps.map { step in
+            var step = step
+            step.sql = backend.statement(step.sql)
+            return step
         }
         return plan
     }
@@ -103,10 +148,10 @@ struct SQLiteMigrationPlanner {
         let storedNames = Set(stored.entities.keys)
         let targetNames = Set(target.entities.keys)
         for name in storedNames.subtracting(targetNames).sorted() {
-            if model.entity(named: name) != nil, stored.versionHashes[name] == SQLiteStoreMetadata.hex(model.versionHash(ofEntity: name)) {
-                configurationProblems.append("\(name): entity is in the store but not in configuration '\(description.configuration ?? "default")'")
+            if model.entity(named: name) != nil, stored.versionHashes[name] == SQLStoreMetadata.hex(model.versionHash(ofEntity: name)) {
+                configurationProblems.append("\(name): entity is in the store but not in configuration '\(configuration ?? "default")'")
             } else if model.entity(named: name) != nil {
-                problems.append("\(name): entity is in the store but not in configuration '\(description.configuration ?? "default")', and changed")
+                problems.append("\(name): entity is in the store but not in configuration '\(configuration ?? "default")', and changed")
             } else {
                 problems.append("\(name): entity removed from the model")
             }
@@ -120,7 +165,7 @@ struct SQLiteMigrationPlanner {
         }
     }
 
-    private func diff(entity: String, old: SQLiteStoreMetadata.EntityShape, new: SQLiteStoreMetadata.EntityShape, changes: inout [String], problems: inout [String]) {
+    private func diff(entity: String, old: SQLStoreMetadata.EntityShape, new: SQLStoreMetadata.EntityShape, changes: inout [String], problems: inout [String]) {
         if old.parent != new.parent {
             problems.append("\(entity): parent entity changed from \(old.parent ?? "none") to \(new.parent ?? "none")")
         }
@@ -196,7 +241,7 @@ struct SQLiteMigrationPlanner {
         }
     }
 
-    private func relationshipDifferences(_ a: SQLiteStoreMetadata.RelationshipShape, _ b: SQLiteStoreMetadata.RelationshipShape) -> [String] {
+    private func relationshipDifferences(_ a: SQLStoreMetadata.RelationshipShape, _ b: SQLStoreMetadata.RelationshipShape) -> [String] {
         var out: [String] = []
         if a.destination != b.destination { out.append("destination \(a.destination) → \(b.destination)") }
         if a.inverse != b.inverse { out.append("inverse \(a.inverse ?? "none") → \(b.inverse ?? "none")") }
@@ -243,7 +288,7 @@ struct SQLiteMigrationPlanner {
         for table in old.tables where !newRoots.contains(table.rootEntity) {
             problems.append("table \(table.name) of hierarchy \(table.rootEntity) would no longer be used")
         }
-        let joinKey: (SQLiteStoreMetadata.JoinTable) -> String = { $0.entity + "\u{0}" + $0.relationship }
+        let joinKey: (SQLStoreMetadata.JoinTable) -> String = { $0.entity + "\u{0}" + $0.relationship }
         let oldJoins = Dictionary(old.joinTables.map { (joinKey($0), $0) }, uniquingKeysWith: { a, _ in a })
         let newJoinKeys = Set(new.joinTables.map(joinKey))
         for join in old.joinTables where !newJoinKeys.contains(joinKey(join)) {
@@ -252,9 +297,9 @@ struct SQLiteMigrationPlanner {
 
         var tableRenames: [(from: String, to: String)] = []
         var createdTables: [String] = []
-        var createdJoins: [SQLiteStoreMetadata.JoinTable] = []
-        var columnRenames: [(table: String, from: String, to: String)] = []
-        var addedColumns: [(table: SQLiteStoreMetadata.Table, column: SQLiteStoreMetadata.Column)] = []
+        var createdJoins: [SQLStoreMetadata.JoinTable] = []
+        var columnRenames: [(table: String, from: String, to: String, column: SQLStoreMetadata.Column)] = []
+        var addedColumns: [(table: SQLStoreMetadata.Table, column: SQLStoreMetadata.Column)] = []
 
         // Stored rows keep their entity numbers.
         for (entity, number) in old.entityNumbers.sorted(by: { $0.key < $1.key }) {
@@ -288,7 +333,7 @@ struct SQLiteMigrationPlanner {
                 if existing.type != column.type {
                     problems.append("\(column.role.displayName): column \(before.name).\(column.name) type changes from \(existing.type) to \(column.type)")
                 }
-                if existing.name != column.name { columnRenames.append((table.name, existing.name, column.name)) }
+                if existing.name != column.name { columnRenames.append((table.name, existing.name, column.name, column)) }
             }
         }
         for join in new.joinTables {
@@ -315,21 +360,23 @@ struct SQLiteMigrationPlanner {
         steps += secondPhase
         secondPhase = []
         for rename in columnRenames {
-            let temporary = temporaryName()
-            steps.append(Step(sql: "ALTER TABLE \(Self.q(rename.table)) RENAME COLUMN \(Self.q(rename.from)) TO \(Self.q(temporary))", changesData: true))
-            secondPhase.append(Step(sql: "ALTER TABLE \(Self.q(rename.table)) RENAME COLUMN \(Self.q(temporary)) TO \(Self.q(rename.to))", changesData: true))
+            // The companions of a column are named after it, and move with it.
+            var old = rename.column
+            old.name = rename.from
+            let pairs = [(rename.from, rename.to)] + zip(backend.companions(old), backend.companions(rename.column)).map { ($0.name, $1.name) }
+            for (from, to) in pairs {
+                let temporary = temporaryName()
+                steps.append(Step(sql: "ALTER TABLE \(Self.q(rename.table)) RENAME COLUMN \(Self.q(from)) TO \(Self.q(temporary))", changesData: true))
+                secondPhase.append(Step(sql: "ALTER TABLE \(Self.q(rename.table)) RENAME COLUMN \(Self.q(temporary)) TO \(Self.q(to))", changesData: true))
+            }
         }
         steps += secondPhase
 
         // 4. New tables (statements from the target schema) and their key rows.
-        let statements = schema.createStatements()
+        let statements = backend.createStatements
         for (i, table) in schema.tables.enumerated() where createdTables.contains(table.name) {
             steps.append(Step(sql: statements[i], changesData: true))
-            steps.append(Step(
-                sql: "INSERT OR IGNORE INTO \(Self.q(SQLiteStoreMetadata.primaryKeyTableName)) (\(Self.q("Z_NAME")), \(Self.q("Z_MAX"))) VALUES (?, 0)",
-                arguments: [table.rootEntity.databaseValue],
-                changesData: true
-            ))
+            steps.append(Step(sql: backend.insertKeyRow, arguments: [.text(table.rootEntity)], changesData: true))
         }
         for (j, join) in schema.joinTables.enumerated() where createdJoins.contains(where: { $0.name == join.name }) {
             steps.append(Step(sql: statements[schema.tables.count + j], changesData: true))
@@ -338,6 +385,9 @@ struct SQLiteMigrationPlanner {
         // 5. New columns of existing tables.
         for (table, column) in addedColumns {
             steps.append(Step(sql: "ALTER TABLE \(Self.q(table.name)) ADD COLUMN \(Self.q(column.name)) \(column.type)", changesData: true))
+            for companion in backend.companions(column) {
+                steps.append(Step(sql: "ALTER TABLE \(Self.q(table.name)) ADD COLUMN \(Self.q(companion.name)) \(companion.type)", changesData: true))
+            }
         }
 
         // 6. Defaults of added attributes, for the rows that have them.
@@ -347,10 +397,12 @@ struct SQLiteMigrationPlanner {
             let holders = table.entities.filter { model.isEntity($0, kindOf: declaring) }
             let numbers = holders.compactMap { new.entityNumbers[$0] }
             guard !numbers.isEmpty else { continue }
-            let value = try SQLiteAttributeEncoder.encode(attribute.defaultValue, type: attribute.type, entity: declaring, attribute: name)
+            let value = try SQLAttributeEncoder.encode(attribute.defaultValue, type: attribute.type, entity: declaring, attribute: name)
+            let assignments = [(column.name, value)] + backend.companions(column).map { ($0.name, $0.value(value)) }
             steps.append(Step(
-                sql: "UPDATE \(Self.q(table.name)) SET \(Self.q(column.name)) = ? WHERE \(Self.q("Z_ENT")) IN (" + numbers.map { _ in "?" }.joined(separator: ", ") + ")",
-                arguments: [value] + numbers.map(\.databaseValue),
+                sql: "UPDATE \(Self.q(table.name)) SET " + assignments.map { "\(Self.q($0.0)) = ?" }.joined(separator: ", ")
+                    + " WHERE \(Self.q("Z_ENT")) IN (" + numbers.map { _ in "?" }.joined(separator: ", ") + ")",
+                arguments: assignments.map(\.1) + numbers.map(SQLValue.integer),
                 changesData: true
             ))
         }
