@@ -28,6 +28,10 @@ struct PostgresChangeWatcher: Sendable {
     var fallbackInterval: Duration = .seconds(1)
     /// At most this many transactions are read (and yielded) at once.
     var pageSize = 512
+    /// A read that takes longer means a lost connection (a half-open TCP
+    /// connection never fails on its own): it is closed, and the stream
+    /// ends with an error, so the follower reconnects.
+    var readDeadline: Duration = .seconds(30)
 
     /// The other instances' transactions after `token` (from the store's
     /// newest transaction when nil).
@@ -87,32 +91,67 @@ struct PostgresChangeWatcher: Sendable {
 
     private func read(_ connection: PostgresConnection, after token: Int64?, wakes: AsyncStream<Void>, continuation: AsyncThrowingStream<HistoryUpdate, any Error>.Continuation) async throws {
         let runner = PostgresStatementRunner(connection: connection, logger: logger)
-        let current = try await PostgresHistory.state(runner).last
+        let current = try await withinDeadline(connection) { try await PostgresHistory.state(runner).last }
         if let token, token > current {
             throw StrataError(.invalidValue, "\(place): history token \(token) is newer than the store's newest transaction (token \(current)): history was reset, or the token is another store's")
         }
         var last = token ?? current
         var pending = last < current
         var iterator = wakes.makeAsyncIterator()
+        let (pageSize, storeIdentifier, origin, model, place) = (self.pageSize, self.storeIdentifier, self.origin, self.model, self.place)
         while true {
             if !pending {
                 guard await iterator.next() != nil else { return }
             }
-            let through = try await PostgresHistory.state(runner).last
-            guard through >= last else {
-                throw StrataError(.invalidValue, "\(place): history went back from token \(last) to \(through): the history tables were reset")
+            let seen = last
+            // One snapshot per page: a purge meanwhile cannot make it skip
+            // transactions without 134301.
+            let page = try await withinDeadline(connection) { () async throws -> (through: Int64, found: [HistoryTransaction]) in
+                try await runner.run(PostgresQuery(unsafeSQL: "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY"))
+                do {
+                    let through = try await PostgresHistory.state(runner).last
+                    guard through >= seen else {
+                        throw StrataError(.invalidValue, "\(place): history went back from token \(seen) to \(through): the history tables were reset")
+                    }
+                    var found: [HistoryTransaction] = []
+                    if through > seen {
+                        found = try await PostgresHistory.transactions(runner, after: seen, through: through, limit: pageSize, excludingOrigin: origin,
+                                                                       storeIdentifier: storeIdentifier, model: model, place: place)
+                    }
+                    try await runner.run(PostgresQuery(unsafeSQL: "COMMIT"))
+                    return (through, found)
+                } catch {
+                    _ = try? await runner.run(PostgresQuery(unsafeSQL: "ROLLBACK"))
+                    throw error
+                }
             }
-            guard through > last else {
+            guard page.through > last else {
                 pending = false
                 continue
             }
-            let found = try await PostgresHistory.transactions(runner, after: last, through: through, limit: pageSize, excludingOrigin: origin,
-                                                               storeIdentifier: storeIdentifier, model: model, place: place)
             // A full page may stop short of `through`: continue after its last.
-            let reached = found.count == pageSize ? (found.last?.token.value ?? through) : through
-            pending = found.count == pageSize
+            let reached = page.found.count == pageSize ? (page.found.last?.token.value ?? page.through) : page.through
+            pending = page.found.count == pageSize
             last = reached
-            continuation.yield(HistoryUpdate(transactions: found, token: HistoryToken(storeIdentifier: storeIdentifier, value: last)))
+            continuation.yield(HistoryUpdate(transactions: page.found, token: HistoryToken(storeIdentifier: storeIdentifier, value: last)))
+        }
+    }
+
+    /// `body`'s result, or, past ``readDeadline``, the connection closed
+    /// and 134090 thrown.
+    private func withinDeadline<T: Sendable>(_ connection: PostgresConnection, _ body: @escaping @Sendable () async throws -> T) async throws -> T {
+        let deadline = readDeadline
+        return try await withThrowingTaskGroup(of: T?.self) { group in
+            group.addTask { try await body() }
+            group.addTask {
+                try await Task.sleep(for: deadline)
+                return nil
+            }
+            defer { group.cancelAll() }
+            guard let first = try await group.next() else { throw CancellationError() }
+            if let value = first { return value }
+            try? await connection.close()
+            throw StrataError(.storeTimeout, "\(place): reading history took longer than \(deadline); the connection is taken as lost")
         }
     }
 }

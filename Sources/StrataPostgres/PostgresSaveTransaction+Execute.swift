@@ -9,14 +9,13 @@ extension PostgresSaveTransaction {
     // MARK: - The transaction
 
     /// Writes the change set inside the caller's transaction on
-    /// `connection`; the caller rolls back unless the answer is
-    /// `.committed`.
+    /// `connection`, its inserts' keys already given (``assignKeys(_:)``);
+    /// the caller rolls back unless the answer is `.committed`.
     mutating func execute(_ connection: PostgresConnection, logger: Logger) async throws -> StoreSaveResult {
         let runner = PostgresStatementRunner(connection: connection, logger: logger)
         if changes.checksVersions, let conflicts = try await versionConflicts(runner), !conflicts.isEmpty {
             return .conflicts(conflicts)
         }
-        try await allocateKeys(runner)
         try await checkGuards(runner, phase: .before)
 
         var commit = StoreCommit()
@@ -89,7 +88,10 @@ extension PostgresSaveTransaction {
             let constrained = constrainedColumns(of: update.entity)
             let mayConflict = update.assignments.contains { constrained.contains($0.column) }
             guard let rows = try await runner.run(sql, values, mayConflict: mayConflict) else {
-                let written = changes.updates[index].values
+                var written: [String: SQLValue] = [:]
+                for assignment in update.assignments {
+                    written[assignment.column] = try assignment.reference.map { .integer(try key(of: $0)) } ?? assignment.value
+                }
                 try await recordConstraintConflict(runner, entity: update.entity, objectID: update.objectID, key: update.key, written: written, readsCurrent: true)
                 continue
             }
@@ -128,11 +130,9 @@ extension PostgresSaveTransaction {
             let destination = mapping.entities[assignment.destination.entityName]
             let mayConflict = destination.map { constrainedColumns(of: $0).contains(assignment.column) } ?? false
             if try await runner.run(sql, values, mayConflict: mayConflict) == nil, let destination {
-                var written: [String: PropertyValue] = [:]
-                if let i = destination.toOnes.firstIndex(where: { $0.column == assignment.column }) {
-                    written[destination.toOnes[i].name] = .object(ObjectID(storeIdentifier: storeIdentifier, entityName: destination.toOnes[i].destination, key: .permanent(assignment.source)))
-                }
-                try await recordConstraintConflict(runner, entity: destination, objectID: assignment.destination, key: assignment.key, written: PropertyValues(written), readsCurrent: true)
+                var written: [String: SQLValue] = [assignment.column: .integer(assignment.source)]
+                if let order = assignment.order { written[order] = .integer(Int64(assignment.position)) }
+                try await recordConstraintConflict(runner, entity: destination, objectID: assignment.destination, key: assignment.key, written: written, readsCurrent: true)
             }
         }
         for join in joins {
@@ -191,21 +191,29 @@ extension PostgresSaveTransaction {
             var objectID: ObjectID
             var key: Int64
             var version: Int64
+            var deletes: Bool
         }
         var byTable: [String: [Expectation]] = [:]
         for update in updates {
-            byTable[update.entity.table, default: []].append(Expectation(objectID: update.objectID, key: update.key, version: update.expectedVersion))
+            byTable[update.entity.table, default: []].append(Expectation(objectID: update.objectID, key: update.key, version: update.expectedVersion, deletes: false))
         }
         for delete in deletes {
-            byTable[delete.entity.table, default: []].append(Expectation(objectID: delete.objectID, key: delete.key, version: delete.expectedVersion))
+            byTable[delete.entity.table, default: []].append(Expectation(objectID: delete.objectID, key: delete.key, version: delete.expectedVersion, deletes: true))
         }
         guard !byTable.isEmpty else { return nil }
         var conflicts: [StoreConflict] = []
         for (table, expectations) in byTable.sorted(by: { $0.key < $1.key }) {
             var current: [Int64: Int64] = [:]
-            let sql = "SELECT \(Self.q("Z_PK")), \(Self.q("Z_OPT")) FROM \(Self.q(table)) WHERE \(Self.q("Z_PK")) = ANY($1) ORDER BY \(Self.q("Z_PK")) FOR UPDATE"
-            for row in try await runner.run(sql, keys: expectations.map(\.key)) {
-                current[try row[0].decode(Int64.self)] = try row[1].decode(Int64.self)
+            // Rows to delete locked FOR UPDATE; rows to update FOR NO KEY
+            // UPDATE, which does not block another save's FOR KEY SHARE of
+            // the same row (a reference to it).
+            let deleted = Set(expectations.filter(\.deletes).map(\.key))
+            let updated = Set(expectations.map(\.key)).subtracting(deleted)
+            for (keys, lock) in [(deleted, "UPDATE"), (updated, "NO KEY UPDATE")] where !keys.isEmpty {
+                let sql = "SELECT \(Self.q("Z_PK")), \(Self.q("Z_OPT")) FROM \(Self.q(table)) WHERE \(Self.q("Z_PK")) = ANY($1) ORDER BY \(Self.q("Z_PK")) FOR \(lock)"
+                for row in try await runner.run(sql, keys: keys.sorted()) {
+                    current[try row[0].decode(Int64.self)] = try row[1].decode(Int64.self)
+                }
             }
             let stale = expectations.filter { current[$0.key] != $0.version }
             guard !stale.isEmpty else { continue }
@@ -224,21 +232,17 @@ extension PostgresSaveTransaction {
         return conflicts
     }
 
-    /// Hands out primary keys to the inserts, per hierarchy (in name
-    /// order), from `Z_PRIMARYKEY`.
-    mutating func allocateKeys(_ runner: PostgresStatementRunner) async throws {
-        guard !inserts.isEmpty else { return }
+    /// How many keys the inserts need, by hierarchy table.
+    var keyCounts: [String: Int64] {
         var counts: [String: Int64] = [:]
         for insert in inserts { counts[insert.entity.table, default: 0] += 1 }
-        var next: [String: Int64] = [:]
-        for (table, count) in counts.sorted(by: { $0.key < $1.key }) {
-            guard let root = mapping.tables[table]?.rootEntity else { continue }
-            let sql = "UPDATE \(Self.q(SQLStoreMetadata.primaryKeyTableName)) SET \(Self.q("Z_MAX")) = \(Self.q("Z_MAX")) + $1 WHERE \(Self.q("Z_NAME")) = $2 RETURNING \(Self.q("Z_MAX"))"
-            guard let highest = try await runner.run(sql, [.integer(count), .text(root)]).first?.first else {
-                throw StrataError(.storeSave, "\(place): \(SQLStoreMetadata.primaryKeyTableName) has no row for \(root)")
-            }
-            next[table] = try highest.decode(Int64.self) - count + 1
-        }
+        return counts
+    }
+
+    /// Gives the inserts their keys from `next` (the next free key of
+    /// each hierarchy table, allocated for the whole group before any save
+    /// takes a row lock), advancing it.
+    mutating func assignKeys(_ next: inout [String: Int64]) {
         for i in inserts.indices {
             let table = inserts[i].entity.table
             let key = next[table] ?? 0
@@ -246,6 +250,23 @@ extension PostgresSaveTransaction {
             inserts[i].cells[0] = .integer(key)
             next[table] = key + 1
         }
+    }
+
+    /// Reserves `counts` keys per hierarchy table from `Z_PRIMARYKEY`, in
+    /// table order, inside the caller's transaction (the rows stay locked
+    /// until its commit, so no key is handed out twice; keys of a save that
+    /// rolls back are not handed out again). Answers each table's first key.
+    static func reserveKeys(_ counts: [String: Int64], mapping: PostgresStoreMapping, runner: PostgresStatementRunner, place: String) async throws -> [String: Int64] {
+        var next: [String: Int64] = [:]
+        for (table, count) in counts.sorted(by: { $0.key < $1.key }) where count > 0 {
+            guard let root = mapping.tables[table]?.rootEntity else { continue }
+            let sql = "UPDATE \(q(SQLStoreMetadata.primaryKeyTableName)) SET \(q("Z_MAX")) = \(q("Z_MAX")) + $1 WHERE \(q("Z_NAME")) = $2 RETURNING \(q("Z_MAX"))"
+            guard let highest = try await runner.run(sql, [.integer(count), .text(root)]).first?.first else {
+                throw StrataError(.storeSave, "\(place): \(SQLStoreMetadata.primaryKeyTableName) has no row for \(root)")
+            }
+            next[table] = try highest.decode(Int64.self) - count + 1
+        }
+        return next
     }
 
     /// Fails with the first guard of `phase` (access rules) that some of
@@ -342,7 +363,7 @@ extension PostgresSaveTransaction {
             if written.count != end - start {
                 for i in start..<end where !written.contains(inserts[i].key) {
                     try await recordConstraintConflict(runner, entity: entity, objectID: inserts[i].objectID, key: inserts[i].key,
-                                                       written: changes.inserts[i].values, readsCurrent: false)
+                                                       written: Dictionary(zip(entity.insertColumns, inserts[i].cells), uniquingKeysWith: { a, _ in a }), readsCurrent: false)
                 }
             }
             start = end
@@ -401,13 +422,21 @@ extension PostgresSaveTransaction {
     /// Finds which uniqueness constraint the object broke, with the
     /// clashing values and the saved object already holding them (none when
     /// it is another insert of this save), and records it. `written` are
-    /// the values the save gave; the others are the row's current ones
-    /// when `readsCurrent` (an update), else nil (an insert).
+    /// the cells the save wrote, by column (to-ones resolved to keys); the
+    /// others are the row's current ones when `readsCurrent` (an update),
+    /// else NULL (an insert).
     mutating func recordConstraintConflict(_ runner: PostgresStatementRunner, entity: Entity, objectID: ObjectID, key: Int64,
-                                           written: PropertyValues, readsCurrent: Bool) async throws {
+                                           written: [String: SQLValue], readsCurrent: Bool) async throws {
         var current: Snapshot?
         if readsCurrent {
             current = try await runner.snapshots(decoder, table: entity.table, keys: [key]).first
+        }
+        func stored(_ property: String, column: String) throws -> SQLValue {
+            if let value = written[column] { return value }
+            guard let value = current?[property] else { return .null }
+            if let i = entity.attributeIndex[property] { return try checks.encode(value, field: entity.attributes[i], entity: entity.name) }
+            if case .object(let target) = value, let targetKey = target.primaryKey { return .integer(targetKey) }
+            return .null
         }
         for declaring in model.ancestry(of: entity.name) {
             for constraint in model.entity(named: declaring)?.uniquenessConstraints ?? [] where !constraint.isEmpty {
@@ -415,16 +444,19 @@ extension PostgresSaveTransaction {
                 var arguments: [SQLValue] = []
                 var described: [String: PropertyValue] = [:]
                 for property in constraint {
-                    let value = written[property] ?? current?[property] ?? .null
                     if let i = entity.attributeIndex[property] {
-                        let stored = try checks.encode(value, field: entity.attributes[i], entity: entity.name)
-                        arguments.append(stored)
+                        let value = try stored(property, column: entity.attributes[i].column)
+                        arguments.append(value)
                         conditions.append("\(Self.q(entity.attributes[i].column)) = $\(arguments.count)")
-                        described[property] = Self.propertyValue(stored, type: entity.attributes[i].type)
-                    } else if let i = entity.toOneIndex[property], case .object(let target) = value {
-                        arguments.append(.integer(try self.key(of: target)))
-                        conditions.append("\(Self.q(entity.toOnes[i].column)) = $\(arguments.count)")
-                        described[property] = value
+                        described[property] = Self.propertyValue(value, type: entity.attributes[i].type)
+                    } else if let i = entity.toOneIndex[property] {
+                        let field = entity.toOnes[i]
+                        let value = try stored(property, column: field.column)
+                        arguments.append(value)
+                        conditions.append("\(Self.q(field.column)) = $\(arguments.count)")
+                        if case .integer(let targetKey) = value {
+                            described[property] = .object(try await destinationID(runner, field: field, key: targetKey))
+                        }
                     } else {
                         arguments.append(.null)
                     }
@@ -447,6 +479,19 @@ extension PostgresSaveTransaction {
             }
         }
         throw StrataError(.storeSave, "\(place): \(objectID) breaks a uniqueness constraint that could not be identified")
+    }
+
+    /// The object a to-one's stored key names: an insert of this save by
+    /// its temporary ID, else the saved row with its actual entity.
+    func destinationID(_ runner: PostgresStatementRunner, field: PostgresStoreMapping.ToOneField, key: Int64) async throws -> ObjectID {
+        if let table = field.destinationTable?.name, let insert = inserts.first(where: { $0.entity.table == table && $0.key == key }) {
+            return insert.objectID
+        }
+        var name = field.destination
+        if let table = field.destinationTable?.name {
+            name = try await decoder.entityNames(runner.connection, table: table, keys: [key], logger: runner.logger)[key] ?? name
+        }
+        return ObjectID(storeIdentifier: storeIdentifier, entityName: name, key: .permanent(key))
     }
 
     /// A stored value as the attribute value it was written from.

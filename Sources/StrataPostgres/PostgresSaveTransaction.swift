@@ -8,13 +8,15 @@ import StrataStore
 /// then written inside one transaction (``execute(_:logger:)``), in the
 /// order the SQLite store writes (see `SQLiteSaveTransaction`), with what
 /// PostgreSQL does differently:
-/// 1. version checks read `Z_OPT` with `FOR UPDATE`, in key order: a row
-///    checked stays at that version until the commit, whatever other
-///    servers do, and two saves lock shared rows in the same order;
-/// 2. keys come from `Z_PRIMARYKEY` (`UPDATE … RETURNING`, hierarchies in
-///    name order): the row stays locked until the commit, so keys are
-///    never handed out twice and a rolled-back save's keys are not reused
-///    (the counter's update is undone with it);
+/// 1. version checks read `Z_OPT` with `FOR NO KEY UPDATE` (`FOR UPDATE`
+///    for deletes), in key order: a row checked stays at that version
+///    until the commit, whatever other servers do, and two saves lock
+///    shared rows in the same order;
+/// 2. keys come from `Z_PRIMARYKEY`, reserved for a whole group of saves
+///    before any of them takes a row lock (``reserveKeys(_:mapping:runner:place:)``,
+///    hierarchies in name order): the rows stay locked until the commit,
+///    so keys are never handed out twice; a save that rolls back leaves
+///    its keys unused;
 /// 3. saved objects a save points to are read `FOR KEY SHARE`: no other
 ///    save can delete them before this one commits;
 /// 4. inserts go in multi-row `INSERT … ON CONFLICT DO NOTHING RETURNING
@@ -214,6 +216,12 @@ struct PostgresSaveTransaction {
         }
         for (target, entity, property) in temporaryReferences where insertIndex[target] == nil {
             throw StrataError(.invalidValue, "\(entity).\(property) refers to unsaved object \(target), which this save does not insert")
+        }
+        // Recorded in history, whose text columns cannot hold U+0000 either.
+        for (label, text) in [("author", changes.author), ("context name", changes.contextName)] {
+            if let text, SQLValueCoding.containsNUL(text) {
+                throw StrataError(.invalidValue, "\(place): the save's \(label) contains U+0000, which a PostgreSQL store cannot record")
+            }
         }
     }
 

@@ -16,9 +16,17 @@ extension PostgresStore: HistoryTrackingStore {
     /// expired one 134301.
     public nonisolated func history(after token: HistoryToken?, limit: Int) async throws -> [HistoryTransaction] {
         let after = try checkedValue(of: token)
-        let (identifier, model, place) = (self.identifier, self.model, self.place)
-        return try await withRunner(operation: "history read") { runner in
-            try await PostgresHistory.transactions(runner, after: after, limit: limit, storeIdentifier: identifier, model: model, place: place)
+        let (identifier, model, place, logger) = (self.identifier, self.model, self.place, self.logger)
+        let client = try client()
+        do {
+            // One snapshot: a purge between the horizon check and the rows
+            // cannot make the read skip transactions without 134301.
+            return try await Self.readTransaction(client, logger: logger) { connection in
+                try await PostgresHistory.transactions(PostgresStatementRunner(connection: connection, logger: logger), after: after, limit: limit,
+                                                       storeIdentifier: identifier, model: model, place: place)
+            }
+        } catch {
+            throw strataError(error, failure: .storeOpen, operation: "history read")
         }
     }
 

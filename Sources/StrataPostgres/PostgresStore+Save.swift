@@ -12,16 +12,20 @@ struct PendingSave {
 }
 
 extension PostgresStore {
-    /// The most saves written in one database transaction.
-    static let maximumGroup = 128
+    /// The most saves written in one database transaction (each is a
+    /// subtransaction: PostgreSQL keeps 64 per transaction in shared
+    /// memory, and more slow down every session's snapshots).
+    static let maximumGroup = 48
 
     /// Writes one change set, all or nothing (see ``PostgresSaveTransaction``).
     ///
     /// Saves made while another group is being written are written
-    /// together in the next one: one database transaction, each save
-    /// inside a savepoint of its own (a conflict or error rolls back that
-    /// save alone), one history transaction per committed save, one
-    /// notification and one commit (one WAL flush) for the group.
+    /// together in the next one: one database transaction, the group's keys
+    /// reserved first, each save and its history transaction inside a
+    /// savepoint of its own (a conflict or error rolls back that save
+    /// alone), one notification and one commit (one WAL flush) for the
+    /// group. A save waits for another server's row locks at most the
+    /// description's busy timeout, then fails with 134090.
     /// PostgreSQL serialises the commits of notifying transactions, and
     /// tokens are handed out in commit order: grouping is what lets saves
     /// share a commit. A save that meets a deadlock (40P01) or a
@@ -53,7 +57,8 @@ extension PostgresStore {
                 for save in group { save.continuation.resume(throwing: StrataError(.storeOpen, "\(place) is closed")) }
                 continue
             }
-            let outcomes = await Self.writeGroup(group.map(\.transaction), client: client, origin: historyOrigin, storeIdentifier: identifier, place: place, logger: logger)
+            let outcomes = await Self.writeGroup(group.map(\.transaction), client: client, mapping: mapping, origin: historyOrigin, storeIdentifier: identifier,
+                                                 busyTimeout: storeDescription.busyTimeout, place: place, logger: logger)
             var again: [PendingSave] = []
             for (save, outcome) in zip(group, outcomes) {
                 switch outcome {
@@ -81,43 +86,51 @@ extension PostgresStore {
     }
 
     /// Writes `transactions` in one database transaction (see ``save(_:)``).
-    private static func writeGroup(_ transactions: [PostgresSaveTransaction], client: PostgresClient, origin: String, storeIdentifier: String,
-                                   place: String, logger: Logger) async -> [GroupOutcome] {
+    private static func writeGroup(_ transactions: [PostgresSaveTransaction], client: PostgresClient, mapping: PostgresStoreMapping, origin: String,
+                                   storeIdentifier: String, busyTimeout: Duration, place: String, logger: Logger) async -> [GroupOutcome] {
         func failure(_ error: any Error) -> StrataError {
-            PostgresErrors.strataError(error, failure: .storeSave, doing: "\(place): save")
+            if let error = error as? PSQLError, error.serverInfo?[.sqlState] == "55P03" {
+                return StrataError(.storeTimeout, "\(place): a save waited longer than the busy timeout for rows another save holds")
+            }
+            return PostgresErrors.strataError(error, failure: .storeSave, doing: "\(place): save")
         }
+        let timeout = max(1, busyTimeout.components.seconds * 1000 + busyTimeout.components.attoseconds / 1_000_000_000_000_000)
         do {
             return try await client.withConnection { connection in
                 let runner = PostgresStatementRunner(connection: connection, logger: logger)
                 try await runner.run(PostgresQuery(unsafeSQL: "BEGIN ISOLATION LEVEL READ COMMITTED"))
                 do {
+                    try await runner.run(PostgresQuery(unsafeSQL: "SET LOCAL lock_timeout = \(timeout)"))
+                    // Every key of the group first, before any save locks a row.
+                    var counts: [String: Int64] = [:]
+                    for transaction in transactions { counts.merge(transaction.keyCounts, uniquingKeysWith: +) }
+                    var next = try await PostgresSaveTransaction.reserveKeys(counts, mapping: mapping, runner: runner, place: place)
                     var outcomes: [GroupOutcome] = []
-                    var committed: [(changes: StoreChanges, commit: StoreCommit, tombstones: [Int: [(String, AttributeType, PropertyValue)]])] = []
+                    var token: Int64?
                     for prepared in transactions {
                         var transaction = prepared
+                        transaction.assignKeys(&next)
                         try await runner.run(PostgresQuery(unsafeSQL: "SAVEPOINT strata_save"))
                         do {
                             let result = try await transaction.execute(connection, logger: logger)
                             if case .committed(let commit) = result {
+                                token = try await PostgresHistory.record(runner, changes: transaction.changes, commit: commit, tombstones: transaction.tombstones, origin: origin)
                                 try await runner.run(PostgresQuery(unsafeSQL: "RELEASE SAVEPOINT strata_save"))
-                                committed.append((transaction.changes, commit, transaction.tombstones))
                             } else {
                                 try await runner.run(PostgresQuery(unsafeSQL: "ROLLBACK TO SAVEPOINT strata_save"))
+                                try await runner.run(PostgresQuery(unsafeSQL: "RELEASE SAVEPOINT strata_save"))
                             }
                             outcomes.append(.done(.success(result)))
                         } catch {
                             // This save alone is undone; the group goes on.
                             try await runner.run(PostgresQuery(unsafeSQL: "ROLLBACK TO SAVEPOINT strata_save"))
+                            try await runner.run(PostgresQuery(unsafeSQL: "RELEASE SAVEPOINT strata_save"))
                             outcomes.append(isTransient(error) ? .transient(failure(error)) : .done(.failure(failure(error))))
                         }
                     }
-                    guard !committed.isEmpty else {
+                    guard let token else {
                         try await runner.run(PostgresQuery(unsafeSQL: "ROLLBACK"))
                         return outcomes
-                    }
-                    var token: Int64 = 0
-                    for save in committed {
-                        token = try await PostgresHistory.record(runner, changes: save.changes, commit: save.commit, tombstones: save.tombstones, origin: origin)
                     }
                     try await PostgresHistory.notify(runner, storeIdentifier: storeIdentifier, token: token)
                     try await runner.run(PostgresQuery(unsafeSQL: "COMMIT"))

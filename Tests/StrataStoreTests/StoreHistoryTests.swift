@@ -254,4 +254,58 @@ import Testing
         try await writer.close()
         try await reader.close()
     }
+
+    @Test(arguments: Self.kinds)
+    func concurrentSavesThatFailLeaveTheOthersAndTheirHistoryWhole(_ kind: StoreKind) async throws {
+        let directory = try SQLiteTestDirectory()
+        defer { directory.remove() }
+        let store = try await open(kind, directory)
+        let saved = try await store.commit(StoreChanges(inserts: [.init(temporaryID: .temporary(entityName: "Tag"), values: ["name": .string("base")])]))
+        let base = try #require(saved.insertedIDs.first)
+        let ghost = ObjectID(storeIdentifier: store.identifier, entityName: "Author", key: .permanent(999_999))
+        // Saved together (one group commit where the store has them): good
+        // inserts, inserts pointing to an object that does not exist
+        // (133000), and stale updates (conflicts).
+        let outcomes = try await withThrowingTaskGroup(of: String.self) { group in
+            for i in 0..<30 {
+                group.addTask {
+                    switch i % 3 {
+                    case 0:
+                        _ = try await store.commit(StoreChanges(inserts: [.init(temporaryID: .temporary(entityName: "Tag"), values: ["name": .string("good\(i)")])], author: "good"))
+                        return "committed"
+                    case 1:
+                        do {
+                            _ = try await store.save(StoreChanges(inserts: [.init(temporaryID: .temporary(entityName: "Book"), values: ["title": .string("b\(i)"), "author": .object(ghost)])]))
+                            return "accepted a dangling reference"
+                        } catch let error as StrataError where error.code == .objectNotFound {
+                            return "refused"
+                        }
+                    default:
+                        let result = try await store.save(StoreChanges(updates: [.init(objectID: base, expectedVersion: 7, values: ["name": .string("stale\(i)")])]))
+                        if case .conflicts = result { return "conflict" }
+                        return "accepted a stale update"
+                    }
+                }
+            }
+            var outcomes: [String: Int] = [:]
+            for try await outcome in group { outcomes[outcome, default: 0] += 1 }
+            return outcomes
+        }
+        #expect(outcomes == ["committed": 10, "refused": 10, "conflict": 10])
+        #expect(try await store.count(StoreFixtureFetch.all("Tag", model: Self.model)) == 11)
+        #expect(try await store.count(StoreFixtureFetch.all("Book", model: Self.model)) == 0)
+        let history = try await store.history(after: nil, limit: 100)
+        #expect(history.count == 11)
+        #expect(history.map(\.token.value) == Array(1...11))
+        #expect(history.dropFirst().allSatisfy { $0.author == "good" && $0.changes.count == 1 })
+        try await store.close()
+    }
+}
+
+/// Fetches of the history model.
+enum StoreFixtureFetch {
+    /// Every object of `entity`.
+    static func all(_ entity: String, model: ObjectModel) throws -> ResolvedFetch {
+        try PredicateResolver(model: model).resolve(FetchRequest(entityName: entity), variables: [:], source: nil)
+    }
 }
