@@ -61,49 +61,65 @@ enum PostgresHistory {
 
     // MARK: - Recording
 
-    /// Records one committed change set as one transaction inside the
-    /// save's database transaction. Answers the token.
+    /// A committed save to record.
+    struct Entry {
+        var changes: StoreChanges
+        var commit: StoreCommit
+        var tombstones: [Int: [(String, AttributeType, PropertyValue)]]
+    }
+
+    /// Records committed change sets, one history transaction each, in
+    /// order, inside the group's database transaction: the tokens in one
+    /// update of the state row, the rows in multi-row INSERTs. Answers the
+    /// last token.
     @discardableResult
-    static func record(_ runner: PostgresStatementRunner, changes: StoreChanges, commit: StoreCommit, tombstones: [Int: [(String, AttributeType, PropertyValue)]],
-                       origin: String) async throws -> Int64 {
-        let next = "UPDATE \(q(stateTable)) SET \(q("Z_LAST")) = \(q("Z_LAST")) + 1 WHERE \(q("Z_ID")) = 1 RETURNING \(q("Z_LAST"))"
-        guard let token = try await runner.run(next, []).first?.first?.decode(Int64.self) else {
+    static func record(_ runner: PostgresStatementRunner, _ entries: [Entry], origin: String) async throws -> Int64 {
+        let next = "UPDATE \(q(stateTable)) SET \(q("Z_LAST")) = \(q("Z_LAST")) + $1 WHERE \(q("Z_ID")) = 1 RETURNING \(q("Z_LAST"))"
+        guard let last = try await runner.run(next, [.integer(Int64(entries.count))]).first?.first?.decode(Int64.self) else {
             throw StrataError(.storeSave, "the store's history state row is missing")
         }
-        try await runner.run(
-            "INSERT INTO \(q(transactionTable)) (\(q("Z_TOKEN")), \(q("Z_TIMESTAMP")), \(q("Z_AUTHOR")), \(q("Z_CONTEXT")), \(q("Z_PROCESS")), \(q("Z_ORIGIN"))) VALUES ($1, $2, $3, $4, $5, $6)",
-            [.integer(token), .real(Date().timeIntervalSinceReferenceDate), changes.author.map(SQLValue.text) ?? .null,
-             changes.contextName.map(SQLValue.text) ?? .null, .integer(Int64(getpid())), .text(origin)])
+        let timestamp = Date().timeIntervalSinceReferenceDate
+        let process = Int64(getpid())
+        var transactionRows: [[SQLValue]] = []
         var rows: [[SQLValue]] = []
         var tombstoneRows: [[SQLValue]] = []
         func names(_ values: PropertyValues, _ toMany: [String: [ObjectID]]) -> String {
             (values.keys + toMany.keys).sorted().joined(separator: ",")
         }
-        func add(_ kind: HistoryChange.Kind, _ id: ObjectID, version: Int64, properties: String) {
-            guard let key = id.primaryKey else { return }
-            rows.append([.integer(token), .integer(Int64(rows.count + 1)), .integer(Int64(kind.rawValue)), .text(id.entityName), .integer(key), .integer(version), .text(properties)])
-        }
-        for (insert, permanent) in zip(changes.inserts, commit.insertedIDs) {
-            add(.insert, permanent, version: 1, properties: names(insert.values, insert.toMany))
-        }
-        for update in changes.updates {
-            guard let version = commit.updatedVersions[update.objectID] else { continue }
-            add(.update, update.objectID, version: version, properties: names(update.values, update.toMany))
-        }
-        for (index, delete) in changes.deletes.enumerated() {
-            add(.delete, delete.objectID, version: 0, properties: "")
-            for (name, type, value) in tombstones[index] ?? [] {
-                var row: [SQLValue] = [.integer(token), .integer(Int64(rows.count)), .text(name)]
-                let stored = SQLValueCoding.sqlValue(for: value)
-                for column in ["Z_INTEGER", "Z_REAL", "Z_DECIMAL", "Z_TEXT", "Z_BYTES", "Z_UUID"] {
-                    row.append(column == tombstoneColumn(type) ? stored : .null)
+        for (offset, entry) in entries.enumerated() {
+            let token = last - Int64(entries.count) + 1 + Int64(offset)
+            let changes = entry.changes
+            transactionRows.append([.integer(token), .real(timestamp), changes.author.map(SQLValue.text) ?? .null,
+                                    changes.contextName.map(SQLValue.text) ?? .null, .integer(process), .text(origin)])
+            var sequence: Int64 = 0
+            func add(_ kind: HistoryChange.Kind, _ id: ObjectID, version: Int64, properties: String) {
+                guard let key = id.primaryKey else { return }
+                sequence += 1
+                rows.append([.integer(token), .integer(sequence), .integer(Int64(kind.rawValue)), .text(id.entityName), .integer(key), .integer(version), .text(properties)])
+            }
+            for (insert, permanent) in zip(changes.inserts, entry.commit.insertedIDs) {
+                add(.insert, permanent, version: 1, properties: names(insert.values, insert.toMany))
+            }
+            for update in changes.updates {
+                guard let version = entry.commit.updatedVersions[update.objectID] else { continue }
+                add(.update, update.objectID, version: version, properties: names(update.values, update.toMany))
+            }
+            for (index, delete) in changes.deletes.enumerated() {
+                add(.delete, delete.objectID, version: 0, properties: "")
+                for (name, type, value) in entry.tombstones[index] ?? [] {
+                    var row: [SQLValue] = [.integer(token), .integer(sequence), .text(name)]
+                    let stored = SQLValueCoding.sqlValue(for: value)
+                    for column in ["Z_INTEGER", "Z_REAL", "Z_DECIMAL", "Z_TEXT", "Z_BYTES", "Z_UUID"] {
+                        row.append(column == tombstoneColumn(type) ? stored : .null)
+                    }
+                    tombstoneRows.append(row)
                 }
-                tombstoneRows.append(row)
             }
         }
+        try await insertRows(runner, table: transactionTable, columns: ["Z_TOKEN", "Z_TIMESTAMP", "Z_AUTHOR", "Z_CONTEXT", "Z_PROCESS", "Z_ORIGIN"], rows: transactionRows)
         try await insertRows(runner, table: changeTable, columns: ["Z_TOKEN", "Z_SEQ", "Z_TYPE", "Z_ENTITY", "Z_KEY", "Z_VERSION", "Z_PROPERTIES"], rows: rows)
         try await insertRows(runner, table: tombstoneTable, columns: ["Z_TOKEN", "Z_SEQ", "Z_NAME", "Z_INTEGER", "Z_REAL", "Z_DECIMAL", "Z_TEXT", "Z_BYTES", "Z_UUID"], rows: tombstoneRows)
-        return token
+        return last
     }
 
     /// Notifies the store's channel that transactions up to `token` are

@@ -21,11 +21,11 @@ extension PostgresStore {
     ///
     /// Saves made while another group is being written are written
     /// together in the next one: one database transaction, the group's keys
-    /// reserved first, each save and its history transaction inside a
-    /// savepoint of its own (a conflict or error rolls back that save
-    /// alone), one notification and one commit (one WAL flush) for the
+    /// reserved first, each save undone alone when it fails or conflicts
+    /// (see ``writeGroup``), the history transactions of the saves that
+    /// commit, one notification and one commit (one WAL flush) for the
     /// group. A save waits for another server's row locks at most the
-    /// description's busy timeout, then fails with 134090.
+    /// description's busy timeout (`lock_timeout`), then fails with 134090.
     /// PostgreSQL serialises the commits of notifying transactions, and
     /// tokens are handed out in commit order: grouping is what lets saves
     /// share a commit. A save that meets a deadlock (40P01) or a
@@ -58,7 +58,7 @@ extension PostgresStore {
                 continue
             }
             let outcomes = await Self.writeGroup(group.map(\.transaction), client: client, mapping: mapping, origin: historyOrigin, storeIdentifier: identifier,
-                                                 busyTimeout: storeDescription.busyTimeout, place: place, logger: logger)
+                                                 place: place, logger: logger)
             var again: [PendingSave] = []
             for (save, outcome) in zip(group, outcomes) {
                 switch outcome {
@@ -85,65 +85,92 @@ extension PostgresStore {
         case transient(StrataError)
     }
 
-    /// Writes `transactions` in one database transaction (see ``save(_:)``).
+    /// Writes `transactions` in one database transaction (see ``save(_:)``):
+    /// first without savepoints (most groups: every save commits or meets
+    /// a version conflict before writing anything); when a save fails or
+    /// answers a uniqueness conflict after writing, the group is rolled
+    /// back and written again with a savepoint around each save.
     private static func writeGroup(_ transactions: [PostgresSaveTransaction], client: PostgresClient, mapping: PostgresStoreMapping, origin: String,
-                                   storeIdentifier: String, busyTimeout: Duration, place: String, logger: Logger) async -> [GroupOutcome] {
+                                   storeIdentifier: String, place: String, logger: Logger) async -> [GroupOutcome] {
         func failure(_ error: any Error) -> StrataError {
             if let error = error as? PSQLError, error.serverInfo?[.sqlState] == "55P03" {
                 return StrataError(.storeTimeout, "\(place): a save waited longer than the busy timeout for rows another save holds")
             }
             return PostgresErrors.strataError(error, failure: .storeSave, doing: "\(place): save")
         }
-        let timeout = max(1, busyTimeout.components.seconds * 1000 + busyTimeout.components.attoseconds / 1_000_000_000_000_000)
         do {
             return try await client.withConnection { connection in
                 let runner = PostgresStatementRunner(connection: connection, logger: logger)
-                try await runner.run(PostgresQuery(unsafeSQL: "BEGIN ISOLATION LEVEL READ COMMITTED"))
-                do {
-                    try await runner.run(PostgresQuery(unsafeSQL: "SET LOCAL lock_timeout = \(timeout)"))
-                    // Every key of the group first, before any save locks a row.
-                    var counts: [String: Int64] = [:]
-                    for transaction in transactions { counts.merge(transaction.keyCounts, uniquingKeysWith: +) }
-                    var next = try await PostgresSaveTransaction.reserveKeys(counts, mapping: mapping, runner: runner, place: place)
-                    var outcomes: [GroupOutcome] = []
-                    var token: Int64?
-                    for prepared in transactions {
-                        var transaction = prepared
-                        transaction.assignKeys(&next)
-                        try await runner.run(PostgresQuery(unsafeSQL: "SAVEPOINT strata_save"))
-                        do {
-                            let result = try await transaction.execute(connection, logger: logger)
-                            if case .committed(let commit) = result {
-                                token = try await PostgresHistory.record(runner, changes: transaction.changes, commit: commit, tombstones: transaction.tombstones, origin: origin)
-                                try await runner.run(PostgresQuery(unsafeSQL: "RELEASE SAVEPOINT strata_save"))
-                            } else {
-                                try await runner.run(PostgresQuery(unsafeSQL: "ROLLBACK TO SAVEPOINT strata_save"))
-                                try await runner.run(PostgresQuery(unsafeSQL: "RELEASE SAVEPOINT strata_save"))
-                            }
-                            outcomes.append(.done(.success(result)))
-                        } catch {
-                            // This save alone is undone; the group goes on.
-                            try await runner.run(PostgresQuery(unsafeSQL: "ROLLBACK TO SAVEPOINT strata_save"))
-                            try await runner.run(PostgresQuery(unsafeSQL: "RELEASE SAVEPOINT strata_save"))
-                            outcomes.append(isTransient(error) ? .transient(failure(error)) : .done(.failure(failure(error))))
-                        }
-                    }
-                    guard let token else {
-                        try await runner.run(PostgresQuery(unsafeSQL: "ROLLBACK"))
-                        return outcomes
-                    }
-                    try await PostgresHistory.notify(runner, storeIdentifier: storeIdentifier, token: token)
-                    try await runner.run(PostgresQuery(unsafeSQL: "COMMIT"))
+                if let outcomes = try await write(transactions, savepoints: false, runner: runner, mapping: mapping, origin: origin,
+                                                  storeIdentifier: storeIdentifier, place: place, failure: failure) {
                     return outcomes
-                } catch {
-                    _ = try? await runner.run(PostgresQuery(unsafeSQL: "ROLLBACK"))
-                    throw error
                 }
+                return try await write(transactions, savepoints: true, runner: runner, mapping: mapping, origin: origin,
+                                       storeIdentifier: storeIdentifier, place: place, failure: failure) ?? []
             }
         } catch {
             // The group's transaction failed (its connection, its commit):
             // every save of it fails, or is written again.
             return transactions.map { _ in isTransient(error) ? .transient(failure(error)) : .done(.failure(failure(error))) }
+        }
+    }
+
+    /// One database transaction of the group; nil (rolled back) when,
+    /// without `savepoints`, a save could not be kept apart from the others.
+    private static func write(_ transactions: [PostgresSaveTransaction], savepoints: Bool, runner: PostgresStatementRunner, mapping: PostgresStoreMapping,
+                              origin: String, storeIdentifier: String, place: String, failure: (any Error) -> StrataError) async throws -> [GroupOutcome]? {
+        try await runner.run(PostgresQuery(unsafeSQL: "BEGIN ISOLATION LEVEL READ COMMITTED"))
+        do {
+            // Every key of the group first, before any save locks a row.
+            var counts: [String: Int64] = [:]
+            for transaction in transactions { counts.merge(transaction.keyCounts, uniquingKeysWith: +) }
+            var next = try await PostgresSaveTransaction.reserveKeys(counts, mapping: mapping, runner: runner, place: place)
+            var outcomes: [GroupOutcome] = []
+            var committed: [PostgresHistory.Entry] = []
+            for prepared in transactions {
+                var transaction = prepared
+                transaction.assignKeys(&next)
+                if savepoints { try await runner.run(PostgresQuery(unsafeSQL: "SAVEPOINT strata_save")) }
+                do {
+                    let result = try await transaction.execute(runner.connection, logger: runner.logger)
+                    switch result {
+                    case .committed(let commit):
+                        committed.append(PostgresHistory.Entry(changes: transaction.changes, commit: commit, tombstones: transaction.tombstones))
+                        if savepoints { try await runner.run(PostgresQuery(unsafeSQL: "RELEASE SAVEPOINT strata_save")) }
+                    case .conflicts:
+                        // Answered by the version check, before any write.
+                        if savepoints { try await runner.run(PostgresQuery(unsafeSQL: "RELEASE SAVEPOINT strata_save")) }
+                    case .constraintConflicts:
+                        guard savepoints else {
+                            try await runner.run(PostgresQuery(unsafeSQL: "ROLLBACK"))
+                            return nil
+                        }
+                        try await runner.run(PostgresQuery(unsafeSQL: "ROLLBACK TO SAVEPOINT strata_save"))
+                        try await runner.run(PostgresQuery(unsafeSQL: "RELEASE SAVEPOINT strata_save"))
+                    }
+                    outcomes.append(.done(.success(result)))
+                } catch {
+                    guard savepoints else {
+                        try await runner.run(PostgresQuery(unsafeSQL: "ROLLBACK"))
+                        return nil
+                    }
+                    // This save alone is undone; the group goes on.
+                    try await runner.run(PostgresQuery(unsafeSQL: "ROLLBACK TO SAVEPOINT strata_save"))
+                    try await runner.run(PostgresQuery(unsafeSQL: "RELEASE SAVEPOINT strata_save"))
+                    outcomes.append(isTransient(error) ? .transient(failure(error)) : .done(.failure(failure(error))))
+                }
+            }
+            guard !committed.isEmpty else {
+                try await runner.run(PostgresQuery(unsafeSQL: "ROLLBACK"))
+                return outcomes
+            }
+            let token = try await PostgresHistory.record(runner, committed, origin: origin)
+            try await PostgresHistory.notify(runner, storeIdentifier: storeIdentifier, token: token)
+            try await runner.run(PostgresQuery(unsafeSQL: "COMMIT"))
+            return outcomes
+        } catch {
+            _ = try? await runner.run(PostgresQuery(unsafeSQL: "ROLLBACK"))
+            throw error
         }
     }
 

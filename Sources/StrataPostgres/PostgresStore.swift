@@ -1,6 +1,7 @@
 import Foundation
 import Logging
 import NIOConcurrencyHelpers
+import NIOPosix
 import PostgresNIO
 import StrataModel
 import StrataQuery
@@ -82,19 +83,28 @@ public actor PostgresStore: PersistentStore {
         let location = try PostgresStoreURL(url.absoluteString)
         let password = try location.password()
         try await location.probe(password: password, logger: logger)
-        let client = PostgresClient(configuration: try location.clientConfiguration(password: password), backgroundLogger: logger)
         let watcherConfiguration = try location.connectionConfiguration(password: password, applicationName: "strata-watcher")
-        let running = Task { await client.run() }
         let place = "PostgreSQL store \(location.displayName)"
+        // The schema is opened on a connection of its own (the pool is not
+        // running yet), closed afterwards.
         let opened: PostgresStoreOpening.Opened
         do {
-            opened = try await PostgresStoreOpening.open(client: client, schemaName: location.schema, model: model, configuration: description.configuration,
-                                                         readOnly: description.isReadOnly, migratesAutomatically: description.migratesAutomatically, logger: logger)
+            let connection = try await PostgresConnection.connect(on: MultiThreadedEventLoopGroup.singleton.any(),
+                                                                  configuration: try location.connectionConfiguration(password: password),
+                                                                  id: 0, logger: logger)
+            do {
+                opened = try await PostgresStoreOpening.open(connection: connection, schemaName: location.schema, model: model, configuration: description.configuration,
+                                                             readOnly: description.isReadOnly, migratesAutomatically: description.migratesAutomatically, logger: logger)
+            } catch {
+                try? await connection.close()
+                throw error
+            }
+            try? await connection.close()
         } catch {
-            running.cancel()
-            await running.value
-            throw error
+            throw PostgresErrors.strataError(error, failure: .storeOpen, doing: "opening \(place)")
         }
+        let client = PostgresClient(configuration: try location.clientConfiguration(password: password, lockTimeout: description.busyTimeout), backgroundLogger: logger)
+        let running = Task { await client.run() }
         let mapping = PostgresStoreMapping(postgres: opened.schema)
         self.identifier = opened.identifier
         self.storeDescription = description

@@ -37,7 +37,7 @@ package enum PostgresStoreOpening {
     }
 
     /// Opens the store of `model`'s `configuration` in the schema named
-    /// `schemaName`, through `client`, whose sessions must use
+    /// `schemaName`, on a connection of `client`, whose sessions must use
     /// `schemaName` as their `search_path`.
     package static func open(
         client: PostgresClient,
@@ -48,10 +48,31 @@ package enum PostgresStoreOpening {
         migratesAutomatically: Bool = true,
         logger: Logger
     ) async throws -> Opened {
+        do {
+            return try await client.withConnection { connection in
+                try await open(connection: connection, schemaName: schemaName, model: model, configuration: configuration, readOnly: readOnly,
+                               migratesAutomatically: migratesAutomatically, logger: logger)
+            }
+        } catch {
+            throw PostgresErrors.strataError(error, failure: .storeOpen, doing: "opening PostgreSQL schema \(schemaName)")
+        }
+    }
+
+    /// ``open(client:schemaName:model:configuration:readOnly:migratesAutomatically:logger:)``
+    /// on `connection` (whose `search_path` is `schemaName`).
+    package static func open(
+        connection: PostgresConnection,
+        schemaName: String,
+        model: ObjectModel,
+        configuration: String?,
+        readOnly: Bool = false,
+        migratesAutomatically: Bool = true,
+        logger: Logger
+    ) async throws -> Opened {
         let names = StoreOpening.entityNames(configuration: configuration, model: model).sorted()
         let place = "PostgreSQL schema \(schemaName)"
         do {
-            return try await openInTransaction(client: client, schemaName: schemaName, model: model, names: names, configuration: configuration, readOnly: readOnly,
+            return try await openInTransaction(connection: connection, schemaName: schemaName, model: model, names: names, configuration: configuration, readOnly: readOnly,
                                                migratesAutomatically: migratesAutomatically, place: place, logger: logger)
         } catch {
             throw PostgresErrors.strataError(error, failure: .storeOpen, doing: "opening \(place)")
@@ -59,7 +80,7 @@ package enum PostgresStoreOpening {
     }
 
     private static func openInTransaction(
-        client: PostgresClient,
+        connection: PostgresConnection,
         schemaName: String,
         model: ObjectModel,
         names: [String],
@@ -69,7 +90,7 @@ package enum PostgresStoreOpening {
         place: String,
         logger: Logger
     ) async throws -> Opened {
-        try await client.withTransaction(logger: logger) { connection in
+        try await connection.withTransaction(logger: logger) { connection in
             // Each statement sees what committed before it (a second opener,
             // once it has the lock, sees the first one's tables), whatever
             // the database's default isolation.

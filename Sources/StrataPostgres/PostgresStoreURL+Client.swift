@@ -21,13 +21,19 @@ extension PostgresStoreURL {
     /// Every session uses `searchPath` (the store's ``schema`` unless
     /// given) for unqualified names and `extra_float_digits` = 1 (Doubles
     /// written as text in their shortest exact form), and names itself
-    /// `strata` to the server. An unreadable root certificate file is
-    /// 134080.
-    package func clientConfiguration(password: String?, searchPath: String? = nil) throws(StrataError) -> PostgresClient.Configuration {
+    /// `strata` to the server; with `lockTimeout`, a wait for another
+    /// session's row lock fails past it. An unreadable root certificate
+    /// file is 134080.
+    package func clientConfiguration(password: String?, searchPath: String? = nil, lockTimeout: Duration? = nil) throws(StrataError) -> PostgresClient.Configuration {
         let tls: PostgresClient.Configuration.TLS = try tlsConfiguration().map { .require($0) } ?? .disable
         var configuration = PostgresClient.Configuration(host: host, port: port, username: user, password: password, database: database, tls: tls)
         configuration.options.maximumConnections = poolSize
         configuration.options.additionalStartupParameters = startupParameters(searchPath: searchPath)
+        if let lockTimeout {
+            // Milliseconds; a wait for another session's row lock longer than this fails (55P03).
+            let milliseconds = max(1, lockTimeout.components.seconds * 1000 + lockTimeout.components.attoseconds / 1_000_000_000_000_000)
+            configuration.options.additionalStartupParameters.append(("lock_timeout", String(milliseconds)))
+        }
         return configuration
     }
 
