@@ -18,11 +18,13 @@ import StrataQuery
 /// - NULL sorts first ascending and last descending (`NULLS FIRST` /
 ///   `NULLS LAST`), as the evaluator sorts.
 /// - Bound values are written `$1`, `$2`…
+/// - `MATCHES` with a constant pattern in the subset ICU and PostgreSQL
+///   read alike (``PostgresRegex``), as `~ '^(?:…)$'`.
 ///
 /// Refused with ``StrataError/Code/unsupported`` naming the construct,
 /// because PostgreSQL has nothing that agrees exactly: `LIKE` (its `_`
 /// and `%` count code points, the evaluator's `?` and `*` Characters),
-/// `MATCHES` (PostgreSQL's regular expressions are not ICU's), the exact
+/// other `MATCHES` (`[c]`, patterns outside the subset), the exact
 /// sum and average of Double values, a Double compared as a Decimal
 /// (``DecimalConversion`` gives nil outside Decimal's exponents, which
 /// PostgreSQL's `numeric` has), and the sum and average of Decimal values
@@ -88,8 +90,17 @@ package struct PostgresDialect: SQLDialect {
         throw StrataError(.unsupported, "the PostgreSQL store does not compile LIKE: PostgreSQL's wildcards count code points where Strata's count Characters")
     }
 
+    /// `subject ~ '^(?:pattern)$'` for a constant pattern in the subset
+    /// both dialects read alike (``PostgresRegex``); `[c]` and a pattern
+    /// that is not a constant are refused.
     package func matches(_ subject: SQLFragment, _ pattern: SQLFragment, caseInsensitive: Bool) throws(StrataError) -> SQLFragment {
-        throw StrataError(.unsupported, "the PostgreSQL store does not compile MATCHES: PostgreSQL's regular expressions are not ICU's")
+        guard !caseInsensitive else {
+            throw StrataError(.unsupported, "the PostgreSQL store does not compile MATCHES[c]: PostgreSQL's case-insensitive matching in the C collation folds ASCII letters only, ICU's every letter")
+        }
+        guard pattern.sql == "?", pattern.parameters.isEmpty, pattern.arguments.count == 1, case .text(let text) = pattern.arguments[0] else {
+            throw StrataError(.unsupported, "the PostgreSQL store compiles MATCHES with a constant pattern only (not a variable or a key path): it checks that PostgreSQL reads the pattern as ICU does")
+        }
+        return "(" + subject + " ~ " + SQLFragment.bind(.text(try PostgresRegex.wholeString(text))) + ")"
     }
 
     package func stringOrdering(_ lhs: SQLFragment, _ op: String, _ rhs: SQLFragment, constantSide: SQLConstantSide) -> SQLFragment {

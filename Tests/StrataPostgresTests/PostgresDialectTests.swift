@@ -32,6 +32,29 @@ import Testing
         #expect(dialect.orderTerm("x", ascending: false) == "x DESC NULLS LAST")
     }
 
+    @Test("MATCHES patterns in the common subset are translated; others are refused naming the construct")
+    func regexSubset() throws {
+        #expect(try PostgresRegex.wholeString("[A-Z].*") == #"^(?:[A-Z][^\n\r\u0085\u2028\u2029]*)$"#)
+        #expect(try PostgresRegex.wholeString("a|apple") == "^(?:a|apple)$")
+        #expect(try PostgresRegex.wholeString(#"(?:x\.y){2,3}[^a-c]+"#) == #"^(?:(?:x\.y){2,3}[^a-c]+)$"#)
+        let refused: [(String, String)] = [
+            (#"\d+"#, "escape"), (#"\w"#, "escape"), ("a*?", "lazy"), ("a++", "possessive"), ("^a", "anchor"), ("a$", "anchor"),
+            ("(?i)a", "(?"), ("(?=a)", "(?"), ("[[:alpha:]]", "bracket"), ("[a-]", "bracket"), ("a{300}", "bound"), ("[]", "bracket"),
+        ]
+        for (pattern, construct) in refused {
+            do {
+                _ = try PostgresRegex.wholeString(pattern)
+                Issue.record("\(pattern) was translated")
+            } catch {
+                #expect(error.code == .unsupported)
+                #expect(error.message.contains(construct), "\(pattern): \(error.message)")
+            }
+        }
+        let dialect = PostgresDialect()
+        #expect(throws: StrataError.self) { try dialect.matches(SQLFragment("x"), .bind(.text("a")), caseInsensitive: true) }
+        #expect(throws: StrataError.self) { try dialect.matches(SQLFragment("x"), SQLFragment("\"t0\".\"ZP\""), caseInsensitive: false) }
+    }
+
     @Test("Text holding U+0000 is refused, never cut")
     func nulText() {
         var bindings = PostgresBindings()
@@ -44,6 +67,26 @@ import Testing
 /// PostgreSQL's behaviour.
 @Suite(.enabled(if: PostgresTestServer.isEnabled, Comment(rawValue: PostgresTestServer.skipComment)), .timeLimit(.minutes(1)))
 struct PostgresDialectServerTests {
+    @Test("Every translated pattern matches on PostgreSQL exactly the strings ICU matches")
+    func regexAgreement() async throws {
+        let patterns = ["[A-Z].*", "a|apple", ".*[aeiou].*", "e.*", "(ab)+c?", "(?:x|y){2,3}", "[^a-c]+", ".", "..", "a.c", #"\.\*"#,
+                        "[0-9]{3}", "é+", "😀.*", "[α-ω]+", "e.clair", "(a|b)*", "[ -~]*"]
+        let subjects = ["", "a", "apple", "Apple", "abc", "a\nc", "a\rc", "a\u{2028}c", "a\u{85}c", "e\u{301}clair", "éclair", "😀 Smile",
+                        "ababc", "xyx", "xyxy", "123", ".*", "αβγ", "ab\n", "\n", "exclair", "e😀clair"]
+        try await PostgresTestServer.withClient { client in
+            for pattern in patterns {
+                let translated = try PostgresRegex.wholeString(pattern)
+                for subject in subjects {
+                    var matched: Bool?
+                    for try await value in try await client.query("SELECT \(subject) ~ \(translated)").decode(Bool.self) { matched = value }
+                    #expect(matched == (try RegexCache.matches(subject, pattern: pattern, caseInsensitive: false)),
+                            "\(pattern.debugDescription) against \(subject.debugDescription)")
+                }
+            }
+        }
+    }
+
+
     @Test("An integer @sum past 64 bits is an error, as in the evaluator, not a wider number")
     func integerSumOverflowFails() async throws {
         let sum = PostgresDialect().integerSum("x")
