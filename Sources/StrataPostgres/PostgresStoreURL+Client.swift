@@ -73,6 +73,8 @@ extension PostgresStoreURL {
             try await outcome.futureResult.get()
         } catch is ProbeTimeout {
             throw StrataError(.storeOpen, "cannot connect to PostgreSQL at \(host):\(port), database \(database), as \(user): no answer within \(timeout.nanoseconds / 1_000_000) ms")
+        } catch let error as PSQLError where error.code == .authMechanismRequiresPassword && password == nil {
+            throw StrataError(.storeOpen, "cannot connect to PostgreSQL at \(host):\(port), database \(database), as \(user): the server asks for a password and none is given (set PGPASSWORD, or passfile= in the URL: a file only its owner can read, holding the password)")
         } catch {
             throw StrataError(.storeOpen, "cannot connect to PostgreSQL at \(host):\(port), database \(database), as \(user): \(PostgresErrors.reason(error))")
         }

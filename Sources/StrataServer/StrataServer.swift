@@ -233,22 +233,15 @@ public actor StrataServer: Service {
                 var probe = ResolvedFetch(entityName: entity, predicate: .constant(true))
                 probe.limit = 1
                 let fetch = probe
-                let outcome = await withTaskGroup(of: String?.self) { group in
-                    group.addTask {
-                        do {
-                            _ = try await store.count(fetch)
-                            return nil
-                        } catch {
-                            return "\(error)"
-                        }
+                let outcome = await Self.answerWithin(Self.readinessDeadline) { () async -> String? in
+                    do {
+                        _ = try await store.count(fetch)
+                        return nil
+                    } catch {
+                        return "\(error)"
                     }
-                    group.addTask {
-                        try? await Task.sleep(for: Self.readinessDeadline)
-                        return "no answer within \(Self.readinessDeadline)"
-                    }
-                    let first = await group.next() ?? nil
-                    group.cancelAll()
-                    return first
+                } late: {
+                    "no answer within \(Self.readinessDeadline)"
                 }
                 if let outcome {
                     return "store \(core.redactor.redact(name)) does not answer: \(core.redactor.redact(outcome))"
@@ -265,6 +258,26 @@ public actor StrataServer: Service {
 
     /// How long ``readiness()`` waits for each store's answer.
     static let readinessDeadline: Duration = .seconds(2)
+
+    /// `body`'s answer, or `late()`'s once `deadline` has passed, without
+    /// waiting for `body` to finish (a query stuck behind a database lock
+    /// may not end when its task is cancelled).
+    static func answerWithin<T: Sendable>(_ deadline: Duration, _ body: @escaping @Sendable () async -> T, late: @escaping @Sendable () -> T) async -> T {
+        await withCheckedContinuation { (continuation: CheckedContinuation<T, Never>) in
+            let answered = NIOLockedValueBox(false)
+            let work = Task {
+                let value = await body()
+                if answered.withLockedValue({ done in defer { done = true }; return !done }) { continuation.resume(returning: value) }
+            }
+            Task {
+                try? await Task.sleep(for: deadline)
+                if answered.withLockedValue({ done in defer { done = true }; return !done }) {
+                    continuation.resume(returning: late())
+                    work.cancel()
+                }
+            }
+        }
+    }
 
     /// Follows other processes' saves to the stores (see
     /// ``ServerConfiguration/otherProcesses``), logging failures.

@@ -11,24 +11,37 @@ import StrataStore
 ///   ``PostgresStoreURL``); read-only as `postgres+readonly:URL`, so
 ///   that nothing is added to the URL's own query. The URL is checked
 ///   here: one that ``PostgresStoreURL`` refuses is a usage error saying
-///   why (``problem``), never repeating the URL.
+///   why (``problem``).
+///
+/// A value that cannot be used is a usage error that never repeats the
+/// value (a mistyped prefix can leave a password in it).
 struct StoreOption: ExpressibleByArgument, Sendable {
     var configuration: String
     var type: StoreDescription.StoreType
     var path: String
     var readOnly: Bool
-    /// Why a PostgreSQL URL cannot be used (reported by the command's
-    /// `validate()`: ArgumentParser's own message for an invalid value
-    /// repeats the value, and a URL may hold a password).
+    /// Why the value cannot be used, reported by the command's
+    /// `validate()` (never repeating the value: ArgumentParser's own
+    /// message for an invalid value would, and a URL may hold a password).
     var problem: String?
 
+    /// The option's usage, for messages.
+    static let usage = "expected CONFIG=TYPE:PATH[?readonly] with TYPE sqlite, binary or memory, or CONFIG=postgres:URL / CONFIG=postgres+readonly:URL"
+
+    /// Parses `argument`; never fails: a value that cannot be used keeps
+    /// the reason in ``problem``.
     init?(argument: String) {
-        guard let equals = argument.firstIndex(of: "=") else { return nil }
-        configuration = String(argument[..<equals])
-        var rest = Substring(argument[argument.index(after: equals)...])
+        configuration = ""
+        type = .inMemory
+        path = ""
         readOnly = false
         problem = nil
-        guard !configuration.isEmpty else { return nil }
+        guard let equals = argument.firstIndex(of: "="), equals != argument.startIndex else {
+            problem = Self.usage
+            return
+        }
+        configuration = String(argument[..<equals])
+        var rest = Substring(argument[argument.index(after: equals)...])
         for (prefix, isReadOnly) in [("postgres:", false), ("postgres+readonly:", true)] where rest.hasPrefix(prefix) {
             // The URL is kept whole: its query is its own.
             type = .postgres
@@ -54,9 +67,17 @@ struct StoreOption: ExpressibleByArgument, Sendable {
             typeName = rest
             path = ""
         }
-        guard let type = StoreDescription.StoreType(rawValue: String(typeName)), type != .remote, type != .postgres else { return nil }
+        guard let type = StoreDescription.StoreType(rawValue: String(typeName)), type != .remote, type != .postgres else {
+            problem = Self.usage
+            return
+        }
         self.type = type
-        guard type == .inMemory || !path.isEmpty else { return nil }
+        if type != .inMemory && path.isEmpty { problem = "a \(type.rawValue) store needs a path (\(Self.usage))" }
+    }
+
+    /// The store's name in messages: `CONFIG=TYPE` (never the location).
+    var label: String {
+        configuration.isEmpty ? "" : "\(configuration)=\(type == .postgres && readOnly ? "postgres+readonly" : type.rawValue)"
     }
 
     static var defaultCompletionKind: CompletionKind { .default }

@@ -42,7 +42,7 @@ struct StrataServerCommand: AsyncParsableCommand {
     @Option(help: "An Xcode model (.xcdatamodeld, .xcdatamodel or its contents file).")
     var model: String?
 
-    @Option(name: .customLong("store"), help: "CONFIG=TYPE:PATH[?readonly], TYPE one of sqlite, memory, binary (repeatable; PATH relative to --data-dir); or CONFIG=postgres:postgresql://USER@HOST[:PORT]/DB[?schema=NAME&pool=N&sslmode=MODE] (postgres+readonly: for read-only; password from PGPASSWORD or the URL's passfile). Default: one SQLite store per configuration.")
+    @Option(name: .customLong("store"), help: "CONFIG=TYPE:PATH[?readonly], TYPE one of sqlite, memory, binary (repeatable; PATH relative to --data-dir); or CONFIG=postgres:postgresql://USER@HOST[:PORT]/DB[?schema=NAME&pool=N&sslmode=MODE&sslrootcert=FILE&passfile=FILE] (postgres+readonly: for read-only; the password from PGPASSWORD or the passfile, a file holding only the password). Default: one SQLite store per configuration.")
     var stores: [StoreOption] = []
 
     @Option(help: "Directory for store files.")
@@ -149,8 +149,17 @@ struct StrataServerCommand: AsyncParsableCommand {
     static let maximumSeconds = 24 * 3600
 
     func validate() throws {
+        var schemas: [String: String] = [:]
         for store in stores {
-            if let problem = store.problem { throw ValidationError("--store \(store.configuration)=\(store.readOnly ? "postgres+readonly" : "postgres"): \(problem)") }
+            if let problem = store.problem { throw ValidationError("--store \(store.label.isEmpty ? "" : store.label + ": ")\(problem)") }
+            // Two configurations in one PostgreSQL schema would each find
+            // the other's tables: refused before anything is created.
+            if store.type == .postgres, let location = try? PostgresStoreURL(store.path) {
+                let key = "\(location.host):\(location.port)/\(location.database)/\(location.schema)"
+                if let other = schemas.updateValue(store.configuration, forKey: key) {
+                    throw ValidationError("--store \(other) and \(store.configuration) use one PostgreSQL schema (\(location.displayName)): each configuration needs a schema of its own")
+                }
+            }
         }
         guard logFormat == "text" || logFormat == "json" else { throw ValidationError("--log-format must be text or json") }
         guard Logger.Level(rawValue: logLevel) != nil else {

@@ -71,6 +71,13 @@ struct PostgresTLSTests {
         await #expect(throws: StrataError.self) {
             try await rightCA.probe(password: "wrong", logger: Logger(label: "strata.tests.postgres"))
         }
+        // No password at all: the error says where one comes from.
+        do {
+            try await rightCA.probe(password: nil, logger: Logger(label: "strata.tests.postgres"))
+            Issue.record("a connection without a password was accepted")
+        } catch {
+            #expect(error.message.contains("PGPASSWORD") && error.message.contains("passfile"), "\(error.message)")
+        }
         let location = try PostgresStoreURL("postgresql://me@127.0.0.1/db?sslmode=verify-full&sslrootcert=\(certificates.directory.path)/none.pem")
         #expect(throws: StrataError.self) { try location.clientConfiguration(password: nil) }
     }

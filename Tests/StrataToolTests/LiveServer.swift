@@ -179,6 +179,30 @@ struct ServerExecutableTests {
         #expect(run.stderr.contains("--store"))
     }
 
+    @Test("A --store value it cannot use is refused without being repeated (a mistyped prefix may leave a password in it)", arguments: [
+        "Book=postgresql://strata:Secret1@127.0.0.1:5432/db",
+        "Book=postgres+ro:postgresql://strata:Secret1@127.0.0.1/db",
+        "postgresql://strata:Secret1@127.0.0.1/db",
+        "=sqlite:Secret1.sqlite",
+        "Book=postgres:postgresql://strata:Secret1@127.0.0.1/db",
+    ])
+    func storeValuesAreNotRepeated(value: String) throws {
+        let run = try Executables.run("strata-server", ["--store", value, "--port", "0"], timeout: 10)
+        #expect(run.status != 0)
+        #expect(run.stderr.contains("--store"), "\(run.stderr)")
+        #expect(!run.stderr.contains("Secret1"), "\(run.stderr)")
+    }
+
+    @Test("Two configurations in one PostgreSQL schema are refused before anything is opened")
+    func oneSchemaPerConfiguration() throws {
+        let run = try Executables.run("strata-server", [
+            "--store", "Book=postgres:postgresql://strata@127.0.0.1:1/db?schema=shared",
+            "--store", "Feedback=postgres:postgresql://strata@127.0.0.1:1/db?schema=shared", "--port", "0",
+        ], timeout: 10)
+        #expect(run.status != 0)
+        #expect(run.stderr.contains("a schema of its own"), "\(run.stderr)")
+    }
+
     @Test("Refuses out-of-range intervals, timeouts and sizes with the option's name instead of trapping", arguments: [
         ["--history-retention", "9999999999999999"],
         ["--history-retention", "0"],

@@ -1096,7 +1096,7 @@ public nonisolated struct Strata_V1_ConfigurationInfo: Sendable {
   /// The store serving it.
   public var storeID: String = String()
 
-  /// "sqlite", "memory" or "binary".
+  /// "sqlite", "memory", "binary" or "postgres".
   public var storeType: String = String()
 
   public var readOnly: Bool = false
