@@ -185,6 +185,9 @@ struct ServerExecutableTests {
         "postgresql://strata:Secret1@127.0.0.1/db",
         "=sqlite:Secret1.sqlite",
         "Book=postgres:postgresql://strata:Secret1@127.0.0.1/db",
+        "Book=postgres:postgresql://user@127.0.0.1/Secret1?nonsense=1",
+        "Book=postgres:mysql://user@127.0.0.1/Secret1",
+        "Book=postgres+readonly:",
     ])
     func storeValuesAreNotRepeated(value: String) throws {
         let run = try Executables.run("strata-server", ["--store", value, "--port", "0"], timeout: 10)
