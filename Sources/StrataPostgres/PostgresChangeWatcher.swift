@@ -1,5 +1,6 @@
 import Foundation
 import Logging
+import NIOConcurrencyHelpers
 import NIOPosix
 import PostgresNIO
 import StrataModel
@@ -138,20 +139,41 @@ struct PostgresChangeWatcher: Sendable {
     }
 
     /// `body`'s result, or, past ``readDeadline``, the connection closed
-    /// and 134090 thrown.
+    /// and an error thrown, without waiting for `body` (run in a task of
+    /// its own): a query on a connection the server cut may never answer,
+    /// and awaiting it would hang the watcher for good. Cancelled, the
+    /// connection is closed, which ends the query.
     private func withinDeadline<T: Sendable>(_ connection: PostgresConnection, _ body: @escaping @Sendable () async throws -> T) async throws -> T {
         let deadline = readDeadline
-        return try await withThrowingTaskGroup(of: T?.self) { group in
-            group.addTask { try await body() }
-            group.addTask {
-                try await Task.sleep(for: deadline)
-                return nil
+        let place = self.place
+        let settled = NIOLockedValueBox(false)
+        func first() -> Bool { settled.withLockedValue { done in defer { done = true }; return !done } }
+        let work = NIOLockedValueBox<Task<Void, Never>?>(nil)
+        return try await withTaskCancellationHandler {
+            try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<T, any Error>) in
+                work.withLockedValue { task in
+                    task = Task {
+                        do {
+                            let value = try await body()
+                            if first() { continuation.resume(returning: value) }
+                        } catch {
+                            if first() { continuation.resume(throwing: error) }
+                        }
+                    }
+                }
+                Task {
+                    try? await Task.sleep(for: deadline)
+                    if first() {
+                        try? await connection.close()
+                        continuation.resume(throwing: StrataError(.storeTimeout, "\(place): reading history took longer than \(deadline); the connection is taken as lost"))
+                    }
+                }
             }
-            defer { group.cancelAll() }
-            guard let first = try await group.next() else { throw CancellationError() }
-            if let value = first { return value }
-            try? await connection.close()
-            throw StrataError(.storeTimeout, "\(place): reading history took longer than \(deadline); the connection is taken as lost")
+        } onCancel: {
+            // Closing the connection ends the body's query; should it not,
+            // the deadline still answers.
+            connection.close().whenComplete { _ in }
+            work.withLockedValue { $0?.cancel() }
         }
     }
 }
