@@ -151,21 +151,25 @@ struct PostgresChangeWatcher: Sendable {
         let work = NIOLockedValueBox<Task<Void, Never>?>(nil)
         return try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<T, any Error>) in
+                // The deadline first, so that the read can stop it: a read
+                // per notification must not leave a sleeping task behind.
+                let timer = Task {
+                    try? await Task.sleep(for: deadline)
+                    if !Task.isCancelled, first() {
+                        try? await connection.close()
+                        continuation.resume(throwing: StrataError(.storeTimeout, "\(place): reading history took longer than \(deadline); the connection is taken as lost"))
+                    }
+                }
                 work.withLockedValue { task in
                     task = Task {
                         do {
                             let value = try await body()
+                            timer.cancel()
                             if first() { continuation.resume(returning: value) }
                         } catch {
+                            timer.cancel()
                             if first() { continuation.resume(throwing: error) }
                         }
-                    }
-                }
-                Task {
-                    try? await Task.sleep(for: deadline)
-                    if first() {
-                        try? await connection.close()
-                        continuation.resume(throwing: StrataError(.storeTimeout, "\(place): reading history took longer than \(deadline); the connection is taken as lost"))
                     }
                 }
             }
