@@ -72,6 +72,10 @@ extension PostgresStore {
                     }
                 }
             }
+            // Every save is answered, whatever the group's outcome list holds.
+            for save in group.dropFirst(outcomes.count) {
+                save.continuation.resume(throwing: StrataError(.storeSave, "\(place): the save's group ended without its outcome"))
+            }
             pendingSaves.insert(contentsOf: again, at: 0)
         }
         isCommitting = false
