@@ -85,26 +85,7 @@ stop_strata() { kill "$STRATA_PID" 2>/dev/null || true; wait "$STRATA_PID" 2>/de
 cpu_ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; }
 # CPU ticks of every PostgreSQL process, with the backends the postmaster
 # has reaped (its children's time).
-pg_cpu_ticks() {
-    python3 - "$PGWORK/data/postmaster.pid" <<'PY'
-import os, sys
-postmaster = int(open(sys.argv[1]).readline())
-total = 0
-for pid in os.listdir("/proc"):
-    if not pid.isdigit():
-        continue
-    try:
-        fields = open(f"/proc/{pid}/stat").read().rsplit(")", 1)[1].split()
-    except OSError:
-        continue
-    ppid = int(fields[1])
-    if int(pid) == postmaster:
-        total += int(fields[11]) + int(fields[12]) + int(fields[13]) + int(fields[14])
-    elif ppid == postmaster:
-        total += int(fields[11]) + int(fields[12])
-print(total)
-PY
-}
+pg_cpu_ticks() { python3 Tools/benchmark/postgres-cpu-ticks.py "$PGWORK/data/postmaster.pid"; }
 # "SAVES GROUPS" committed to the Book store so far, from the admin port's
 # strata_commit_group_size histogram.
 commit_groups() {

@@ -23,17 +23,6 @@ import Testing
         )
     }
 
-    private func expectError(_ code: StrataError.Code, _ body: () async throws -> Void) async {
-        do {
-            try await body()
-            Issue.record("expected error \(code.rawValue)")
-        } catch let error as StrataError {
-            #expect(error.code == code, "\(error)")
-        } catch {
-            Issue.record("expected a StrataError \(code.rawValue), got \(error)")
-        }
-    }
-
     @Test func historyCanBeTurnedOffOnlyForAFileWithoutIt() async throws {
         let directory = try SQLiteTestDirectory()
         defer { directory.remove() }

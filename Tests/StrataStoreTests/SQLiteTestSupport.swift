@@ -2,6 +2,7 @@ import Foundation
 import GRDB
 import StrataModel
 import StrataQuery
+import Testing
 @testable import StrataStore
 @testable import StrataSQLite
 
@@ -207,5 +208,17 @@ extension SQLiteStore {
             includesSubentities: subentities
         )
         return try PredicateResolver(model: model).resolve(request)
+    }
+}
+
+/// Expects `body` to throw a ``StrataError`` with `code`.
+func expectError(_ code: StrataError.Code, sourceLocation: SourceLocation = #_sourceLocation, _ body: () async throws -> Void) async {
+    do {
+        try await body()
+        Issue.record("expected error \(code.rawValue)", sourceLocation: sourceLocation)
+    } catch let error as StrataError {
+        #expect(error.code == code, "\(error)", sourceLocation: sourceLocation)
+    } catch {
+        Issue.record("expected a StrataError \(code.rawValue), got \(error)", sourceLocation: sourceLocation)
     }
 }

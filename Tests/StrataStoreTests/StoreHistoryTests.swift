@@ -37,17 +37,6 @@ import Testing
         return { watcher.updates(after: $0, pollInterval: .milliseconds(5)) }
     }
 
-    private func expectError(_ code: StrataError.Code, _ body: () async throws -> Void) async {
-        do {
-            try await body()
-            Issue.record("expected error \(code.rawValue)")
-        } catch let error as StrataError {
-            #expect(error.code == code, "\(error)")
-        } catch {
-            Issue.record("expected a StrataError \(code.rawValue), got \(error)")
-        }
-    }
-
     @Test(arguments: Self.kinds)
     func everyCommittedSaveRecordsOneTransaction(_ kind: StoreKind) async throws {
         let directory = try SQLiteTestDirectory()

@@ -52,25 +52,7 @@ PSQL=(psql -h 127.0.0.1 -p "$PGPORT" -U strata -v ON_ERROR_STOP=1 -q strata_test
 command -v pgbench > /dev/null || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq postgresql-contrib > /dev/null; }
 
 cpu_ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; }
-pg_cpu_ticks() {
-    python3 - "$STRATA_POSTGRES_DIR/data/postmaster.pid" <<'PY'
-import os, sys
-postmaster = int(open(sys.argv[1]).readline())
-total = 0
-for pid in os.listdir("/proc"):
-    if not pid.isdigit():
-        continue
-    try:
-        fields = open(f"/proc/{pid}/stat").read().rsplit(")", 1)[1].split()
-    except OSError:
-        continue
-    if int(pid) == postmaster:
-        total += int(fields[11]) + int(fields[12]) + int(fields[13]) + int(fields[14])
-    elif int(fields[1]) == postmaster:
-        total += int(fields[11]) + int(fields[12])
-print(total)
-PY
-}
+pg_cpu_ticks() { python3 Tools/benchmark/postgres-cpu-ticks.py "$STRATA_POSTGRES_DIR/data/postmaster.pid"; }
 us_per() { python3 -c "import os,sys; t=float(sys.argv[1]); n=float(sys.argv[2]); print(round(t / os.sysconf('SC_CLK_TCK') * 1e6 / n, 1) if n else 'n/a')" "$1" "$2"; }
 json() { python3 -c "import json,sys; d=json.load(open(sys.argv[1])); v=d
 for k in sys.argv[2].split('.'): v=v[k]
