@@ -11,7 +11,7 @@ import Synchronization
 /// limits; whether large answers are compressed; when the client last
 /// sent a frame.
 final class ConnectionState: Sendable {
-    /// When the client last sent a frame.
+    /// When the client last sent a frame or had its last request answered.
     let activity = ActivityClock()
     /// The frame decoder's payload limit, as the state machine sets it:
     /// ``WireProtocol/helloFrameBytes`` until the hello is accepted, then
@@ -41,7 +41,7 @@ final class ConnectionState: Sendable {
 
     init(eventLoop: (any EventLoop)? = nil, maxRequestsInFlight: Int = ServerConfiguration().maxRequestsInFlight, maxFrameBytes: Int = WireProtocol.defaultMaxFrameBytes) {
         self.eventLoop = eventLoop
-        limiter = InFlightLimiter(limit: maxRequestsInFlight)
+        limiter = InFlightLimiter(limit: maxRequestsInFlight, activity: activity)
         let machine = ConnectionStateMachine(maxFrameBytes: maxFrameBytes)
         frameLimit = FrameLimit(machine.frameLimit)
         self.machine = NIOLockedValueBox(machine)

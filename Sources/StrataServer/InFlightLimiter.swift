@@ -14,9 +14,15 @@ final class InFlightLimiter: Sendable {
     }
 
     private let state: NIOLockedValueBox<State>
+    /// Touched when the last running request ends, so that a connection's
+    /// idle time counts from its last answer, not from the frame that asked
+    /// for it (a save slower than the idle timeout must not leave its client
+    /// closed the moment it is answered).
+    private let activity: ActivityClock?
 
-    init(limit: Int) {
+    init(limit: Int, activity: ActivityClock? = nil) {
         state = NIOLockedValueBox(State(available: max(1, limit)))
+        self.activity = activity
     }
 
     /// Requests running now.
@@ -76,6 +82,8 @@ final class InFlightLimiter: Sendable {
             state.available += 1
             state.running -= 1
             guard state.running == 0 else { return (nil, []) }
+            // Under the lock: whoever then sees nothing running sees the touch.
+            activity?.touch()
             defer { state.idleWaiters.removeAll() }
             return (nil, state.idleWaiters)
         }

@@ -148,14 +148,16 @@ struct ServerConnection {
     }
 
     /// Closes the connection once it has been idle for `timeout`: no frame
-    /// received, no request running, no subscription.
+    /// received and no request answered, none running, no subscription.
     private func watchIdleness(session: Session, limiter: InFlightLimiter, timeout: Duration) async {
         let tick = max(timeout / 4, .milliseconds(10))
         while !Task.isCancelled {
             try? await Task.sleep(for: tick)
             if Task.isCancelled { return }
-            let idle = session.activity.idleTime >= timeout
-            if idle, limiter.running == 0, await !session.hasSubscriptions {
+            // Running requests first: the last one to end touches the clock
+            // under the limiter's lock, so its answer restarts the wait.
+            guard limiter.running == 0, session.activity.idleTime >= timeout else { continue }
+            if await !session.hasSubscriptions {
                 logger.debug("closing idle connection")
                 state.stopReading(.idle)
                 try? await session.writer.send(requestID: 0, status: WireError(.unavailable, "connection idle for \(timeout): closing").status)

@@ -88,6 +88,28 @@ struct InFlightLimiterTests {
         #expect(peak.value >= 1)
         #expect(limiter.running == 0)
     }
+
+    @Test("The last request to end restarts the connection's idle time; one ending beside another does not")
+    func theLastAnswerRestartsIdleTime() async throws {
+        let activity = ActivityClock()
+        let limiter = InFlightLimiter(limit: 2, activity: activity)
+        #expect(limiter.tryAcquire())
+        #expect(limiter.tryAcquire())
+        // The requests run longer than the wait below: the frame that asked
+        // for them is by then this long ago.
+        try await Task.sleep(for: .milliseconds(200))
+        #expect(activity.idleTime >= .milliseconds(200))
+
+        limiter.release()
+        // One still runs: the connection is not idle, and its clock is the
+        // frame's (the watchdog does not close while a request runs).
+        #expect(limiter.running == 1)
+        #expect(activity.idleTime >= .milliseconds(200))
+
+        limiter.release()
+        #expect(limiter.running == 0)
+        #expect(activity.idleTime < .milliseconds(200), "idle for \(activity.idleTime) right after the last answer")
+    }
 }
 
 /// How many tasks are inside at once, and the most there ever were.
