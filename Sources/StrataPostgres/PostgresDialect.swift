@@ -20,11 +20,13 @@ import StrataQuery
 /// - Bound values are written `$1`, `$2`…
 /// - `MATCHES` with a constant pattern in the subset ICU and PostgreSQL
 ///   read alike (``PostgresRegex``), as `~ '^(?:…)$'`.
+/// - `LIKE`, as a regular expression over the Characters of the stored
+///   text (``PostgresLike``): PostgreSQL's own `_` and `%` count code
+///   points, the evaluator's `?` and `*` Characters.
 ///
 /// Refused with ``StrataError/Code/unsupported`` naming the construct,
-/// because PostgreSQL has nothing that agrees exactly: `LIKE` (its `_`
-/// and `%` count code points, the evaluator's `?` and `*` Characters),
-/// other `MATCHES` (`[c]`, patterns outside the subset), the exact
+/// because PostgreSQL has nothing that agrees exactly: `LIKE` of a
+/// computed value or with a computed pattern, other `MATCHES` (`[c]`, patterns outside the subset), the exact
 /// sum and average of Double values, a Double compared as a Decimal
 /// (``DecimalConversion`` gives nil outside Decimal's exponents, which
 /// PostgreSQL's `numeric` has), and the sum and average of Decimal values
@@ -45,7 +47,7 @@ package struct PostgresDialect: SQLDialect {
     package func asDecimal(_ expression: SQLFragment, from type: AttributeType) throws(StrataError) -> SQLFragment {
         switch type {
         case .double, .float:
-            throw StrataError(.unsupported, "the PostgreSQL store does not compare a Double as a Decimal: Strata has no Decimal for Doubles outside Decimal's exponents, PostgreSQL's numeric does")
+            return Self.doubleAsDecimal(expression)
         default:
             return "CAST(" + expression + " AS numeric)"
         }
@@ -55,23 +57,27 @@ package struct PostgresDialect: SQLDialect {
         guard PostgresSchema.foldings.contains(options) else {
             throw StrataError(.unsupported, "the PostgreSQL store keeps no copy of strings folded with options \(options.rawValue)")
         }
-        guard expression.arguments.isEmpty, let folded = Self.foldedColumnReference(expression.sql, options) else {
+        guard expression.arguments.isEmpty, let folded = Self.companionReference(expression.sql, .folded(options)) else {
             throw StrataError(.unsupported, "the PostgreSQL store compares [c]/[d] strings through the folded copies of stored string attributes only; it cannot fold a computed value")
         }
         return SQLFragment(folded)
     }
 
-    /// `"tN"."NAME"` as `"tN"."NAME__F<options>"`; nil for anything but a
-    /// column reference the compiler wrote.
-    static func foldedColumnReference(_ sql: String, _ options: StringComparisonOptions) -> String? {
+    /// `"tN"."NAME"` as `"tN"."NAME__F<options>"` (or another companion's
+    /// column); nil for anything but a column reference the compiler wrote.
+    static func companionReference(_ sql: String, _ companion: PostgresCompanion) -> String? {
+        columnReference(sql).map { "\($0.alias).\"\(companion.column($0.column))\"" }
+    }
+
+    /// The alias and column of `"tN"."NAME"`; nil for anything else.
+    static func columnReference(_ sql: String) -> (alias: Substring, column: String)? {
         // The compiler writes a column as alias.column, both quoted; names
         // are the layout's, which never hold a quote.
         let parts = sql.split(separator: ".", omittingEmptySubsequences: false)
         guard parts.count == 2,
               parts.allSatisfy({ $0.count >= 3 && $0.first == "\"" && $0.last == "\"" && $0.dropFirst().dropLast().allSatisfy { $0 != "\"" } })
         else { return nil }
-        let column = String(parts[1].dropFirst().dropLast())
-        return "\(parts[0]).\"\(PostgresSchema.foldedColumn(column, options))\""
+        return (parts[0], String(parts[1].dropFirst().dropLast()))
     }
 
     package func stringOperator(_ op: StringOperators.Operator, _ subject: SQLFragment, _ needle: SQLFragment) -> SQLFragment {
@@ -86,8 +92,44 @@ package struct PostgresDialect: SQLDialect {
         }
     }
 
-    package func like(_ subject: SQLFragment, _ pattern: SQLFragment) throws(StrataError) -> SQLFragment {
-        throw StrataError(.unsupported, "the PostgreSQL store does not compile LIKE: PostgreSQL's wildcards count code points where Strata's count Characters")
+    /// The units of the (folded) subject, kept beside its column, against
+    /// the pattern as ``PostgresLike`` writes it:
+    /// `COALESCE("tN"."NAME__L<options>", <folded subject>) ~ '^…$'`. A
+    /// constant pattern is translated here; a stored string attribute's is
+    /// translated by PostgreSQL from its own units, row by row
+    /// (``PostgresLike/regexSQL(units:)``). A computed subject or pattern is
+    /// refused.
+    package func like(_ subject: SQLFragment, _ pattern: SQLFragment, options: StringComparisonOptions) throws(StrataError) -> SQLFragment {
+        guard subject.arguments.isEmpty, let units = Self.companionReference(subject.sql, .likeUnits(options)) else {
+            throw StrataError(.unsupported, "the PostgreSQL store compiles LIKE on stored string attributes only (it matches the copies it keeps beside them); it cannot match a computed value")
+        }
+        let folded = options.isEmpty ? subject : try fold(subject, options)
+        let regex: SQLFragment
+        if let text = Self.constantText(pattern) {
+            regex = .bind(.text(PostgresLike.regex(text)))
+        } else if pattern.arguments.isEmpty, let patternUnits = Self.likeUnits(ofFolded: pattern.sql, options) {
+            regex = SQLFragment(PostgresLike.regexSQL(units: patternUnits))
+        } else {
+            throw StrataError(.unsupported, "the PostgreSQL store compiles LIKE with a constant pattern or a stored string attribute's, not a computed one")
+        }
+        return "(COALESCE(" + SQLFragment(units) + ", " + folded + ") ~ " + regex + ")"
+    }
+
+    /// The units of a stored string column already folded with `options`
+    /// (`"tN"."NAME"`, or `"tN"."NAME__F<options>"`):
+    /// `COALESCE("tN"."NAME__L<options>", …)`.
+    static func likeUnits(ofFolded sql: String, _ options: StringComparisonOptions) -> String? {
+        guard let (alias, column) = columnReference(sql) else { return nil }
+        let suffix = options.isEmpty ? "" : String(PostgresSchema.foldedColumn("", options))
+        guard column.hasSuffix(suffix), column.count > suffix.count else { return nil }
+        let base = String(column.dropLast(suffix.count))
+        return "COALESCE(\(alias).\"\(PostgresSchema.likeColumn(base, options))\", \(sql))"
+    }
+
+    /// The text of a bound constant; nil for anything else.
+    private static func constantText(_ fragment: SQLFragment) -> String? {
+        guard fragment.sql == "?", fragment.parameters.isEmpty, fragment.arguments.count == 1, case .text(let text) = fragment.arguments[0] else { return nil }
+        return text
     }
 
     /// `subject ~ '^(?:pattern)$'` for a constant pattern in the subset
@@ -97,7 +139,7 @@ package struct PostgresDialect: SQLDialect {
         guard !caseInsensitive else {
             throw StrataError(.unsupported, "the PostgreSQL store does not compile MATCHES[c]: PostgreSQL's case-insensitive matching in the C collation folds ASCII letters only, ICU's every letter")
         }
-        guard pattern.sql == "?", pattern.parameters.isEmpty, pattern.arguments.count == 1, case .text(let text) = pattern.arguments[0] else {
+        guard let text = Self.constantText(pattern) else {
             throw StrataError(.unsupported, "the PostgreSQL store compiles MATCHES with a constant pattern only (not a variable or a key path): it checks that PostgreSQL reads the pattern as ICU does")
         }
         return "(" + subject + " ~ " + SQLFragment.bind(.text(try PostgresRegex.wholeString(text))) + ")"
@@ -107,8 +149,8 @@ package struct PostgresDialect: SQLDialect {
         "(" + lhs + " COLLATE \"C\" \(op) " + rhs + ")"
     }
 
-    package func doubleSum(_ column: String) throws(StrataError) -> String {
-        throw StrataError(.unsupported, "the PostgreSQL store does not compile @sum or @avg of Double values: PostgreSQL's sum is not exact")
+    package func doubleSum(_ column: String) -> String {
+        Self.exactDoubleSum(column)
     }
 
     package func integerSum(_ column: String) -> String {
@@ -135,6 +177,16 @@ package struct PostgresDialect: SQLDialect {
         default:
             "\(function)(\(column))"
         }
+    }
+
+    /// The folded copy of the row holding the extreme string: the strings
+    /// that tie hold the same copy.
+    package func foldedExtremum(_ function: String, _ column: String, _ options: StringComparisonOptions, from: SQLFragment) throws(StrataError) -> SQLFragment {
+        guard let folded = Self.companionReference(column, .folded(options)) else {
+            throw StrataError(.unsupported, "the PostgreSQL store compares [c]/[d] strings through the folded copies of stored string attributes only; it cannot fold a computed value")
+        }
+        let order = function == "MIN" ? "ASC" : "DESC"
+        return "(SELECT \(folded) " + from + " AND \(column) IS NOT NULL ORDER BY \(column) COLLATE \"C\" \(order) LIMIT 1)"
     }
 
     package func orderTerm(_ expression: String, ascending: Bool) -> String {

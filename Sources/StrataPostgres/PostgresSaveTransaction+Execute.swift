@@ -78,9 +78,11 @@ extension PostgresSaveTransaction {
                 if let target = assignment.reference { value = .integer(try key(of: target)) }
                 values.append(value)
                 sql += "\(Self.q(assignment.column)) = $\(values.count), "
-                for (folded, options) in update.entity.extras.foldedColumns[assignment.column] ?? [] {
-                    values.append(Self.folded(value, options))
-                    sql += "\(Self.q(folded)) = $\(values.count), "
+                if let companions = update.entity.extras.companionColumns[assignment.column] {
+                    for (column, companion) in zip(companions, PostgresCompanion.values(value)) {
+                        values.append(companion)
+                        sql += "\(Self.q(column)) = $\(values.count), "
+                    }
                 }
             }
             values.append(.integer(update.key))
@@ -158,12 +160,6 @@ extension PostgresSaveTransaction {
                 return value.isNull ? nil : (field.name, field.type, value)
             }
         }
-    }
-
-    /// A text value's folded copy (NULL for anything else).
-    static func folded(_ value: SQLValue, _ options: StringComparisonOptions) -> SQLValue {
-        guard case .text(let text) = value else { return .null }
-        return .text(StringFolding.fold(text, options))
     }
 
     /// The columns of `entity`'s uniqueness constraints (its own and its
@@ -334,7 +330,7 @@ extension PostgresSaveTransaction {
         var start = 0
         while start < inserts.count {
             let entity = inserts[start].entity
-            let width = entity.insertColumns.count + entity.extras.foldedCells.count
+            let width = entity.insertColumns.count + entity.extras.companionCellCount
             let rowsPerStatement = max(1, Self.maximumBindings / width)
             var end = start + 1
             while end < inserts.count, end - start < rowsPerStatement, inserts[end].entity === entity { end += 1 }
@@ -351,9 +347,11 @@ extension PostgresSaveTransaction {
                     sql += position == 0 ? "$\(values.count)" : position == 2 ? ", 1, $\(values.count)" : ", $\(values.count)"
                 }
                 if inserts[i].cells.count == 2 { sql += ", 1" }
-                for folded in entity.extras.foldedCells {
-                    values.append(Self.folded(inserts[i].cells[folded.source], folded.options))
-                    sql += ", $\(values.count)"
+                for position in entity.extras.textPositions {
+                    for companion in PostgresCompanion.values(inserts[i].cells[position]) {
+                        values.append(companion)
+                        sql += ", $\(values.count)"
+                    }
                 }
                 sql += ")"
             }

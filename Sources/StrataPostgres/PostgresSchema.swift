@@ -3,8 +3,9 @@ import StrataQuery
 
 /// The PostgreSQL tables of a store: the same layout as the SQLite store's
 /// (``SQLSchema``: table, column and index names, `Z_PK`, `Z_ENT`,
-/// `Z_OPT`, join tables, order columns), with PostgreSQL's column types and
-/// a folded copy of every string column for `[c]`, `[d]` and `[cd]`.
+/// `Z_OPT`, join tables, order columns), with PostgreSQL's column types and,
+/// beside every string column, its ``PostgresCompanion`` columns: folded
+/// copies for `[c]`, `[d]` and `[cd]`, and the units `LIKE` matches.
 ///
 /// Column types: integers `bigint`; Booleans `smallint` (0 and 1, compared
 /// as the evaluator compares them, as numbers); Double, Float and Date
@@ -14,7 +15,8 @@ import StrataQuery
 /// `bytea`; UUID `uuid`. Keys, entity numbers and versions are `bigint`.
 ///
 /// PostgreSQL cuts identifiers at 63 bytes; a layout with a longer name
-/// (after the folded columns' `__F1`…`__F3` suffixes) is refused.
+/// (after the companions' `__F1`…`__L3` suffixes) is refused, as is one
+/// where a column's name is a companion's of another.
 package struct PostgresSchema: Sendable {
     /// The layout.
     package let layout: SQLSchema
@@ -28,6 +30,12 @@ package struct PostgresSchema: Sendable {
         "\(column)__F\(options.rawValue)"
     }
 
+    /// The name of the column holding the ``PostgresLike`` units of
+    /// `column`'s values folded with `options` (none included).
+    package static func likeColumn(_ column: String, _ options: StringComparisonOptions) -> String {
+        "\(column)__L\(options.rawValue)"
+    }
+
     /// The longest identifier PostgreSQL keeps whole.
     package static let identifierLimit = 63
 
@@ -37,9 +45,14 @@ package struct PostgresSchema: Sendable {
         var names: [String] = []
         for table in layout.tables {
             names.append(table.name)
+            var columns: Set<String> = []
             for column in table.columns {
-                names.append(column.name)
-                if isText(column) { names += Self.foldings.map { Self.foldedColumn(column.name, $0) } }
+                var own = [column.name]
+                if isText(column) { own += PostgresCompanion.all.map { $0.column(column.name) } }
+                for name in own where !columns.insert(name).inserted {
+                    throw StrataError(.storeOpen, "the PostgreSQL store cannot hold table '\(table.name)': column '\(name)' is also the name of a copy it keeps beside a text column")
+                }
+                names += own
             }
         }
         for join in layout.joinTables { names.append(join.name) }
@@ -55,7 +68,7 @@ package struct PostgresSchema: Sendable {
         return layout.model.attribute(named: name, in: entity)?.type
     }
 
-    /// Whether `column` holds text (and has folded copies).
+    /// Whether `column` holds text (and has companions).
     package func isText(_ column: SQLSchema.Column) -> Bool {
         switch attributeType(of: column) {
         case .string?, .uri?: true
@@ -90,7 +103,7 @@ package struct PostgresSchema: Sendable {
         return layout.createStatements(keyType: "bigint") { column in
             var definitions = [quote(column.name) + " " + columnType(column)]
             if isText(column) {
-                definitions += Self.foldings.map { quote(Self.foldedColumn(column.name, $0)) + " text COLLATE \"C\"" }
+                definitions += PostgresCompanion.all.map { quote($0.column(column.name)) + " text COLLATE \"C\"" }
             }
             return definitions
         }

@@ -15,42 +15,37 @@ extension SQLStoreMapping where Extras == PostgresEntityExtras {
 }
 
 /// What the PostgreSQL store keeps per entity besides its mapping: the
-/// head of its multi-row INSERT and where the folded copies of its text
-/// columns come from.
+/// head of its multi-row INSERT and which of its columns hold text (and so
+/// have ``PostgresCompanion`` columns beside them).
 final class PostgresEntityExtras: Sendable {
-    /// A folded copy written beside a text column of an INSERT row.
-    struct FoldedCell: Sendable {
-        /// The position of the text in the row's insert columns.
-        var source: Int
-        /// The folding.
-        var options: StringComparisonOptions
-    }
-
-    /// `INSERT INTO "t" ("Z_PK", "Z_ENT", "Z_OPT", …, folded copies…) VALUES `.
+    /// `INSERT INTO "t" ("Z_PK", "Z_ENT", "Z_OPT", …, companions…) VALUES `.
     let insertHead: String
-    /// The folded copies, in their order after the insert columns.
-    let foldedCells: [FoldedCell]
-    /// Folded-copy column names of each text column, by column name.
-    let foldedColumns: [String: [(column: String, options: StringComparisonOptions)]]
+    /// The positions, in the insert columns, of the texts whose companions
+    /// follow the insert columns (all of the first's, then the next's…).
+    let textPositions: [Int]
+    /// The companion column names of each text column, by column name.
+    let companionColumns: [String: [String]]
 
     init(schema: PostgresSchema, table: String, insertColumns: [String]) {
         let q = SQLSchema.quote
         let layout = schema.layout
-        var folded: [String: [(column: String, options: StringComparisonOptions)]] = [:]
+        var companions: [String: [String]] = [:]
         for column in layout.tables.first(where: { $0.name == table })?.columns ?? [] where schema.isText(column) {
-            folded[column.name] = PostgresSchema.foldings.map { (PostgresSchema.foldedColumn(column.name, $0), $0) }
+            companions[column.name] = PostgresCompanion.all.map { $0.column(column.name) }
         }
-        var cells: [FoldedCell] = []
+        var positions: [Int] = []
         var names: [String] = []
         for (position, column) in insertColumns.enumerated() {
-            for (name, options) in folded[column] ?? [] {
-                cells.append(FoldedCell(source: position, options: options))
-                names.append(name)
-            }
+            guard let own = companions[column] else { continue }
+            positions.append(position)
+            names += own
         }
         let columns = [q("Z_PK"), q("Z_ENT"), q("Z_OPT")] + insertColumns.dropFirst(2).map(q) + names.map(q)
         self.insertHead = "INSERT INTO \(q(table)) (" + columns.joined(separator: ", ") + ") VALUES "
-        self.foldedCells = cells
-        self.foldedColumns = folded
+        self.textPositions = positions
+        self.companionColumns = companions
     }
+
+    /// How many companion cells follow an INSERT row's insert columns.
+    var companionCellCount: Int { textPositions.count * PostgresCompanion.all.count }
 }

@@ -26,7 +26,9 @@ import StrataStore
 ///   that servers starting together migrate it once; anything else is
 ///   refused with 134100 listing what differs, entity by entity. A
 ///   read-only open migrates nothing: it refuses a store that needs more
-///   than index changes.
+///   than index changes;
+/// - companion columns a store made by an earlier Strata lacks are added
+///   and filled (``addMissingCompanions(connection:schemaName:schema:readOnly:place:logger:)``).
 package enum PostgresStoreOpening {
     /// An opened store's schema.
     package struct Opened: Sendable {
@@ -168,6 +170,7 @@ package enum PostgresStoreOpening {
                     logger.notice("migrated \(place) in place", metadata: ["changes": "\(plan.changes.joined(separator: "; "))"])
                 }
             }
+            try await addMissingCompanions(connection: connection, schemaName: schemaName, schema: schema, readOnly: readOnly, place: place, logger: logger)
             if !tables.contains(PostgresHistory.stateTable) {
                 guard !readOnly else { throw StrataError(.storeOpen, "\(place) has no history tables, and a read-only store does not create them") }
                 for statement in PostgresHistory.createStatements {
@@ -175,6 +178,60 @@ package enum PostgresStoreOpening {
                 }
             }
             return Opened(identifier: stored.identifier, schema: schema)
+        }
+    }
+
+    /// Adds, and fills from the text beside them, the companion columns
+    /// (``PostgresCompanion``) that a store made by an earlier Strata lacks
+    /// (the `LIKE` units came after the folded copies). A read-only open
+    /// refuses such a store, naming the first missing column.
+    static func addMissingCompanions(connection: PostgresConnection, schemaName: String, schema: PostgresSchema, readOnly: Bool, place: String, logger: Logger) async throws {
+        var present: Set<String> = []
+        let columns = try await connection.query(
+            "SELECT c.relname::text, a.attname::text FROM pg_attribute a JOIN pg_class c ON c.oid = a.attrelid JOIN pg_namespace n ON n.oid = c.relnamespace WHERE n.nspname = \(schemaName) AND a.attnum > 0 AND NOT a.attisdropped",
+            logger: logger)
+        for try await (table, column) in columns.decode((String, String).self) {
+            present.insert(table + "." + column)
+        }
+        let runner = PostgresStatementRunner(connection: connection, logger: logger)
+        let q = SQLSchema.quote
+        for table in schema.layout.tables {
+            for column in table.columns where schema.isText(column) && present.contains(table.name + "." + column.name) {
+                let missing = PostgresCompanion.all.enumerated().filter { !present.contains(table.name + "." + $0.element.column(column.name)) }
+                guard let first = missing.first else { continue }
+                guard !readOnly else {
+                    throw StrataError(.storeOpen, "\(place) lacks column \(first.element.column(column.name)) of table \(table.name), which this version of Strata keeps; open it once read-write to add it")
+                }
+                for (_, companion) in missing {
+                    try await runner.run("ALTER TABLE \(q(table.name)) ADD COLUMN \(q(companion.column(column.name))) text COLLATE \"C\"", [])
+                }
+                // Filled a page of rows at a time, in key order.
+                var last = Int64.min
+                while true {
+                    let rows = try await runner.run(
+                        "SELECT \(q("Z_PK")), \(q(column.name)) FROM \(q(table.name)) WHERE \(q(column.name)) IS NOT NULL AND \(q("Z_PK")) > $1 ORDER BY \(q("Z_PK")) LIMIT 500",
+                        [.integer(last)])
+                    guard !rows.isEmpty else { break }
+                    for row in rows {
+                        let key = try row[0].decode(Int64.self)
+                        let text = try row[1].decode(String.self)
+                        last = key
+                        let values = PostgresCompanion.values(.text(text))
+                        var assignments: [String] = []
+                        var arguments: [SQLValue] = []
+                        for (index, companion) in missing where values[index] != .null {
+                            arguments.append(values[index])
+                            assignments.append("\(q(companion.column(column.name))) = $\(arguments.count)")
+                        }
+                        guard !assignments.isEmpty else { continue }
+                        arguments.append(.integer(key))
+                        try await runner.run("UPDATE \(q(table.name)) SET \(assignments.joined(separator: ", ")) WHERE \(q("Z_PK")) = $\(arguments.count)", arguments)
+                    }
+                }
+                logger.notice("added the copies this version of Strata keeps beside a text column", metadata: [
+                    "table": "\(table.name)", "column": "\(column.name)", "added": "\(missing.map { $0.element.column(column.name) }.joined(separator: ", "))",
+                ])
+            }
         }
     }
 
@@ -191,8 +248,8 @@ package enum PostgresStoreOpening {
         Int64(bitPattern: SQLStoreMetadata.fnv1a64("strata-schema:\(schemaName)"))
     }
 
-    /// How the PostgreSQL store migrates: its CREATE statements, the folded
-    /// copies kept beside each string attribute's column, and its key rows.
+    /// How the PostgreSQL store migrates: its CREATE statements, the
+    /// companions kept beside each string attribute's column, and its key rows.
     static func migrationBackend(_ schema: PostgresSchema) -> SQLMigrationPlanner.Backend {
         let model = schema.layout.model
         let q = SQLSchema.quote
@@ -203,8 +260,8 @@ package enum PostgresStoreOpening {
         ) { column in
             guard column.role.kind == "attribute", let entity = column.role.entity, let name = column.role.name,
                   let type = model.attribute(named: name, in: entity)?.type, type == .string || type == .uri else { return [] }
-            return PostgresSchema.foldings.map { options in
-                (PostgresSchema.foldedColumn(column.name, options), "text COLLATE \"C\"", { PostgresSaveTransaction.folded($0, options) })
+            return PostgresCompanion.all.map { companion in
+                (companion.column(column.name), "text COLLATE \"C\"", { companion.value($0) })
             }
         }
     }

@@ -31,8 +31,12 @@ package struct SQLiteDialect: SQLDialect {
         "strata_strop(\(op.rawValue), " + subject + ", " + needle + ")"
     }
 
-    package func like(_ subject: SQLFragment, _ pattern: SQLFragment) -> SQLFragment {
-        "strata_like(" + subject + ", " + pattern + ")"
+    package func foldedExtremum(_ function: String, _ column: String, _ options: StringComparisonOptions, from: SQLFragment) -> SQLFragment {
+        fold("(SELECT " + SQLFragment(extremum(function, column, type: .string)) + " " + from + ")", options)
+    }
+
+    package func like(_ subject: SQLFragment, _ pattern: SQLFragment, options: StringComparisonOptions) -> SQLFragment {
+        "strata_like(" + (options.isEmpty ? subject : fold(subject, options)) + ", " + pattern + ")"
     }
 
     package func matches(_ subject: SQLFragment, _ pattern: SQLFragment, caseInsensitive: Bool) -> SQLFragment {

@@ -1,3 +1,4 @@
+import Foundation
 import PostgresNIO
 import StrataModel
 import StrataPostgresTesting
@@ -23,6 +24,43 @@ import Testing
             #expect(throws: StrataError.self) { try dialect.fold(SQLFragment(computed), .caseInsensitive) }
         }
         #expect(throws: StrataError.self) { try dialect.fold(SQLFragment("?", [.text("x")]), .caseInsensitive) }
+    }
+
+    @Test("LIKE units: a Character of one scalar is itself, one of several is bracketed by U+0001 and U+0002; plain text stores NULL")
+    func likeUnits() {
+        #expect(PostgresLike.units("") == nil)
+        #expect(PostgresLike.units("plain ASCII, tab\t and newline\n") == nil)
+        #expect(PostgresLike.units("éclair 日本 😀") == nil)
+        #expect(PostgresLike.units("e\u{301}clair") == "\u{1}e\u{301}\u{2}clair")
+        #expect(PostgresLike.units("a\r\nb") == "a\u{1}\r\n\u{2}b")
+        #expect(PostgresLike.units("\u{1}\u{2}") == "\u{1}1\u{2}\u{1}2\u{2}")
+        #expect(PostgresLike.units("🇫🇷") == "\u{1}🇫🇷\u{2}")
+        // The companions of a text: three folded copies, then the units of
+        // the text and of each folding (NULL when they are the text).
+        let values = PostgresCompanion.values(.text("E\u{301}"))
+        #expect(values.count == PostgresCompanion.all.count)
+        #expect(values == PostgresCompanion.all.map { $0.value(.text("E\u{301}")) })
+        #expect(PostgresCompanion.values(.null) == Array(repeating: .null, count: PostgresCompanion.all.count))
+    }
+
+    @Test("A LIKE pattern becomes an anchored expression over units, its punctuation escaped")
+    func likeRegex() throws {
+        let unit = PostgresLike.unit
+        #expect(PostgresLike.regex("") == "^$")
+        #expect(PostgresLike.regex("a?*") == "^a" + unit + unit + "*$")
+        #expect(PostgresLike.regex("a\\*b.c") == "^a\\*b\\.c$")
+        #expect(PostgresLike.regex("e\u{301}") == "^\u{1}e\u{301}\u{2}$")
+        let dialect = PostgresDialect()
+        let like = try dialect.like(SQLFragment("\"t0\".\"ZTITLE\""), SQLFragment("?", [.text("x*")]), options: .caseInsensitive)
+        #expect(like.sql == "(COALESCE(\"t0\".\"ZTITLE__L1\", \"t0\".\"ZTITLE__F1\") ~ ?)")
+        #expect(like.arguments == [.text("^x" + unit + "*$")])
+        // A pattern read from a column is translated from its units, row by row.
+        let byColumn = try dialect.like(SQLFragment("\"t0\".\"ZTITLE\""), SQLFragment("\"t1\".\"ZNAME__F3\""), options: [.caseInsensitive, .diacriticInsensitive])
+        #expect(byColumn.sql.contains("COALESCE(\"t1\".\"ZNAME__L3\", \"t1\".\"ZNAME__F3\")"))
+        #expect(byColumn.arguments.isEmpty)
+        // A computed subject or pattern is refused.
+        #expect(throws: StrataError.self) { try dialect.like(SQLFragment("(SELECT MAX(\"t1\".\"ZNAME\") FROM \"ZTAG\" AS \"t1\")"), SQLFragment("?", [.text("x")]), options: []) }
+        #expect(throws: StrataError.self) { try dialect.like(SQLFragment("\"t0\".\"ZTITLE\""), SQLFragment("(\"t1\".\"ZA\" || \"t1\".\"ZB\")"), options: []) }
     }
 
     @Test("NULL sorts first ascending and last descending")
@@ -87,6 +125,149 @@ struct PostgresDialectServerTests {
     }
 
 
+    @Test("LIKE over units on PostgreSQL matches exactly what LikePattern matches, for texts and patterns made of awkward Characters")
+    func likeAgreement() async throws {
+        // Pieces that merge into other Characters when put side by side
+        // (e + U+0301, CR + LF, regional indicators), controls the units
+        // use, wildcards, escapes and regular-expression punctuation.
+        let pieces = ["a", "b", "é", "e", "\u{301}", "\r", "\n", "\u{1}", "\u{2}", "😀", "👨‍👩‍👧", "🇫", "🇷", "ß", " ", ".", "(", "[", "$", "^", "\\", "*", "?"]
+        var random = SplitMix(seed: 0x11CE)
+        func text(_ maximum: Int) -> String {
+            (0..<random.next(below: maximum + 1)).map { _ in pieces[random.next(below: pieces.count)] }.joined()
+        }
+        var subjects: [String] = []
+        var patterns: [String] = []
+        for _ in 0..<4000 {
+            let subject = text(6)
+            // Half the patterns are the subject with some Characters turned
+            // into wildcards, so that many match.
+            var pattern = random.next(below: 2) == 0 ? text(5) : ""
+            if pattern.isEmpty {
+                for character in subject {
+                    switch random.next(below: 5) {
+                    case 0: pattern += "?"
+                    case 1: pattern += "*"
+                    default: pattern += String(character) == "*" || String(character) == "?" || String(character) == "\\" ? "\\" + String(character) : String(character)
+                    }
+                }
+            }
+            subjects.append(subject)
+            patterns.append(pattern)
+        }
+        let units = subjects.map { PostgresLike.units($0) ?? $0 }
+        let regexes = patterns.map(PostgresLike.regex)
+        let patternUnits = patterns.map { PostgresLike.units($0) ?? $0 }
+        // Each pattern translated here, and by PostgreSQL from its units
+        // (as for a pattern read from a column).
+        let translatedInSQL = PostgresLike.regexSQL(units: "s.p")
+        let matched = try await PostgresTestServer.withClient { client -> [(Bool, Bool)] in
+            var matched: [(Bool, Bool)] = []
+            let rows = try await client.query(PostgresQuery(unsafeSQL: "SELECT s.x ~ s.r, s.x ~ \(translatedInSQL) FROM unnest($1::text[], $2::text[], $3::text[]) WITH ORDINALITY AS s(x, r, p, i) ORDER BY s.i", binds: {
+                var binds = PostgresBindings()
+                binds.append(units)
+                binds.append(regexes)
+                binds.append(patternUnits)
+                return binds
+            }()))
+            for try await value in rows.decode((Bool, Bool).self) { matched.append(value) }
+            return matched
+        }
+        #expect(matched.count == subjects.count)
+        var disagreements = 0
+        for (i, (constant, column)) in matched.enumerated() {
+            let expected = LikePattern.matches(subjects[i], pattern: patterns[i])
+            guard constant != expected || column != expected else { continue }
+            disagreements += 1
+            if disagreements <= 5 { Issue.record("\(patterns[i].debugDescription) against \(subjects[i].debugDescription): PostgreSQL \(constant) (constant), \(column) (column)") }
+        }
+        #expect(matched.filter { $0.0 }.count > 200, "too few matches to prove anything")
+    }
+
+    @Test("A Double as a Decimal on PostgreSQL is DecimalConversion's Decimal, nil where Foundation has none")
+    func doubleAsDecimalAgreement() async throws {
+        var random = SplitMix(seed: 0xDEC1)
+        // Random bit patterns cover every exponent; the rest are the edges
+        // of Decimal's exponents and everyday values.
+        var values: [Double] = (0..<3000).map { _ in Double(bitPattern: random.nextBits()) }
+        values += [0, -0.0, 0.1, 0.3, 0.1 + 0.2, 1e-5, 1.5e20, 100, 1e15, 1e-128, 1.5e-128, 1e-129, 1.2345678901234567e-112, 1e127, 1e128, 1.2e128,
+                   9.9e127, .greatestFiniteMagnitude, .leastNonzeroMagnitude, .nan, .infinity, -.infinity, Double(Float(0.1))]
+        let expression = PostgresDialect.doubleAsDecimal(SQLFragment("s.x")).sql
+        let boundValues = values
+        let texts = try await PostgresTestServer.withClient { client -> [String?] in
+            var texts: [String?] = []
+            let rows = try await client.query(PostgresQuery(unsafeSQL: "SELECT CAST(\(expression) AS text) FROM unnest($1::float8[]) WITH ORDINALITY AS s(x, i) ORDER BY s.i", binds: {
+                var binds = PostgresBindings()
+                binds.append(boundValues)
+                return binds
+            }()))
+            for try await text in rows.decode(String?.self) { texts.append(text) }
+            return texts
+        }
+        #expect(texts.count == values.count)
+        var disagreements = 0
+        for (value, text) in zip(values, texts) {
+            let expected = DecimalConversion.decimal(from: value)
+            let actual = text.flatMap { Decimal(string: $0, locale: nil) }
+            if expected != actual {
+                disagreements += 1
+                if disagreements <= 5 { Issue.record("\(value): DecimalConversion \(String(describing: expected)), PostgreSQL \(text ?? "NULL")") }
+            }
+        }
+        #expect(texts.contains(nil) && texts.contains { $0 != nil })
+    }
+
+    @Test("@sum of Doubles on PostgreSQL is ExactDoubleSum's: exact, rounded once, whatever the order")
+    func exactDoubleSumAgreement() async throws {
+        var random = SplitMix(seed: 0x5A5A)
+        // Groups of terms that cancel, differ wildly in size, are subnormal
+        // or special. Finite terms stay below 2^1000, so that no running
+        // total passes the largest Double (where ExactDoubleSum gives up
+        // with an infinity and an exact sum would not).
+        func term() -> Double {
+            switch random.next(below: 6) {
+            case 0: return Double(random.next(below: 2000) - 1000) / 10
+            case 1: return [0.1, 0.2, 0.3, -0.1, -0.3, 1e16, -1e16, 1, 3][random.next(below: 9)]
+            case 2: return Double(bitPattern: random.nextBits() & 0x800F_FFFF_FFFF_FFFF)  // subnormal
+            case 3:
+                let value = Double(bitPattern: random.nextBits())
+                return value.isFinite && abs(value) < 0x1p1000 ? value : 1e300
+            case 4: return random.next(below: 20) == 0 ? [.nan, .infinity, -.infinity][random.next(below: 3)] : 0x1p-60 * Double(random.next(below: 100))
+            default: return (0x1p52 + Double(random.next(below: 1000))) * (random.next(below: 2) == 0 ? 1 : -1)
+            }
+        }
+        var groups: [Int] = []
+        var terms: [Double] = []
+        for group in 0..<600 {
+            for _ in 0..<(1 + random.next(below: 8)) {
+                groups.append(group)
+                terms.append(term())
+            }
+        }
+        let sum = PostgresDialect.exactDoubleSum("s.x")
+        let (boundGroups, boundTerms) = (groups, terms)
+        let sums = try await PostgresTestServer.withClient { client -> [Double] in
+            var sums: [Double] = []
+            let rows = try await client.query(PostgresQuery(unsafeSQL: "SELECT \(sum) FROM unnest($1::bigint[], $2::float8[]) AS s(g, x) GROUP BY s.g ORDER BY s.g", binds: {
+                var binds = PostgresBindings()
+                binds.append(boundGroups.map(Int64.init))
+                binds.append(boundTerms)
+                return binds
+            }()))
+            for try await value in rows.decode(Double.self) { sums.append(value) }
+            return sums
+        }
+        var expected: [ExactDoubleSum] = Array(repeating: ExactDoubleSum(), count: 600)
+        for (group, value) in zip(groups, terms) { expected[group].add(value) }
+        #expect(sums.count == expected.count)
+        var disagreements = 0
+        for (group, actual) in sums.enumerated() {
+            let wanted = expected[group].value
+            guard wanted.bitPattern != actual.bitPattern, !(wanted.isNaN && actual.isNaN), !(wanted == 0 && actual == 0) else { continue }
+            disagreements += 1
+            if disagreements <= 5 { Issue.record("group \(group) \(zip(groups, terms).filter { $0.0 == group }.map(\.1)): ExactDoubleSum \(wanted), PostgreSQL \(actual)") }
+        }
+    }
+
     @Test("An integer @sum past 64 bits is an error, as in the evaluator, not a wider number")
     func integerSumOverflowFails() async throws {
         let sum = PostgresDialect().integerSum("x")
@@ -102,5 +283,25 @@ struct PostgresDialectServerTests {
                 for try await _ in try await client.query(PostgresQuery(unsafeSQL: "SELECT (\(sum)) IS NOT NULL FROM (VALUES (CAST(9223372036854775807 AS bigint)), (1)) AS t(x)")).decode(Bool.self) {}
             }
         }
+    }
+}
+
+/// A seeded generator (SplitMix64), so that a failure repeats.
+private struct SplitMix {
+    private var state: UInt64
+
+    init(seed: UInt64) { state = seed }
+
+    mutating func next(below bound: Int) -> Int {
+        Int(nextBits() % UInt64(bound))
+    }
+
+    mutating func nextBits() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        z ^= z >> 31
+        return z
     }
 }

@@ -1,5 +1,6 @@
 import Foundation
 import Logging
+import PostgresNIO
 import StrataModel
 import StrataPostgres
 import StrataPostgresTesting
@@ -50,5 +51,54 @@ struct PostgresStoreMigrationTests {
         }
         #expect(try await after.count(try PredicateResolver(model: model).resolve(try FetchRequest(entityName: "Book", format: "language ==[c] 'FR'"), variables: [:], source: nil)) == 1)
         try await after.close()
+    }
+
+    @Test("A store made before the LIKE copies existed gets them at its next open, filled from its rows; a read-only open refuses it")
+    func missingCompanionsAreAddedAndFilled() async throws {
+        let base = try #require(PostgresTestServer.url)
+        let schema = PostgresTestServer.uniqueSchemaName("mig")
+        let url = try #require(URL(string: base + "?schema=" + schema))
+        let description = StoreDescription(url: url, type: .postgres)
+        let model = Self.model(language: false)
+        let store = try await PostgresStore(description: description, model: model)
+        // A decomposed é is one Character of two scalars: its units are not
+        // the text, so its LIKE copy is not NULL.
+        let titles = ["e\u{301}clair", "eclair", "Éclair"] + (0..<600).map { "Book \($0)" }
+        let commit = try await store.save(StoreChanges(inserts: titles.map { .init(temporaryID: .temporary(entityName: "Book"), values: ["title": .string($0)]) }))
+        guard case .committed = commit else {
+            Issue.record("expected a commit, got \(commit)")
+            return
+        }
+        try await store.close()
+        // As an earlier Strata left it: no LIKE copies.
+        try await PostgresTestServer.withClient { client in
+            for options in [0, 1, 2, 3] {
+                try await client.query(PostgresQuery(unsafeSQL: "ALTER TABLE \"\(schema)\".\"ZBOOK\" DROP COLUMN \"ZTITLE__L\(options)\""))
+            }
+        }
+        var readOnly = description
+        readOnly.isReadOnly = true
+        await #expect { _ = try await PostgresStore(description: readOnly, model: model) } throws: { error in
+            (error as? StrataError)?.message.contains("ZTITLE__L0") == true
+        }
+
+        let reopened = try await PostgresStore(description: description, model: model)
+        let resolver = PredicateResolver(model: model)
+        func count(_ format: String) async throws -> Int {
+            try await reopened.count(try resolver.resolve(try FetchRequest(entityName: "Book", format: format), variables: [:], source: nil))
+        }
+        // ? is one Character, the decomposed é included; a literal e is
+        // not the first Character of "e\u{301}clair" unless [d] folds it.
+        #expect(try await count("title LIKE '?clair'") == 3)
+        #expect(try await count("title LIKE 'e*'") == 1)
+        #expect(try await count("title LIKE[d] 'e*'") == 2)
+        #expect(try await count("title LIKE 'Book ?99'") == 5)
+        let filled = try await PostgresTestServer.withClient { client -> Int64 in
+            var filled: Int64 = 0
+            for try await n in try await client.query(PostgresQuery(unsafeSQL: "SELECT count(\"ZTITLE__L0\") FROM \"\(schema)\".\"ZBOOK\"")).decode(Int64.self) { filled = n }
+            return filled
+        }
+        #expect(filled == 1)
+        try await reopened.close()
     }
 }

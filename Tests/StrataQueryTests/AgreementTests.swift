@@ -326,6 +326,13 @@ enum AgreementCases {
             c("LIKE *", fetch("Book", M.compare(title, .like, .string("*"), .string))) { d in count(d) { _ in true } },
             c("LIKE ? (one character)", fetch("Book", M.compare(title, .like, .string("?"), .string))) { d in count(d) { String(decoding: $0, as: UTF8.self).count == 1 } },
             c("LIKE empty", fetch("Book", M.compare(title, .like, .string(""), .string))) { d in count(d) { $0.isEmpty } },
+            c("LIKE a Character of two scalars", fetch("Book", M.compare(title, .like, .string("e\u{301}*"), .string))) { d in
+                // By scalars: Character's == would take "é" too.
+                count(d) { String(decoding: $0, as: UTF8.self).first?.unicodeScalars.elementsEqual("e\u{301}".unicodeScalars) ?? false }
+            },
+            c("LIKE ? fused with a combining mark is a literal", fetch("Book", M.compare(title, .like, .string("?\u{301}clair"), .string))) { _ in 0 },
+            c("LIKE emoji then anything", fetch("Book", M.compare(title, .like, .string("😀*"), .string))) { d in count(d) { $0.starts(with: D.bytes("😀")) } },
+            c("LIKE [d] two Characters", fetch("Book", M.compare(title, .like, .string("??"), .string, .diacriticInsensitive))),
             c("LIKE newline", fetch("Book", M.compare(title, .like, .string("line?break"), .string))) { _ in 3 },
             c("MATCHES [A-Z].*", fetch("Book", M.compare(title, .matches, .string("[A-Z].*"), .string))),
             c("MATCHES[c]", fetch("Book", M.compare(title, .matches, .string("[a-z ]+"), .string, .caseInsensitive))),

@@ -39,8 +39,10 @@ package protocol SQLDialect: Sendable {
     /// true, false, or NULL when either is NULL.
     func stringOperator(_ op: StringOperators.Operator, _ subject: SQLFragment, _ needle: SQLFragment) throws(StrataError) -> SQLFragment
 
-    /// `LIKE` (``LikePattern``: `*` and `?`, whole string).
-    func like(_ subject: SQLFragment, _ pattern: SQLFragment) throws(StrataError) -> SQLFragment
+    /// `LIKE` (``LikePattern``: `*` and `?`, whole string) of `subject`
+    /// folded with `options` (not yet folded: a dialect may keep what it
+    /// matches elsewhere) against `pattern` (already folded).
+    func like(_ subject: SQLFragment, _ pattern: SQLFragment, options: StringComparisonOptions) throws(StrataError) -> SQLFragment
 
     /// `MATCHES` (``RegexCache``: whole string).
     func matches(_ subject: SQLFragment, _ pattern: SQLFragment, caseInsensitive: Bool) throws(StrataError) -> SQLFragment
@@ -67,6 +69,12 @@ package protocol SQLDialect: Sendable {
     /// `MIN` or `MAX` (`function`) of a column of `type`'s non-NULL values,
     /// in the evaluator's order, as the column's own type.
     func extremum(_ function: String, _ column: String, type: AttributeType) -> String
+
+    /// `@min` or `@max` (`function`) of a string column, folded with
+    /// `options` (never empty): the folded copy of the extreme string (not
+    /// the extreme of the folded strings), as a scalar subquery over `from`
+    /// (`FROM … WHERE …`).
+    func foldedExtremum(_ function: String, _ column: String, _ options: StringComparisonOptions, from: SQLFragment) throws(StrataError) -> SQLFragment
 
     /// One `ORDER BY` term, NULL first ascending and last descending (the
     /// evaluator's order).

@@ -15,8 +15,10 @@ extension SQLQueryBuilder {
             return try convert(SQLFragment(column), from: attribute.type, to: domain, options)
         case .aggregate(let function, let path, let attribute):
             guard let type = try OperandTyping.valueType(of: operand) else { return nil }
-            guard let expression = try aggregate(function, path, attribute, scope) else { return nil }
-            return try convert(expression, from: type, to: domain, options)
+            // The extreme string folded, not the extreme folded string.
+            let folding = (function == .min || function == .max) && (domain == .string || domain == .uri) ? options : []
+            guard let expression = try aggregate(function, path, attribute, scope, folding: folding) else { return nil }
+            return try convert(expression, from: type, to: domain, folding.isEmpty ? options : [])
         case .subqueryCount(let path, let inner):
             guard let source = try collection(path, scope) else {
                 return try convert(SQLFragment("0"), from: .integer64, to: domain, options)
@@ -74,8 +76,10 @@ extension SQLQueryBuilder {
     }
 
     /// `@count`, `@sum`, `@avg`, `@min`, `@max` as a scalar subquery, or a
-    /// constant when the collection is always empty (nil for NULL).
-    private func aggregate(_ function: AggregateFunction, _ path: CollectionPath, _ attribute: AttributeDescription?, _ scope: SQLScope) throws(StrataError) -> SQLFragment? {
+    /// constant when the collection is always empty (nil for NULL);
+    /// `@min` and `@max` of strings folded with `folding` when not empty.
+    private func aggregate(_ function: AggregateFunction, _ path: CollectionPath, _ attribute: AttributeDescription?, _ scope: SQLScope,
+                           folding: StringComparisonOptions = []) throws(StrataError) -> SQLFragment? {
         let source = try collection(path, scope)
         if function == .count {
             guard let source else { return SQLFragment("0") }
@@ -102,6 +106,9 @@ extension SQLQueryBuilder {
             throw StrataError(.predicateType, "'\(path.toMany.destinationEntity)' has no stored attribute '\(attribute.name)'")
         }
         let column = "\(source.scope.alias).\(SQLSchema.quote(columnName))"
+        if !folding.isEmpty, function == .min || function == .max {
+            return try dialect.foldedExtremum(function == .min ? "MIN" : "MAX", column, folding, from: "FROM " + source.scope.fromClause() + " WHERE \(source.link)")
+        }
         let expression: String
         switch function {
         case .count:
@@ -117,11 +124,12 @@ extension SQLQueryBuilder {
         case .avg:
             if integerLike {
                 // The exact integer sum as a Double, divided.
-                expression = dialect.integerAsDouble(SQLFragment("SUM(\(column))")).sql + " / COUNT(\(column))"
+                expression = dialect.integerAsDouble(SQLFragment("SUM(\(column))")).sql + " / NULLIF(COUNT(\(column)), 0)"
             } else if type == .decimal {
                 expression = try dialect.decimalAverage(column)
             } else {
-                expression = try dialect.doubleSum(column) + " / COUNT(\(column))"
+                // NULL without values (PostgreSQL fails a division by 0).
+                expression = try dialect.doubleSum(column) + " / NULLIF(COUNT(\(column)), 0)"
             }
         case .min:
             expression = dialect.extremum("MIN", column, type: type)

@@ -132,9 +132,9 @@ extension SQLQueryBuilder {
                   let rhs = try operand(comparison.rhs, domain, options, scope) else { return bool(false) }
             return try dialect.stringOperator(op, lhs, rhs)
         case .like:
-            guard let lhs = try operand(comparison.lhs, domain, options, scope),
+            guard let lhs = try operand(comparison.lhs, domain, [], scope),
                   let rhs = try operand(comparison.rhs, domain, options, scope) else { return bool(false) }
-            return try dialect.like(lhs, rhs)
+            return try dialect.like(lhs, rhs, options: options)
         case .matches:
             let caseInsensitive = comparison.options.contains(.caseInsensitive)
             let subjectOptions = comparison.options.intersection(.diacriticInsensitive)

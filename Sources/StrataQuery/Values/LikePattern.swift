@@ -8,7 +8,8 @@ import Synchronization
 /// equivalence, like every other string comparison here). Folding for
 /// `[c]`/`[d]` is applied by callers to both sides before matching.
 public struct LikePattern: Sendable, Hashable {
-    enum Token: Sendable, Hashable {
+    /// One element of a compiled pattern.
+    package enum Token: Sendable, Hashable {
         /// One literal Character, as its UTF-8 bytes.
         case literal([UInt8])
         /// `?`
@@ -17,7 +18,8 @@ public struct LikePattern: Sendable, Hashable {
         case star
     }
 
-    let tokens: [Token]
+    /// The pattern's elements, in order.
+    package let tokens: [Token]
     /// Whether every literal is a single ASCII byte other than CR (so an
     /// ASCII subject can be matched byte by byte).
     private let asciiTokens: [UInt8?]?

@@ -7,7 +7,7 @@ import StrataPostgres
 import StrataPostgresTesting
 
 /// The fixture graph of ``QueryFixture`` in a PostgreSQL schema of its own
-/// (tables from ``PostgresSchema``, rows and folded copies written as the
+/// (tables from ``PostgresSchema``, rows and companions written as the
 /// PostgreSQL store writes them), shared by every test of the process.
 final class PostgresQueryFixture: Sendable {
     let data: FixtureData
@@ -67,13 +67,11 @@ final class PostgresQueryFixture: Sendable {
             for (column, value) in row.cells {
                 names.append(column)
                 values.append(value)
-                // Beside each string column, its folded copies.
+                // Beside each string column, its companions.
                 guard let table = schema.layout.tables.first(where: { $0.name == row.table }),
                       let described = table.columns.first(where: { $0.name == column }), schema.isText(described) else { continue }
-                for options in PostgresSchema.foldings {
-                    names.append(PostgresSchema.foldedColumn(column, options))
-                    if case .text(let text) = value { values.append(.text(StringFolding.fold(text, options))) } else { values.append(.null) }
-                }
+                names += PostgresCompanion.all.map { $0.column(column) }
+                values += PostgresCompanion.values(value)
             }
             try await insert(into: row.table, names, values)
         }
