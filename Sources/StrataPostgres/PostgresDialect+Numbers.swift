@@ -63,4 +63,29 @@ extension PostgresDialect {
             + " WHEN \(sum) <= -\(limit) THEN CAST('-Infinity' AS double precision) ELSE CAST(\(sum) AS double precision) END)"
         return "(COALESCE(SUM(CASE WHEN \(column) IN (\(specials)) THEN \(column) END), 0) + \(rounded))"
     }
+
+    /// A `numeric` cut as ``DecimalAccumulator`` cuts an exact sum: the
+    /// leading digits whose number fits in Foundation's 128-bit significand
+    /// (39 when they do, else 38), the rest dropped toward zero; NULL when
+    /// dropping integer digits would take the exponent past 127.
+    static func cutToDecimal(_ expression: String) -> String {
+        let leading = "(CASE WHEN c.a >= 1 THEN length(CAST(trunc(c.a) AS text)) - 1"
+            + " ELSE -(length(split_part(CAST(c.a AS text), '.', 2)) - length(ltrim(split_part(CAST(c.a AS text), '.', 2), '0'))) - 1 END)"
+        let digits = "(SELECT l.p, trunc(c.a * CAST('1e' || (38 - l.p) AS numeric)) AS m39 FROM (SELECT \(leading) AS p) AS l)"
+        let kept = "(SELECT CASE WHEN d.m39 <= 340282366920938463463374607431768211455 THEN d.p - 38 ELSE d.p - 37 END AS e,"
+            + " CASE WHEN d.m39 <= 340282366920938463463374607431768211455 THEN d.m39 ELSE trunc(c.a * CAST('1e' || (37 - d.p) AS numeric)) END AS m FROM \(digits) AS d)"
+        let cut = "(SELECT CASE WHEN k.e > 127 THEN NULL ELSE sign(c.v) * k.m * CAST('1e' || k.e AS numeric) END FROM \(kept) AS k)"
+        return "(SELECT CASE WHEN c.v = 0 THEN CAST(0 AS numeric) ELSE \(cut) END FROM (SELECT \(expression) AS v, abs(\(expression)) AS a OFFSET 0) AS c)"
+    }
+
+    /// ``DecimalAccumulator/total``: the exact sum, cut; 0 when empty.
+    static func decimalSum(_ column: String) -> String {
+        cutToDecimal("COALESCE(SUM(\(column)), 0)")
+    }
+
+    /// ``DecimalAccumulator/average``: the exact sum divided by the count,
+    /// truncated toward zero at 10^-128, cut; NULL when empty.
+    static func decimalAverage(_ column: String) -> String {
+        cutToDecimal("(div(SUM(\(column)) * CAST('1e128' AS numeric), NULLIF(COUNT(\(column)), 0)) * CAST('1e-128' AS numeric))")
+    }
 }

@@ -23,14 +23,15 @@ import StrataQuery
 /// - `LIKE`, as a regular expression over the Characters of the stored
 ///   text (``PostgresLike``): PostgreSQL's own `_` and `%` count code
 ///   points, the evaluator's `?` and `*` Characters.
+/// - `@sum` and `@avg` of Doubles exact and rounded once, of Decimals
+///   exact and cut to a Decimal's digits, a Double as a Decimal through
+///   its shortest text (`PostgresDialect+Numbers.swift`); `@min`/`@max`
+///   of a string folded is the folded copy of the extreme row.
 ///
 /// Refused with ``StrataError/Code/unsupported`` naming the construct,
-/// because PostgreSQL has nothing that agrees exactly: `LIKE` of a
-/// computed value or with a computed pattern, other `MATCHES` (`[c]`, patterns outside the subset), the exact
-/// sum and average of Double values, a Double compared as a Decimal
-/// (``DecimalConversion`` gives nil outside Decimal's exponents, which
-/// PostgreSQL's `numeric` has), and the sum and average of Decimal values
-/// (Decimal rounds past 38 digits; `numeric` is exact).
+/// because PostgreSQL has nothing that agrees exactly: `LIKE` or `[c]`/`[d]`
+/// of a computed value or with a computed pattern, and other `MATCHES`
+/// (`[c]`, patterns outside the subset).
 package struct PostgresDialect: SQLDialect {
     /// The dialect.
     package init() {}
@@ -157,12 +158,12 @@ package struct PostgresDialect: SQLDialect {
         "COALESCE(CAST(SUM(\(column)) AS bigint), 0)"
     }
 
-    package func decimalSum(_ column: String) throws(StrataError) -> String {
-        throw StrataError(.unsupported, "the PostgreSQL store does not compile @sum of Decimal values: Decimal rounds past 38 digits where PostgreSQL's numeric is exact")
+    package func decimalSum(_ column: String) -> String {
+        Self.decimalSum(column)
     }
 
-    package func decimalAverage(_ column: String) throws(StrataError) -> String {
-        throw StrataError(.unsupported, "the PostgreSQL store does not compile @avg of Decimal values: PostgreSQL rounds numeric division differently")
+    package func decimalAverage(_ column: String) -> String {
+        Self.decimalAverage(column)
     }
 
     /// PostgreSQL has no `MIN`/`MAX` of `uuid` or `bytea`: those go through

@@ -268,6 +268,94 @@ struct PostgresDialectServerTests {
         }
     }
 
+    @Test("@sum and @avg of Decimals on PostgreSQL are DecimalAccumulator's: exact, then cut to a Decimal's digits")
+    func decimalSumAgreement() async throws {
+        var random = SplitMix(seed: 0xDEC5)
+        // Decimals from one digit to 38, at exponents from -128 to 127, so
+        // that many sums need more digits than a Decimal has, some cancel,
+        // and some leave Decimal's range.
+        func term() -> Decimal {
+            let digits = 1 + random.next(below: 38)
+            var text = String(1 + random.next(below: 9))
+            for _ in 1..<digits { text += String(random.next(below: 10)) }
+            let exponent: Int
+            switch random.next(below: 5) {
+            case 0: exponent = random.next(below: 256) - 128
+            case 1: exponent = -random.next(below: 30)
+            case 2:
+                // Near Decimal's largest: a few of these leave its range.
+                let large = "9" + String(repeating: "9", count: 37)
+                return Decimal(string: large + "e" + String(127 - random.next(below: 2)), locale: nil) ?? 1
+            default: exponent = random.next(below: 10) - 5
+            }
+            let value = Decimal(string: text + "e" + String(exponent), locale: nil) ?? 1
+            return random.next(below: 3) == 0 ? -value : value
+        }
+        var groups: [Int] = []
+        var terms: [Decimal] = []
+        for group in 0..<498 {
+            let base = term()
+            for index in 0..<(1 + random.next(below: 6)) {
+                groups.append(group)
+                // Now and then a term that cancels the first.
+                terms.append(index > 0 && random.next(below: 5) == 0 ? -base : index == 0 ? base : term())
+            }
+        }
+        // Past Decimal's range, and back inside it.
+        let largest = Decimal(string: String(repeating: "9", count: 38) + "e127", locale: nil) ?? 1
+        groups += Array(repeating: 498, count: 4) + Array(repeating: 499, count: 5)
+        terms += Array(repeating: largest, count: 4) + Array(repeating: largest, count: 3) + [-largest, -largest]
+        let sum = PostgresDialect.decimalSum("CAST(s.t AS numeric)")
+        let average = PostgresDialect.decimalAverage("CAST(s.t AS numeric)")
+        let (boundGroups, boundTexts) = (groups.map(Int64.init), terms.map(\.description))
+        let rows = try await PostgresTestServer.withClient { client -> [(String?, String?)] in
+            var rows: [(String?, String?)] = []
+            let query = PostgresQuery(unsafeSQL: "SELECT CAST(\(sum) AS text), CAST(\(average) AS text) FROM unnest($1::bigint[], $2::text[]) AS s(g, t) GROUP BY s.g ORDER BY s.g", binds: {
+                var binds = PostgresBindings()
+                binds.append(boundGroups)
+                binds.append(boundTexts)
+                return binds
+            }())
+            for try await row in try await client.query(query).decode((String?, String?).self) { rows.append(row) }
+            return rows
+        }
+        var expected = Array(repeating: DecimalAccumulator(), count: 500)
+        for (group, value) in zip(groups, terms) { expected[group].add(value) }
+        #expect(rows.count == expected.count)
+        var disagreements = 0
+        var cut = 0
+        for (group, (sumText, averageText)) in rows.enumerated() {
+            let wanted = (expected[group].total, expected[group].average)
+            // Without the zeros PostgreSQL's scale leaves past 10^-128.
+            func read(_ text: String?) -> Decimal? {
+                guard var text else { return nil }
+                if text.contains(".") { while text.last == "0" { text.removeLast() } }
+                return Decimal(string: text, locale: nil)
+            }
+            let actual = (read(sumText), read(averageText))
+            if Self.spanMoreThanADecimal(zip(groups, terms).filter { $0.0 == group }.map(\.1)) { cut += 1 }
+            guard wanted.0 != actual.0 || wanted.1 != actual.1 else { continue }
+            disagreements += 1
+            if disagreements <= 5 {
+                let values = zip(groups, terms).filter { $0.0 == group }.map { $0.1.description }
+                Issue.record("group \(values): sum \(String(describing: wanted.0)) vs PostgreSQL \(sumText ?? "NULL"); average \(String(describing: wanted.1)) vs \(averageText ?? "NULL")")
+            }
+        }
+        // Enough sums needed cutting to prove it, and some left the range.
+        #expect(cut > 20, "only \(cut) sums needed cutting")
+        #expect(rows.contains { $0.0 == nil })
+    }
+
+    /// Whether the terms' digits span more places than a Decimal holds,
+    /// from the highest digit of one to the lowest of another: their exact
+    /// sum then (unless terms cancel) needs cutting.
+    private static func spanMoreThanADecimal(_ values: [Decimal]) -> Bool {
+        let nonzero = values.filter { $0 != 0 }
+        guard let high = nonzero.map({ Int($0.exponent) + $0.significand.description.count }).max(),
+              let low = nonzero.map({ Int($0.exponent) }).min() else { return false }
+        return high - low > 39
+    }
+
     @Test("An integer @sum past 64 bits is an error, as in the evaluator, not a wider number")
     func integerSumOverflowFails() async throws {
         let sum = PostgresDialect().integerSum("x")

@@ -238,6 +238,40 @@ private struct PlainAccessor: ObjectGraphAccessor {
         #expect(simple.value == 0.30000000000000004)
     }
 
+    @Test("@sum of Decimals is exact whatever the order, then cut to a Decimal's digits; @avg truncates")
+    func exactDecimalSumIsOrderIndependent() throws {
+        func decimal(_ text: String) throws -> Decimal { try #require(Decimal(string: text, locale: nil)) }
+        func total(_ values: [Decimal]) -> Decimal? {
+            var accumulator = DecimalAccumulator()
+            for value in values { accumulator.add(value) }
+            return accumulator.total
+        }
+        // Foundation alone loses the small term when the large ones come
+        // first; the exact sum keeps it in every order.
+        let values = [try decimal("1e30"), try decimal("1e-30"), try decimal("-1e30")]
+        var random = FixtureRandom(seed: 7)
+        for _ in 0..<20 {
+            #expect(total(values.shuffled(using: &random)) == (try decimal("1e-30")))
+        }
+        // More digits than a Decimal holds: the ones past its significand
+        // are dropped, toward zero, as Decimal(string:) drops them.
+        let long = [try decimal("12345678901234567890.123456789"), try decimal("0.0000000000000000000987654321")]
+        #expect(total(long) == (try decimal("12345678901234567890.123456789000000000")))
+        #expect(total(long.map { -$0 }) == (try decimal("-12345678901234567890.123456789000000000")))
+        // Past Decimal's range: nil; empty: 0.
+        let largest = try decimal(String(repeating: "9", count: 38) + "e127")
+        #expect(total([largest, largest, largest, largest]) == nil)
+        #expect(total([largest, largest, largest, largest, -largest, -largest, -largest]) == largest)
+        #expect(total([]) == 0)
+        // The average: the exact quotient, its digits past a Decimal's cut.
+        var thirds = DecimalAccumulator()
+        thirds.add(1)
+        thirds.add(0)
+        thirds.add(0)
+        #expect(thirds.average == (try decimal("0." + String(repeating: "3", count: 39))))
+        #expect(DecimalAccumulator().average == nil)
+    }
+
     @Test func cachesAreThreadSafe() async throws {
         try await withThrowingTaskGroup(of: Bool.self) { group in
             for i in 0..<16 {

@@ -4,12 +4,20 @@ import Foundation
 /// attributes, shared by the evaluator and the `strata_decimal_sum` /
 /// `strata_decimal_avg` SQL aggregates.
 ///
-/// Decimal addition is exact while results fit in 38 significant digits;
-/// beyond that Foundation rounds, and a result out of range is NaN, which
-/// both paths treat as nil.
+/// The sum is exact whatever the order of the terms, and cut once at the
+/// end to what a Decimal holds: the digits past Foundation's 128-bit
+/// significand are dropped (toward zero), as `Decimal(string:)` drops them
+/// from the exact sum's text; beyond Decimal's range it is nil. Sums that
+/// Foundation adds without loss (nearly all) stay in Decimal arithmetic;
+/// the first that would lose a digit moves to ``ExactDecimalSum``.
+///
+/// The average is the exact sum divided by the count, truncated toward
+/// zero at 10^-128 and cut the same way.
 public struct DecimalAccumulator: Sendable {
-    /// The sum so far (0 when empty).
-    public private(set) var sum: Decimal = .zero
+    /// The sum while Foundation holds it exactly.
+    private var fast: Decimal = .zero
+    /// The sum once it needs more digits than a Decimal has.
+    private var exact: ExactDecimalSum?
     /// Number of (non-nil) terms added.
     public private(set) var count = 0
 
@@ -19,17 +27,30 @@ public struct DecimalAccumulator: Sendable {
     /// Adds a term; NaN terms are ignored like nil ones.
     public mutating func add(_ value: Decimal) {
         guard !value.isNaN else { return }
-        sum += value
         count += 1
+        if exact == nil {
+            var result = Decimal()
+            var lhs = fast
+            var rhs = value
+            if NSDecimalAdd(&result, &lhs, &rhs, .plain) == .noError, !result.isNaN {
+                fast = result
+                return
+            }
+            exact = ExactDecimalSum(fast)
+        }
+        exact?.add(value)
     }
 
-    /// `@sum`: the sum, or nil if it overflowed.
-    public var total: Decimal? { sum.isNaN ? nil : sum }
+    /// `@sum`: the sum (0 when empty), or nil beyond Decimal's range.
+    public var total: Decimal? {
+        guard let exact else { return fast }
+        return exact.decimal
+    }
 
-    /// `@avg`: sum / count, or nil when there were no terms (or on overflow).
+    /// `@avg`: sum / count, or nil when there were no terms (or beyond
+    /// Decimal's range).
     public var average: Decimal? {
-        guard count > 0, !sum.isNaN else { return nil }
-        let result = sum / Decimal(count)
-        return result.isNaN ? nil : result
+        guard count > 0 else { return nil }
+        return (exact ?? ExactDecimalSum(fast)).quotient(dividingBy: count)
     }
 }
