@@ -154,6 +154,10 @@ package struct PostgresDialect: SQLDialect {
         Self.exactDoubleSum(column)
     }
 
+    package func doubleAverage(_ column: String) -> String {
+        Self.exactDoubleAverage(column)
+    }
+
     package func integerSum(_ column: String) -> String {
         "COALESCE(CAST(SUM(\(column)) AS bigint), 0)"
     }

@@ -98,6 +98,11 @@ package enum PostgresStoreOpening {
             // the database's default isolation.
             try await connection.query("SET TRANSACTION ISOLATION LEVEL READ COMMITTED", logger: logger)
             try await connection.query("SELECT pg_advisory_xact_lock(\(lockKey(schemaName)))", logger: logger)
+            // Strata counts Characters in PostgreSQL's regular expressions,
+            // which see code points only in a UTF-8 database.
+            for try await encoding in try await connection.query("SELECT pg_catalog.getdatabaseencoding()::text", logger: logger).decode(String.self) where encoding != "UTF8" {
+                throw StrataError(.storeOpen, "\(place) is in a database encoded \(encoding): Strata needs UTF8 (CREATE DATABASE … ENCODING 'UTF8')")
+            }
             // CREATE SCHEMA only when missing: it needs the right to create
             // in the database even when the schema exists, which a role
             // given only its own schema does not have.
@@ -184,7 +189,9 @@ package enum PostgresStoreOpening {
     /// Adds, and fills from the text beside them, the companion columns
     /// (``PostgresCompanion``) that a store made by an earlier Strata lacks
     /// (the `LIKE` units came after the folded copies). A read-only open
-    /// refuses such a store, naming the first missing column.
+    /// refuses such a store, naming the first missing column. The table is
+    /// locked (`ADD COLUMN`) until the open commits: other servers wait
+    /// for the fill, which reads only the rows it may change.
     static func addMissingCompanions(connection: PostgresConnection, schemaName: String, schema: PostgresSchema, readOnly: Bool, place: String, logger: Logger) async throws {
         var present: Set<String> = []
         let columns = try await connection.query(
@@ -205,27 +212,37 @@ package enum PostgresStoreOpening {
                 for (_, companion) in missing {
                     try await runner.run("ALTER TABLE \(q(table.name)) ADD COLUMN \(q(companion.column(column.name))) text COLLATE \"C\"", [])
                 }
-                // Filled a page of rows at a time, in key order.
+                // Filled a page of rows at a time, in key order, one UPDATE
+                // per page and column. Units are NULL for text of ASCII
+                // letters, digits and punctuation (most text): when only
+                // units are missing, PostgreSQL leaves those rows out.
+                let onlyUnits = missing.allSatisfy { if case .likeUnits = $0.element { true } else { false } }
+                let filter = onlyUnits ? " AND \(q(column.name)) ~ '[^\\u0003-\\u000C\\u000E-\\u007F]'" : ""
                 var last = Int64.min
                 while true {
                     let rows = try await runner.run(
-                        "SELECT \(q("Z_PK")), \(q(column.name)) FROM \(q(table.name)) WHERE \(q(column.name)) IS NOT NULL AND \(q("Z_PK")) > $1 ORDER BY \(q("Z_PK")) LIMIT 500",
+                        "SELECT \(q("Z_PK")), \(q(column.name)) FROM \(q(table.name)) WHERE \(q(column.name)) IS NOT NULL\(filter) AND \(q("Z_PK")) > $1 ORDER BY \(q("Z_PK")) LIMIT 1000",
                         [.integer(last)])
                     guard !rows.isEmpty else { break }
+                    var keys: [[Int64]] = Array(repeating: [], count: missing.count)
+                    var texts: [[String]] = Array(repeating: [], count: missing.count)
                     for row in rows {
                         let key = try row[0].decode(Int64.self)
-                        let text = try row[1].decode(String.self)
+                        let values = PostgresCompanion.values(.text(try row[1].decode(String.self)))
                         last = key
-                        let values = PostgresCompanion.values(.text(text))
-                        var assignments: [String] = []
-                        var arguments: [SQLValue] = []
-                        for (index, companion) in missing where values[index] != .null {
-                            arguments.append(values[index])
-                            assignments.append("\(q(companion.column(column.name))) = $\(arguments.count)")
+                        for (slot, (index, _)) in missing.enumerated() {
+                            guard case .text(let text) = values[index] else { continue }
+                            keys[slot].append(key)
+                            texts[slot].append(text)
                         }
-                        guard !assignments.isEmpty else { continue }
-                        arguments.append(.integer(key))
-                        try await runner.run("UPDATE \(q(table.name)) SET \(assignments.joined(separator: ", ")) WHERE \(q("Z_PK")) = $\(arguments.count)", arguments)
+                    }
+                    for (slot, (_, companion)) in missing.enumerated() where !keys[slot].isEmpty {
+                        var binds = PostgresBindings()
+                        binds.append(keys[slot])
+                        binds.append(texts[slot])
+                        try await runner.run(PostgresQuery(
+                            unsafeSQL: "UPDATE \(q(table.name)) SET \(q(companion.column(column.name))) = v.x FROM unnest($1::bigint[], $2::text[]) AS v(k, x) WHERE \(q(table.name)).\(q("Z_PK")) = v.k",
+                            binds: binds))
                     }
                 }
                 logger.notice("added the copies this version of Strata keeps beside a text column", metadata: [

@@ -19,8 +19,10 @@ extension PostgresStoreURL {
     ///   name or address against the certificate.
     ///
     /// Every session uses `searchPath` (the store's ``schema`` unless
-    /// given) for unqualified names and `extra_float_digits` = 1 (Doubles
-    /// written as text in their shortest exact form), and names itself
+    /// given) for unqualified names, `extra_float_digits` = 1 (Doubles
+    /// written as text in their shortest exact form) and
+    /// `standard_conforming_strings` (backslashes in literals are
+    /// backslashes, as the regular expressions Strata writes need), and names itself
     /// `strata` to the server; with `lockTimeout`, a wait for another
     /// session's row lock fails past it. An unreadable root certificate
     /// file is 134080.
@@ -128,6 +130,6 @@ extension PostgresStoreURL {
 
     private func startupParameters(searchPath: String?, applicationName: String = "strata") -> [(String, String)] {
         // Quoted: unquoted names in search_path are folded to lower case.
-        [("search_path", "\"\(searchPath ?? schema)\""), ("extra_float_digits", "1"), ("application_name", applicationName)]
+        [("search_path", "\"\(searchPath ?? schema)\""), ("extra_float_digits", "1"), ("standard_conforming_strings", "on"), ("application_name", applicationName)]
     }
 }

@@ -80,6 +80,11 @@ package struct SQLiteDialect: SQLDialect {
         "strata_fsum(\(column))"
     }
 
+    /// SQLite answers NULL for a division by 0 (no values).
+    package func doubleAverage(_ column: String) -> String {
+        doubleSum(column) + " / COUNT(\(column))"
+    }
+
     /// SQLite's SUM of integers fails on overflow already.
     package func integerSum(_ column: String) -> String {
         "COALESCE(SUM(\(column)), 0)"

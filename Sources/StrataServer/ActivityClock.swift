@@ -1,18 +1,19 @@
 import Synchronization
 
-/// When a connection last received a frame: written by the reader on every
-/// frame, read by the idle watchdog, without locks or actor hops.
+/// When a connection was last active: written by the reader on every frame
+/// and when the last running request ends, read by the idle watchdog,
+/// without locks or actor hops.
 final class ActivityClock: Sendable {
     private let start = ContinuousClock.now
-    /// Nanoseconds after `start` of the last frame.
+    /// Nanoseconds after `start` of the last activity.
     private let last = Atomic<Int64>(0)
 
-    /// Notes a frame now.
+    /// Notes activity now.
     func touch() {
         last.store(Self.nanoseconds(ContinuousClock.now - start), ordering: .relaxed)
     }
 
-    /// How long since the last frame (or since the connection opened).
+    /// How long since the last activity (or since the connection opened).
     var idleTime: Duration {
         (ContinuousClock.now - start) - .nanoseconds(last.load(ordering: .relaxed))
     }

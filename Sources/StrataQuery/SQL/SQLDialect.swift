@@ -56,6 +56,10 @@ package protocol SQLDialect: Sendable {
     /// as ``ExactDoubleSum`` adds them.
     func doubleSum(_ column: String) throws(StrataError) -> String
 
+    /// ``doubleSum(_:)`` divided by the count of non-NULL values, in Double
+    /// arithmetic (NULL when none), as the evaluator averages.
+    func doubleAverage(_ column: String) throws(StrataError) -> String
+
     /// The sum of an integer column's non-NULL values (0 when none); an
     /// overflow of 64 bits is an error, as in the evaluator.
     func integerSum(_ column: String) -> String

@@ -128,8 +128,7 @@ extension SQLQueryBuilder {
             } else if type == .decimal {
                 expression = try dialect.decimalAverage(column)
             } else {
-                // NULL without values (PostgreSQL fails a division by 0).
-                expression = try dialect.doubleSum(column) + " / NULLIF(COUNT(\(column)), 0)"
+                expression = try dialect.doubleAverage(column)
             }
         case .min:
             expression = dialect.extremum("MIN", column, type: type)

@@ -8,7 +8,7 @@ import Foundation
 /// text, so that the digits a Decimal cannot hold are dropped exactly as
 /// Foundation drops them (toward zero: the leading digits whose number
 /// fits in 128 bits are kept), and a result beyond Decimal's exponents is
-/// nil. ``PostgresDialect`` cuts `numeric` results the same way.
+/// nil. The PostgreSQL store cuts its `numeric` sums the same way.
 struct ExactDecimalSum: Sendable {
     /// Decimal places of the unit.
     static let scale = 128
@@ -28,7 +28,11 @@ struct ExactDecimalSum: Sendable {
 
     /// Adds `value` (not NaN) exactly.
     mutating func add(_ value: Decimal) {
-        guard let (isNegative, magnitude) = Self.parse(value.description) else { return }
+        guard let (isNegative, magnitude) = Self.parse(value.description) else {
+            // Foundation writes every Decimal as plain digits.
+            assertionFailure("a Decimal written as '\(value.description)'")
+            return
+        }
         if magnitude.isEmpty { return }
         if limbs.isEmpty {
             (negative, limbs) = (isNegative, magnitude)
