@@ -222,10 +222,8 @@ struct PostgresDialectServerTests {
     @Test("@sum of Doubles on PostgreSQL is ExactDoubleSum's: exact, rounded once, whatever the order")
     func exactDoubleSumAgreement() async throws {
         var random = SplitMix(seed: 0x5A5A)
-        // Groups of terms that cancel, differ wildly in size, are subnormal
-        // or special. Finite terms stay below 2^1000, so that no running
-        // total passes the largest Double (where ExactDoubleSum gives up
-        // with an infinity and an exact sum would not).
+        // Groups of terms that cancel, differ wildly in size, are subnormal,
+        // special, or huge (running totals past the largest Double).
         func term() -> Double {
             switch random.next(below: 6) {
             case 0: return Double(random.next(below: 2000) - 1000) / 10
@@ -233,7 +231,7 @@ struct PostgresDialectServerTests {
             case 2: return Double(bitPattern: random.nextBits() & 0x800F_FFFF_FFFF_FFFF)  // subnormal
             case 3:
                 let value = Double(bitPattern: random.nextBits())
-                return value.isFinite && abs(value) < 0x1p1000 ? value : 1e300
+                return value.isFinite ? value : .greatestFiniteMagnitude
             case 4: return random.next(below: 20) == 0 ? [.nan, .infinity, -.infinity][random.next(below: 3)] : 0x1p-60 * Double(random.next(below: 100))
             default: return (0x1p52 + Double(random.next(below: 1000))) * (random.next(below: 2) == 0 ? 1 : -1)
             }
@@ -249,7 +247,9 @@ struct PostgresDialectServerTests {
         // Averages that are subnormal, round to 0 or tie between two
         // subnormals; an infinity met by its opposite (NaN: nil).
         let edges: [[Double]] = [[.leastNonzeroMagnitude, 0], [.leastNonzeroMagnitude, .leastNonzeroMagnitude, .leastNonzeroMagnitude],
-                                 [3 * .leastNonzeroMagnitude, 0], [0x1p-1030, 3], [-0x1p-1030, 0, 0], [.infinity, -.infinity], [0x1p-1020, 0]]
+                                 [3 * .leastNonzeroMagnitude, 0], [0x1p-1030, 3], [-0x1p-1030, 0, 0], [.infinity, -.infinity], [0x1p-1020, 0],
+                                 [.greatestFiniteMagnitude, .greatestFiniteMagnitude, -.greatestFiniteMagnitude], [.greatestFiniteMagnitude, 0x1p970],
+                                 [.greatestFiniteMagnitude, 0x1p969], [-.greatestFiniteMagnitude, -.greatestFiniteMagnitude]]
         for (offset, edge) in edges.enumerated() {
             groups += Array(repeating: 600 + offset, count: edge.count)
             terms += edge

@@ -238,6 +238,36 @@ private struct PlainAccessor: ObjectGraphAccessor {
         #expect(simple.value == 0.30000000000000004)
     }
 
+    @Test("The exact Double sum rounds once, ties to even, and holds running totals past the largest Double")
+    func exactSumRoundsOnceAndPassesTheLargestDouble() {
+        func sum(_ values: [Double]) -> Double {
+            var sum = ExactDoubleSum()
+            for value in values { sum.add(value) }
+            return sum.value
+        }
+        #expect(sum([1e16, 1, -1e16]) == 1)
+        #expect(sum([.leastNonzeroMagnitude, .leastNonzeroMagnitude]) == 2 * .leastNonzeroMagnitude)
+        #expect(sum([1, 0x1p-53]) == 1)  // a tie: to even
+        #expect(sum([1, 0x1p-53, .leastNonzeroMagnitude]) == 1 + 0x1p-52)  // just past the tie
+        #expect(sum([1 + 0x1p-52, 0x1p-53]) == 1 + 0x1p-51)  // a tie from odd: up
+        #expect(sum([-1, -0x1p-53, -.leastNonzeroMagnitude]) == -(1 + 0x1p-52))
+        #expect(sum([0x1p-1022, -.leastNonzeroMagnitude]) == 0x1p-1022 - .leastNonzeroMagnitude)
+        // Past the largest Double on the way, in every order.
+        let max = Double.greatestFiniteMagnitude
+        for order in [[max, max, -max], [max, -max, max], [-max, max, max]] {
+            #expect(sum(order) == max)
+        }
+        #expect(sum([max, max, -max, -max]) == 0)
+        #expect(sum([max, max]) == .infinity)
+        #expect(sum([-max, -max]) == -.infinity)
+        // Half an ulp above the largest rounds (to even) to an infinity; less does not.
+        #expect(sum([max, 0x1p970]) == .infinity)
+        #expect(sum([max, 0x1p969]) == max)
+        #expect(sum([.infinity, 1, -max]) == .infinity)
+        #expect(sum([.infinity, -max, -max]).isNaN)  // inf plus a finite sum past -max
+        #expect(sum([.infinity, -.infinity]).isNaN)
+    }
+
     @Test("@sum of Decimals is exact whatever the order, then cut to a Decimal's digits; @avg truncates")
     func exactDecimalSumIsOrderIndependent() throws {
         func decimal(_ text: String) throws -> Decimal { try #require(Decimal(string: text, locale: nil)) }
