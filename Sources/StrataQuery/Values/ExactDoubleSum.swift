@@ -47,13 +47,8 @@ public struct ExactDoubleSum: Sendable {
         let offset = UInt64(position % 64)
         let low = significand << offset
         let high = offset == 0 ? 0 : significand >> (64 - offset)
-        if value > 0 {
-            addMagnitude(low, at: index)
-            addMagnitude(high, at: index + 1)
-        } else {
-            subtractMagnitude(low, at: index)
-            subtractMagnitude(high, at: index + 1)
-        }
+        apply(low, at: index, subtracting: value < 0)
+        apply(high, at: index + 1, subtracting: value < 0)
     }
 
     /// The correctly rounded sum (0 when empty).
@@ -61,26 +56,15 @@ public struct ExactDoubleSum: Sendable {
         special + finiteValue
     }
 
-    /// `addend` into the word at `index`, the carry on up.
-    private mutating func addMagnitude(_ addend: UInt64, at index: Int) {
-        var carry = addend
+    /// `amount` added into (or subtracted from) the word at `index`, the
+    /// carry (or borrow) on up.
+    private mutating func apply(_ amount: UInt64, at index: Int, subtracting: Bool) {
+        var carry = amount
         var i = index
         while carry != 0, i < Self.width {
-            let (sum, overflow) = words[i].addingReportingOverflow(carry)
-            words[i] = sum
+            let (result, overflow) = subtracting ? words[i].subtractingReportingOverflow(carry) : words[i].addingReportingOverflow(carry)
+            words[i] = result
             carry = overflow ? 1 : 0
-            i += 1
-        }
-    }
-
-    /// `subtrahend` from the word at `index`, the borrow on up.
-    private mutating func subtractMagnitude(_ subtrahend: UInt64, at index: Int) {
-        var borrow = subtrahend
-        var i = index
-        while borrow != 0, i < Self.width {
-            let (difference, overflow) = words[i].subtractingReportingOverflow(borrow)
-            words[i] = difference
-            borrow = overflow ? 1 : 0
             i += 1
         }
     }
