@@ -186,7 +186,8 @@ struct SQLiteSaveTransaction {
     /// their entities are checked here; their values, which must be
     /// attributes only, are checked as their rows are encoded, once
     /// supplied.
-    init(changes: StoreChanges, feed: StoreInsertFeed? = nil, mapping: SQLiteStoreMapping, storeIdentifier: String, path: String) throws(StrataError) {
+    init(changes: StoreChanges, feed: StoreInsertFeed? = nil, mapping: SQLiteStoreMapping, storeIdentifier: String, path: String,
+         place: String? = nil) throws(StrataError) {
         self.mapping = mapping
         self.model = mapping.schema.model
         self.storeIdentifier = storeIdentifier
@@ -194,7 +195,7 @@ struct SQLiteSaveTransaction {
         self.checksVersions = changes.checksVersions
         self.guards = changes.guards
         self.decoder = SQLiteRowDecoder(mapping: mapping, storeIdentifier: storeIdentifier, path: path)
-        self.checks = SQLSaveChecks(mapping: mapping, storeIdentifier: storeIdentifier, place: "store \(path)")
+        self.checks = SQLSaveChecks(mapping: mapping, storeIdentifier: storeIdentifier, place: place ?? SQLiteSaveTransaction.place(path))
         self.changes = changes
 
         let insertIDs = feed?.temporaryIDs
@@ -552,6 +553,12 @@ struct SQLiteSaveTransaction {
                 throw guarded.denial
             }
         }
+    }
+
+    /// How errors name a store at `path` (`store /path/file`): made once
+    /// per group of saves by the writer, not once per save.
+    static func place(_ path: String) -> String {
+        "store \(path)"
     }
 
     /// `count` NULLs. (Not `unsafeUninitializedCapacity`: for a count of 0

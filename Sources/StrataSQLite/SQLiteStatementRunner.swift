@@ -85,6 +85,40 @@ struct SQLiteStatementRunner {
         }
     }
 
+    /// Runs `body` in an immediate transaction, begun and ended with kept
+    /// statements stepped on SQLite directly (GRDB's `inTransaction`
+    /// prepares `BEGIN` and `COMMIT` again on every call): committed when
+    /// `body` returns `.commit`, rolled back when it returns `.rollback` or
+    /// throws, or when the commit fails.
+    static func inImmediateTransaction(_ db: Database, _ body: () throws -> Database.TransactionCompletion) throws {
+        try step(db.cachedStatement(sql: "BEGIN IMMEDIATE TRANSACTION"), db)
+        let completion: Database.TransactionCompletion
+        do {
+            completion = try body()
+        } catch {
+            try? rollback(db)
+            throw error
+        }
+        switch completion {
+        case .commit:
+            do {
+                try step(db.cachedStatement(sql: "COMMIT TRANSACTION"), db)
+            } catch {
+                try? rollback(db)
+                throw error
+            }
+        case .rollback:
+            try rollback(db)
+        }
+    }
+
+    /// Rolls back the open transaction, if SQLite still has one (a failed
+    /// statement may have ended it already).
+    private static func rollback(_ db: Database) throws {
+        guard sqlite3_get_autocommit(db.sqliteConnection) == 0 else { return }
+        try step(db.cachedStatement(sql: "ROLLBACK TRANSACTION"), db)
+    }
+
     /// SQLite copies the bytes it is given before the bind returns.
     private static let transient = unsafeBitCast(-1, to: sqlite3_destructor_type.self)
 

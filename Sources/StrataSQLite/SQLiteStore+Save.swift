@@ -138,11 +138,12 @@ extension SQLiteStore {
         transactions.reserveCapacity(group.count)
         var results: [Result<StoreSaveResult, any Error>] = []
         results.reserveCapacity(group.count)
+        let place = SQLiteSaveTransaction.place(path)
         for save in group {
             // Made in place in the array: a transaction is large, and a
             // copy would retain everything it holds.
             do {
-                transactions.append(try SQLiteSaveTransaction(changes: save.changes, feed: save.feed, mapping: mapping, storeIdentifier: identifier, path: path))
+                transactions.append(try SQLiteSaveTransaction(changes: save.changes, feed: save.feed, mapping: mapping, storeIdentifier: identifier, path: path, place: place))
             } catch {
                 transactions.append(nil)
                 results.append(.failure(error))
@@ -165,7 +166,7 @@ extension SQLiteStore {
         // has the transaction to itself, and its failure rolls that back.
         let shared = transactions.lazy.filter { $0 != nil }.count > 1
         guard transactions.contains(where: { $0 != nil }) else { return results }
-        try db.inTransaction(.immediate) {
+        try SQLiteStatementRunner.inImmediateTransaction(db) {
             // One key allocation for the group: a save rolled back to its
             // savepoint leaves a gap in the keys.
             var keys = SQLiteKeyAllocator()

@@ -54,8 +54,10 @@ extension PropertyValue {
             guard bytes.count == 16 else {
                 throw WireError(.invalidArgument, "\(field()): a UUID is 16 bytes, got \(bytes.count)", strataCode: StrataError.Code.invalidValue.rawValue)
             }
-            let b = [UInt8](bytes)
-            self = .uuid(UUID(uuid: (b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7], b[8], b[9], b[10], b[11], b[12], b[13], b[14], b[15])))
+            // Copied straight into the UUID's tuple: no array in between.
+            var uuid: uuid_t = (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
+            withUnsafeMutableBytes(of: &uuid) { target in bytes.withUnsafeBytes { target.copyMemory(from: $0) } }
+            self = .uuid(UUID(uuid: uuid))
         case .uri(let v): self = .uri(v)
         case .object(let text): self = .object(try Self.named(field) { try objectID(text) })
         case .objects(let list): self = .objects(try Self.named(field) { try list.ids.map(objectID) })
