@@ -72,7 +72,10 @@ import Testing
         })
         #expect(before.isSubset(of: uuids))
         #expect(books.count >= 300 + before.count)
-        #expect(books.count <= 300 + afterBackup)
+        // At most one save per writer was committed (so maybe copied) but
+        // not yet acknowledged when the backup's answer came: the two
+        // answers travel on different connections.
+        #expect(books.count <= 300 + afterBackup + writers.count)
         try await server.stop()
     }
 
