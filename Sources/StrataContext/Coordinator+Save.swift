@@ -35,36 +35,124 @@ extension Coordinator {
     /// temporary, 1550; whatever `setValue(_:forKey:)`, `existingObject(with:)`
     /// (133000 for an object gone), `rebase` and a context's save throw.
     public func save(_ request: SaveRequest) async throws -> SaveOutcome {
+        switch try prepareDirect(request) {
+        case .ready(let direct): return try await writeDirect(direct, request)
+        case .needsContext(let values): return try await saveInContext(request, prepared: values)
+        }
+    }
+
+    /// The direct route's write, awaited: the store saves the checked
+    /// inserts; a uniqueness conflict goes on to a context with them.
+    private func writeDirect(_ direct: DirectInsert, _ request: SaveRequest) async throws -> SaveOutcome {
+        let result: StoreSaveResult
+        do {
+            result = try await direct.store.save(direct.changes)
+        } catch {
+            throw StrataError.storeFailure(error, in: direct.store, committed: [])
+        }
+        switch finishDirect(direct, result: result, author: request.author) {
+        case .saved(let outcome): return outcome
+        case .needsContext(let values): return try await saveInContext(request, prepared: values)
+        }
+    }
+
+    /// ``save(_:)`` answered through `completion` (called exactly once),
+    /// for callers that are not tasks: a save the direct route takes into
+    /// a store that takes completion handlers (``CompletionSavingStore``)
+    /// is checked on the calling thread and answered on the store's writer
+    /// thread, with no task; every other save, and one the direct route
+    /// hands on to a context, runs in a task of its own. The route, checks,
+    /// answers and errors are ``save(_:)``'s. `completion` runs on the
+    /// store's writer thread, a task's thread or (for a save refused before
+    /// anything is written) the calling thread: it must be short and must
+    /// not block.
+    public func save(_ request: SaveRequest, completion: @escaping @Sendable (Result<SaveOutcome, any Error>) -> Void) {
+        let direct: DirectInsert
+        do {
+            switch try prepareDirect(request) {
+            case .ready(let ready):
+                direct = ready
+            case .needsContext(let values):
+                return inTask(completion) { try await self.saveInContext(request, prepared: values) }
+            }
+        } catch {
+            return completion(.failure(error))
+        }
+        guard let store = direct.store as? any CompletionSavingStore else {
+            return inTask(completion) { try await self.writeDirect(direct, request) }
+        }
+        store.save(direct.changes) { result in
+            switch result {
+            case .failure(let error):
+                completion(.failure(StrataError.storeFailure(error, in: direct.store, committed: [])))
+            case .success(let result):
+                switch self.finishDirect(direct, result: result, author: request.author) {
+                case .saved(let outcome):
+                    completion(.success(outcome))
+                case .needsContext(let values):
+                    self.inTask(completion) { try await self.saveInContext(request, prepared: values) }
+                }
+            }
+        }
+    }
+
+    /// Runs `body` in a task of its own and hands its result to `completion`.
+    private func inTask(_ completion: @escaping @Sendable (Result<SaveOutcome, any Error>) -> Void, _ body: @escaping @Sendable () async throws -> SaveOutcome) {
+        Task {
+            do {
+                completion(.success(try await body()))
+            } catch {
+                completion(.failure(error))
+            }
+        }
+    }
+
+    /// The context route: a fresh context applies the request (with the
+    /// values the direct route already checked, when it did) and saves it.
+    private func saveInContext(_ request: SaveRequest, prepared: [PropertyValues]?) async throws -> SaveOutcome {
+        let context = Context(coordinator: self, name: request.author, mergePolicy: request.mergePolicy, transactionAuthor: request.author,
+                              saveGuards: request.saveGuards, readRestriction: request.readRestriction)
+        return try await context.perform { context in try await context.save(request, prepared: prepared) }
+    }
+
+    /// A save the direct route writes: its change set, its store, and the
+    /// row cache's generation before the write.
+    private struct DirectInsert: Sendable {
+        let changes: StoreChanges
+        let store: any PersistentStore
+        let generation: UInt64
+    }
+
+    /// Where the direct route's first part left a save.
+    private enum DirectPlan {
+        /// Checked and ready to write.
+        case ready(DirectInsert)
+        /// A context must save it; the inserts' checked values (defaults
+        /// and derived values included), when every one could be checked.
+        case needsContext(prepared: [PropertyValues]?)
+    }
+
+    /// Where a save the direct route wrote ended.
+    private enum DirectSave {
+        case saved(SaveOutcome)
+        /// A context must save it (the store answered a uniqueness
+        /// conflict), with the inserts' checked values.
+        case needsContext(prepared: [PropertyValues]?)
+    }
+
+    /// The direct route's first part, on the calling thread: the request's
+    /// IDs checked, and, when the route can take it, each insert's values
+    /// checked, derived and validated from its entity's plan (validation
+    /// problems thrown as a context's save throws them).
+    private func prepareDirect(_ request: SaveRequest) throws -> DirectPlan {
         if request.inserts.count > 1, Set(request.inserts.lazy.map(\.id)).count < request.inserts.count {
             throw StrataError(.invalidValue, "two inserts of the save have the same ID")
         }
         if let insert = request.inserts.first(where: { !$0.id.isTemporary }) {
             throw StrataError(.invalidValue, "insert \(insert.id): a new object's ID must be temporary")
         }
-        var prepared: [PropertyValues]?
-        if request.saveGuards == nil, request.updates.isEmpty, request.deletes.isEmpty,
-           !request.inserts.isEmpty, request.inserts.count <= Self.directInsertLimit {
-            switch try await saveDirectly(request) {
-            case .saved(let outcome): return outcome
-            case .needsContext(let values): prepared = values
-            }
-        }
-        let context = Context(coordinator: self, name: request.author, mergePolicy: request.mergePolicy, transactionAuthor: request.author,
-                              saveGuards: request.saveGuards, readRestriction: request.readRestriction)
-        let values = prepared
-        return try await context.perform { context in try await context.save(request, prepared: values) }
-    }
-
-    /// Where a save the direct route took ended.
-    private enum DirectSave {
-        case saved(SaveOutcome)
-        /// A context must save it; the inserts' checked values (defaults
-        /// and derived values included), when every one could be checked.
-        case needsContext(prepared: [PropertyValues]?)
-    }
-
-    /// The direct route of ``save(_:)``.
-    private func saveDirectly(_ request: SaveRequest) async throws -> DirectSave {
+        guard request.saveGuards == nil, request.updates.isEmpty, request.deletes.isEmpty,
+              !request.inserts.isEmpty, request.inserts.count <= Self.directInsertLimit else { return .needsContext(prepared: nil) }
         var changes = StoreChanges(checksVersions: request.mergePolicy != .overwrite, author: request.author, contextName: request.author)
         changes.inserts.reserveCapacity(request.inserts.count)
         var problems: [PropertyFailure] = []
@@ -90,14 +178,13 @@ extension Coordinator {
         // before it validates.
         guard oneStore, let store else { return .needsContext(prepared: changes.inserts.map(\.values)) }
         guard problems.isEmpty else { throw StrataError.validation(problems) }
+        return .ready(DirectInsert(changes: changes, store: store, generation: rowCache.generation))
+    }
 
-        let generation = rowCache.generation
-        let result: StoreSaveResult
-        do {
-            result = try await store.save(changes)
-        } catch {
-            throw StrataError.storeFailure(error, in: store, committed: [])
-        }
+    /// The direct route's last part, once the store answered: the row
+    /// cache keeps the new rows and the change set is published.
+    private func finishDirect(_ direct: DirectInsert, result: StoreSaveResult, author: String?) -> DirectSave {
+        let changes = direct.changes
         guard case .committed(let commit) = result else { return .needsContext(prepared: changes.inserts.map(\.values)) }
         // The commit lists the permanent IDs in the order of the inserts;
         // a store that answered in another order is looked up.
@@ -108,12 +195,12 @@ extension Coordinator {
             let permanent = commit.permanentIDs
             insertedIDs = changes.inserts.map { permanent[$0.temporaryID] ?? $0.temporaryID }
         }
-        var changeSet = ChangeSet(contextName: request.author, origin: Self.directInsertOrigin)
+        var changeSet = ChangeSet(contextName: author, origin: Self.directInsertOrigin)
         changeSet.inserted = insertedIDs
         if rowCache.isEnabled {
             // As a context's save does: the rows as the store now holds them.
             let snapshots = zip(insertedIDs, changes.inserts).map { Snapshot(objectID: $0, version: 1, values: $1.values) }
-            rowCache.store(snapshots, readAt: generation)
+            rowCache.store(snapshots, readAt: direct.generation)
         }
         self.changes.publish(changeSet)
         return .saved(SaveOutcome(insertedIDs: insertedIDs, changes: changeSet, route: .direct))

@@ -3,7 +3,7 @@ import NIOConcurrencyHelpers
 /// The saves waiting for a SQLite store's writer, and whether the writer
 /// is draining them (see ``SQLiteStore/save(_:)``).
 ///
-/// Saves are appended from the store's actor; the drain takes them group
+/// Saves are appended from any thread (``SQLiteStore/save(_:completion:)``); the drain takes them group
 /// after group on the writer's own queue, without going back to the actor
 /// between groups. Exactly one drain runs while ``isDraining``: the save
 /// that finds none running starts one, and a drain that finds nothing
@@ -13,6 +13,8 @@ final class SQLiteSaveQueue: Sendable {
     private struct State {
         var pending: [PendingSave] = []
         var isDraining = false
+        /// Set by ``close()``: no save is taken from then on.
+        var isClosed = false
         var idleWaiters: [CheckedContinuation<Void, Never>] = []
     }
 
@@ -24,15 +26,31 @@ final class SQLiteSaveQueue: Sendable {
     /// Whether a drain is running (a group being written, or about to be).
     var isDraining: Bool { state.withLockedValue { $0.isDraining } }
 
-    /// Queues a save; true when no drain was running, and the caller must
-    /// start one.
-    func append(_ save: PendingSave) -> Bool {
+    /// What ``append(_:)`` did.
+    enum Appended {
+        /// Queued behind a running drain.
+        case queued
+        /// Queued, and no drain was running: the caller must start one.
+        case startDrain
+        /// Refused: the store is closing (``close()``).
+        case closed
+    }
+
+    /// Queues a save, unless the store is closing.
+    func append(_ save: PendingSave) -> Appended {
         state.withLockedValue { state in
+            guard !state.isClosed else { return .closed }
             state.pending.append(save)
-            guard !state.isDraining else { return false }
+            guard !state.isDraining else { return .queued }
             state.isDraining = true
-            return true
+            return .startDrain
         }
+    }
+
+    /// Takes no save from now on. A save either was queued before (and a
+    /// drain, which ``waitUntilIdle()`` waits for, writes it) or is refused.
+    func close() {
+        state.withLockedValue { $0.isClosed = true }
     }
 
     /// The next group to write, taken off the queue: every waiting save,

@@ -170,6 +170,18 @@ struct SQLiteSaveTransaction {
 
     static func q(_ identifier: String) -> String { SQLSchema.quote(identifier) }
 
+    /// Whether the save writes with one statement, a single-row `INSERT`
+    /// (one insert, no updates, deletes, to-manys or guards): SQLite undoes
+    /// a failed statement by itself, so in a group such a save needs no
+    /// savepoint of its own. Its other statements before the `INSERT` only
+    /// read (the saved objects its values point to). Asked before
+    /// ``execute(_:keys:)``.
+    var writesOneStatement: Bool {
+        guard inserts.count == 1, updates.isEmpty, deletes.isEmpty, toManys.isEmpty, guards.isEmpty, insertOverrides.isEmpty,
+              case .encoded? = insertRowSource else { return false }
+        return true
+    }
+
     // MARK: - Preparation (no database access)
 
     /// Checks and encodes `changes` (the inserts' attribute values only

@@ -1,5 +1,6 @@
 import Foundation
 import GRDB
+import GRDBSQLite
 import StrataModel
 import StrataStore
 import StrataQuery
@@ -40,7 +41,10 @@ extension SQLiteStore {
     /// one sync of the WAL), each inside its own savepoint, so each is
     /// still all or nothing and gets its own answer, and none is answered
     /// before the commit.
-    public func save(_ changes: StoreChanges) async throws -> StoreSaveResult {
+    ///
+    /// Nonisolated: a save is queued under the save queue's lock, with no
+    /// hop to the actor (``close()`` closes that queue before it waits).
+    public nonisolated func save(_ changes: StoreChanges) async throws -> StoreSaveResult {
         try await enqueue(changes, feed: nil)
     }
 
@@ -61,16 +65,41 @@ extension SQLiteStore {
         return try await enqueue(changes, feed: feed)
     }
 
+    /// ``save(_:)`` answered through `completion`, called on the writer's
+    /// thread once the save's group is committed (or failed), or at once
+    /// when the store refuses it (read-only, closed)
+    /// (``CompletionSavingStore``). Needs no task and no hop to the actor:
+    /// whether the store is closed is decided under the save queue's lock.
+    public nonisolated func save(_ changes: StoreChanges, completion: @escaping @Sendable (Result<StoreSaveResult, any Error>) -> Void) {
+        enqueue(changes, feed: nil, completion: completion)
+    }
+
     /// Queues a save for the next group commit and waits for its answer.
-    private func enqueue(_ changes: StoreChanges, feed: StoreInsertFeed?) async throws -> StoreSaveResult {
-        if storeDescription.isReadOnly {
-            throw StrataError(.storeSave, "store \(path) is read-only: it refuses every save")
+    private nonisolated func enqueue(_ changes: StoreChanges, feed: StoreInsertFeed?) async throws -> StoreSaveResult {
+        try await withCheckedThrowingContinuation { continuation in
+            enqueue(changes, feed: feed) { continuation.resume(with: $0) }
         }
-        let database = try openDatabase()
-        guard !changes.isEmpty || (feed?.count ?? 0) > 0 else { return .committed(StoreCommit()) }
-        return try await withCheckedThrowingContinuation { continuation in
-            guard saveQueue.append(PendingSave(changes: changes, feed: feed, continuation: continuation)) else { return }
+    }
+
+    /// Queues a save for the next group commit; `completion` hears of it.
+    private nonisolated func enqueue(_ changes: StoreChanges, feed: StoreInsertFeed?, completion: @escaping @Sendable (Result<StoreSaveResult, any Error>) -> Void) {
+        if storeDescription.isReadOnly {
+            return completion(.failure(StrataError(.storeSave, "store \(path) is read-only: it refuses every save")))
+        }
+        let database: any DatabaseWriter
+        do {
+            database = try openDatabase()
+        } catch {
+            return completion(.failure(error))
+        }
+        guard !changes.isEmpty || (feed?.count ?? 0) > 0 else { return completion(.success(.committed(StoreCommit()))) }
+        switch saveQueue.append(PendingSave(changes: changes, feed: feed, completion: completion)) {
+        case .queued:
+            break
+        case .startDrain:
             database.asyncWriteWithoutTransaction { db in self.drain(db, database: database) }
+        case .closed:
+            completion(.failure(StrataError(.storeOpen, "store \(path) is closed")))
         }
     }
 
@@ -110,7 +139,7 @@ extension SQLiteStore {
             }
             metrics.recordCommit(saves: group.count, duration: groupStarted.duration(to: clock.now))
             for (pending, result) in zip(group, results) {
-                pending.continuation.resume(with: result.mapError { error in
+                pending.completion(result.mapError { error in
                     error as? StrataError ?? strataError(error, failure: .storeSave, operation: "save")
                 })
             }
@@ -181,6 +210,24 @@ extension SQLiteStore {
             var committed = 0
             for index in transactions.indices {
                 guard var transaction = transactions[index].take() else { continue }
+                if shared, transaction.writesOneStatement {
+                    // No savepoint: SQLite undoes a failed statement by
+                    // itself, and a failure after the one statement wrote
+                    // (recording its history) fails the whole group.
+                    do {
+                        let outcome = try execute(&transaction, changes: group[index], db: db, mapping: mapping, history: history, recorder: &recorder, timestamp: timestamp, keys: &keys, failsGroup: true)
+                        if case .committed = outcome { committed += 1 }
+                        results[index] = .success(outcome)
+                    } catch let error as GroupFailure {
+                        throw error.underlying
+                    } catch {
+                        // The statement failed alone, unless SQLite ended
+                        // the transaction (an I/O error, a full disk).
+                        guard sqlite3_get_autocommit(db.sqliteConnection) == 0 else { throw error }
+                        results[index] = .failure(error)
+                    }
+                    continue
+                }
                 try SQLiteStatementRunner.step(savepoint, db)
                 do {
                     let outcome = try execute(&transaction, changes: group[index], db: db, mapping: mapping, history: history, recorder: &recorder, timestamp: timestamp, keys: &keys)
@@ -210,18 +257,32 @@ extension SQLiteStore {
     /// Runs one change set inside the open transaction and, when it
     /// commits and the store records history, records its transaction
     /// (the preserved values of deleted rows are read before the deletes).
-    private static func execute(_ transaction: inout SQLiteSaveTransaction, changes save: StreamedChanges, db: Database, mapping: SQLiteStoreMapping, history: HistoryRecording?, recorder: inout SQLiteHistory.Recorder?, timestamp: Date, keys: inout SQLiteKeyAllocator) throws -> StoreSaveResult {
+    ///
+    /// With `failsGroup` (a save without a savepoint of its own), an error
+    /// recording the history of a change set already written is thrown as
+    /// a ``GroupFailure``: the group's transaction must be rolled back.
+    private static func execute(_ transaction: inout SQLiteSaveTransaction, changes save: StreamedChanges, db: Database, mapping: SQLiteStoreMapping, history: HistoryRecording?, recorder: inout SQLiteHistory.Recorder?, timestamp: Date, keys: inout SQLiteKeyAllocator, failsGroup: Bool = false) throws -> StoreSaveResult {
         guard let history, recorder != nil else { return try transaction.execute(db, keys: &keys) }
         var changes = save.changes
         let tombstones = changes.deletes.isEmpty ? [:] : try SQLiteHistory.tombstones(db, deletes: changes.deletes, mapping: mapping, model: history.model)
         let outcome = try transaction.execute(db, keys: &keys)
         if case .committed(let commit) = outcome {
-            // Streamed inserts are all supplied once their rows are written.
-            if let feed = save.feed { changes.inserts = try feed.allInserts() }
-            try recorder?.record(db, changes: changes, commit: commit, tombstones: tombstones, origin: history.origin, processID: HistoryRecording.processID, timestamp: timestamp)
+            do {
+                // Streamed inserts are all supplied once their rows are written.
+                if let feed = save.feed { changes.inserts = try feed.allInserts() }
+                try recorder?.record(db, changes: changes, commit: commit, tombstones: tombstones, origin: history.origin, processID: HistoryRecording.processID, timestamp: timestamp)
+            } catch where failsGroup {
+                throw GroupFailure(underlying: error)
+            }
         }
         return outcome
     }
+}
+
+/// An error after a save without a savepoint wrote: it cannot be undone
+/// alone, so the whole group is rolled back with `underlying`.
+private struct GroupFailure: Error {
+    let underlying: any Error
 }
 
 /// What a save needs to record persistent history.
@@ -239,7 +300,8 @@ struct PendingSave: Sendable {
     let changes: StoreChanges
     /// The inserts, when they are streamed (then `changes` has none).
     let feed: StoreInsertFeed?
-    let continuation: CheckedContinuation<StoreSaveResult, any Error>
+    /// Told the save's result, on the writer's thread.
+    let completion: @Sendable (Result<StoreSaveResult, any Error>) -> Void
 }
 
 /// One save of a group: its change set and, when streamed, its inserts' feed.

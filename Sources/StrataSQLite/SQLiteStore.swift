@@ -43,7 +43,7 @@ import StrataQuery
 /// a fetch fails in SQLite), 134100 / 134020 for a model or configuration
 /// that does not fit, 134030 when a save fails, 134090 when the file stayed
 /// locked past the busy timeout.
-public actor SQLiteStore: InsertStreamingStore {
+public actor SQLiteStore: InsertStreamingStore, CompletionSavingStore {
     /// The store's UUID, generated when the file was created.
     public nonisolated let identifier: String
     /// How the store was opened.
@@ -385,6 +385,7 @@ public actor SQLiteStore: InsertStreamingStore {
         }
         guard let database = open else { return }
         inlineReaders.close()
+        saveQueue.close()
         await saveQueue.waitUntilIdle()
         // Every save into the file, and the log emptied, so that the
         // .sqlite file alone holds everything (a copy of it is a backup).

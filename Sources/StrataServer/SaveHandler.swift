@@ -1,5 +1,6 @@
 import Logging
 import NIOCore
+import StrataContext
 import StrataWire
 import Tracing
 import SwiftProtobuf
@@ -77,47 +78,69 @@ final class SaveHandler: ChannelInboundHandler, RemovableChannelHandler {
                    reply: NIOLoopBound(context, eventLoop: context.eventLoop), on: context.eventLoop)
     }
 
-    /// Runs the save in a task of its own and queues its answer on the loop.
+    /// Starts the save and queues its answer on the loop. A caller bound by
+    /// no access rules goes through ``ServerCore/startSave(_:clientName:identity:completion:)``:
+    /// a small insert is checked here and answered from the store's writer,
+    /// with no task. A rule-bound caller's save runs in a task of its own
+    /// (its rules are checked against the stores first).
     private static func start(_ save: Strata_V1_SaveRequest, requestID: UInt64, core: ServerCore, state: ConnectionState, maxFrameBytes: Int, logger: Logger,
                               reply: NIOLoopBound<ChannelHandlerContext>, on eventLoop: any EventLoop) {
-        let clientName = state.clientName
-        let identity = state.identity
-        let policy = state.policy
-        Task {
-            let started = ContinuousClock.now
-            let span = Session.startSpan(operation: operationName, requestID: requestID, request: .save(save))
-            defer { span.end() }
-            var failed = false
-            var buffer: ByteBuffer
-            do {
-                let outcome = try await core.saveOutcome(save, clientName: clientName, identity: identity, policy: policy)
-                if let direct = SaveAnswerEncoding.frame(requestID: requestID, names: save.inserts.lazy.map(\.temporaryID), outcome: outcome,
-                                                         compresses: state.compresses, maxFrameBytes: maxFrameBytes) {
-                    buffer = direct
-                } else {
-                    var answer = Strata_V1_ServerFrame()
-                    answer.requestID = requestID
-                    answer.response = .save(ServerCore.response(to: save, outcome: outcome))
-                    buffer = try framed(answer, compresses: state.compresses, maxFrameBytes: maxFrameBytes)
-                }
-            } catch {
-                failed = true
-                var refusal = Strata_V1_ServerFrame()
-                refusal.requestID = requestID
-                refusal.status = Session.failureStatus(error, operation: operationName, requestID: requestID, redactor: core.redactor, logger: logger)
-                Session.failed(span, status: refusal.status)
-                buffer = (try? framed(refusal, compresses: state.compresses, maxFrameBytes: maxFrameBytes)) ?? ByteBuffer()
+        let started = ContinuousClock.now
+        let span = Session.startSpan(operation: operationName, requestID: requestID, request: .save(save))
+        let finish: @Sendable (Result<SaveOutcome, any Error>) -> Void = { result in
+            // Encoded on the loop, not on the thread that completed the
+            // save (for a direct insert, the store's writer).
+            eventLoop.execute {
+                let written = answer(to: save, requestID: requestID, result: result, state: state, maxFrameBytes: maxFrameBytes,
+                                     redactor: core.redactor, logger: logger, span: span)
+                span.end()
+                core.stats.record(operation: operationName, duration: .now - started, failed: written.failed)
+                guard written.buffer.readableBytes > 0 else { return }
+                reply.value.writeAndFlush(NIOAny(written.buffer), promise: nil)
             }
-            core.stats.record(operation: operationName, duration: .now - started, failed: failed)
             // Queued on the loop before the slot is given back: a closing
             // connection (which waits for its slots) writes it first.
-            let written = buffer
-            eventLoop.execute {
-                guard written.readableBytes > 0 else { return }
-                reply.value.writeAndFlush(NIOAny(written), promise: nil)
-            }
             state.limiter.release()
         }
+        guard let policy = state.policy else {
+            core.startSave(save, clientName: state.clientName, identity: state.identity, completion: finish)
+            return
+        }
+        let clientName = state.clientName
+        let identity = state.identity
+        Task {
+            do {
+                finish(.success(try await core.saveOutcome(save, clientName: clientName, identity: identity, policy: policy)))
+            } catch {
+                finish(.failure(error))
+            }
+        }
+    }
+
+    /// The answer frame to a save: its response, or the refusal of its
+    /// error (logged as the async side logs it); empty when not even the
+    /// refusal could be encoded.
+    private static func answer(to save: Strata_V1_SaveRequest, requestID: UInt64, result: Result<SaveOutcome, any Error>, state: ConnectionState,
+                               maxFrameBytes: Int, redactor: PathRedactor, logger: Logger, span: any Span) -> (buffer: ByteBuffer, failed: Bool) {
+        let error: any Error
+        do {
+            let outcome = try result.get()
+            if let direct = SaveAnswerEncoding.frame(requestID: requestID, names: save.inserts.lazy.map(\.temporaryID), outcome: outcome,
+                                                     compresses: state.compresses, maxFrameBytes: maxFrameBytes) {
+                return (direct, false)
+            }
+            var answer = Strata_V1_ServerFrame()
+            answer.requestID = requestID
+            answer.response = .save(ServerCore.response(to: save, outcome: outcome))
+            return (try framed(answer, compresses: state.compresses, maxFrameBytes: maxFrameBytes), false)
+        } catch let caught {
+            error = caught
+        }
+        var refusal = Strata_V1_ServerFrame()
+        refusal.requestID = requestID
+        refusal.status = Session.failureStatus(error, operation: operationName, requestID: requestID, redactor: redactor, logger: logger)
+        Session.failed(span, status: refusal.status)
+        return ((try? framed(refusal, compresses: state.compresses, maxFrameBytes: maxFrameBytes)) ?? ByteBuffer(), true)
     }
 
     /// `answer` as one whole wire frame (``ResponseWriter/frame(_:compresses:maxFrameBytes:)``,

@@ -18,19 +18,50 @@ extension ServerCore {
     /// authenticated subject (see ``author(given:clientName:identity:)``).
     func saveOutcome(_ request: Strata_V1_SaveRequest, clientName: String, identity: Identity?, policy: AccessPolicy?) async throws -> SaveOutcome {
         let mergePolicy = try Self.mergePolicy(request.mergePolicy)
-        let author = Self.author(given: request.author, clientName: clientName, identity: identity)
         try checkWritable(request)
         if let policy { try await requireVisible(request, policy: policy) }
-        var save = try decode(request)
-        save.mergePolicy = mergePolicy
-        save.author = author
-        save.saveGuards = policy?.saveGuards
-        save.readRestriction = policy?.readRestriction
+        let save = try described(request, mergePolicy: mergePolicy, clientName: clientName, identity: identity, policy: policy)
         do {
             return try await coordinator.save(save)
         } catch let error as StrataError {
             throw try await refusal(error, inserts: save.inserts, names: request.inserts.map(\.temporaryID), policy: policy)
         }
+    }
+
+    /// ``saveOutcome(_:clientName:identity:policy:)`` for a caller bound by
+    /// no access rules, answered through `completion` (exactly once)
+    /// instead of a suspension: decoded and checked on the calling thread
+    /// (an event loop), then handed to ``Coordinator/save(_:completion:)``,
+    /// which writes a small insert with no task. Same checks, outcome and
+    /// errors. `completion` may run on the calling thread, a store's writer
+    /// thread or a task's: it must be short and must not block.
+    func startSave(_ request: Strata_V1_SaveRequest, clientName: String, identity: Identity?, completion: @escaping @Sendable (Result<SaveOutcome, any Error>) -> Void) {
+        let save: SaveRequest
+        do {
+            let mergePolicy = try Self.mergePolicy(request.mergePolicy)
+            try checkWritable(request)
+            save = try described(request, mergePolicy: mergePolicy, clientName: clientName, identity: identity, policy: nil)
+        } catch {
+            return completion(.failure(error))
+        }
+        coordinator.save(save) { result in
+            completion(result.mapError { error in
+                guard let error = error as? StrataError else { return error }
+                return Self.refusal(error, inserts: save.inserts, names: request.inserts.map(\.temporaryID))
+            })
+        }
+    }
+
+    /// A wire save decoded (``decode(_:)``) and described for the
+    /// coordinator: merge policy, author (see
+    /// ``author(given:clientName:identity:)``) and the caller's rules.
+    private func described(_ request: Strata_V1_SaveRequest, mergePolicy: MergePolicy, clientName: String, identity: Identity?, policy: AccessPolicy?) throws -> SaveRequest {
+        var save = try decode(request)
+        save.mergePolicy = mergePolicy
+        save.author = Self.author(given: request.author, clientName: clientName, identity: identity)
+        save.saveGuards = policy?.saveGuards
+        save.readRestriction = policy?.readRestriction
+        return save
     }
 
     /// The answer to a save: each insert's temporary and permanent ID, the
@@ -176,27 +207,8 @@ extension ServerCore {
     /// client's temporary IDs; for a rule-bound caller, nothing shown of
     /// objects it may not read.
     private func refusal(_ error: StrataError, inserts: [SaveRequest.Insert], names: [String], policy: AccessPolicy?) async throws -> any Error {
-        var error = error
-        // Temporary IDs the client never saw, named as the client named them.
-        let texts = [error.message] + error.details + error.failures.map(\.message)
-        if texts.contains(where: { $0.contains(Self.temporaryPrefix) }) {
-            let byURI = Dictionary(zip(inserts.lazy.map(\.id.uriRepresentation), names), uniquingKeysWith: { first, _ in first })
-            error.message = Self.naming(error.message, byURI)
-            error.details = error.details.map { Self.naming($0, byURI) }
-            for index in error.failures.indices {
-                error.failures[index].message = Self.naming(error.failures[index].message, byURI)
-            }
-        }
-        if !error.failures.isEmpty {
-            let names = Dictionary(zip(inserts.map(\.id), names), uniquingKeysWith: { first, _ in first })
-            var status = error.status
-            for index in status.propertyErrors.indices {
-                if let failure = error.failures[safe: index], let name = names[failure.objectID] {
-                    status.propertyErrors[index].objectID = name
-                }
-            }
-            return StatusError(status: status)
-        }
+        var error = Self.renamed(error, inserts: inserts, names: names)
+        if let answer = Self.propertyRefusal(error, inserts: inserts, names: names) { return answer }
         guard let policy else { return error }
         if error.code == .mergeConflict {
             // A conflict shows the stored values: only of objects the
@@ -219,6 +231,43 @@ extension ServerCore {
             }
         }
         return error
+    }
+
+    /// A save's error as a caller bound by no rules is answered (new
+    /// objects named by the client's temporary IDs).
+    static func refusal(_ error: StrataError, inserts: [SaveRequest.Insert], names: [String]) -> any Error {
+        let error = renamed(error, inserts: inserts, names: names)
+        return propertyRefusal(error, inserts: inserts, names: names) ?? error
+    }
+
+    /// `error` with the temporary IDs the client never saw named as the
+    /// client named them (`names`, in the order of `inserts`).
+    private static func renamed(_ error: StrataError, inserts: [SaveRequest.Insert], names: [String]) -> StrataError {
+        var error = error
+        let texts = [error.message] + error.details + error.failures.map(\.message)
+        if texts.contains(where: { $0.contains(temporaryPrefix) }) {
+            let byURI = Dictionary(zip(inserts.lazy.map(\.id.uriRepresentation), names), uniquingKeysWith: { first, _ in first })
+            error.message = naming(error.message, byURI)
+            error.details = error.details.map { naming($0, byURI) }
+            for index in error.failures.indices {
+                error.failures[index].message = naming(error.failures[index].message, byURI)
+            }
+        }
+        return error
+    }
+
+    /// For an error with property failures, its status with each failure's
+    /// object named as the client named it; nil otherwise.
+    private static func propertyRefusal(_ error: StrataError, inserts: [SaveRequest.Insert], names: [String]) -> StatusError? {
+        guard !error.failures.isEmpty else { return nil }
+        let names = Dictionary(zip(inserts.map(\.id), names), uniquingKeysWith: { first, _ in first })
+        var status = error.status
+        for index in status.propertyErrors.indices {
+            if let failure = error.failures[safe: index], let name = names[failure.objectID] {
+                status.propertyErrors[index].objectID = name
+            }
+        }
+        return StatusError(status: status)
     }
 
     /// Refuses, as if they did not exist, the saved objects a rule-bound

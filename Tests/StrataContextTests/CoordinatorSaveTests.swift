@@ -191,6 +191,14 @@ import Testing
                 viaSave = Self.ending(error)
                 #expect(try await count(container, "Painting") == before, "\(why): a refused save wrote nothing")
             }
+            // The entry point for callers that are not tasks ends the same way.
+            switch await Self.saved(coordinator, SaveRequest(inserts: inserts.map { Self.insert($0.0, $0.1, store: $0.2) })) {
+            case .success(let outcome):
+                #expect(viaSave == .saved(inserted: outcome.insertedIDs.count), "\(why): with a completion handler")
+                if let expected { #expect(outcome.route == expected, "\(why): with a completion handler") }
+            case .failure(let error):
+                #expect(viaSave == Self.ending(error), "\(why): with a completion handler")
+            }
             let viaContext: Ending = await {
                 do {
                     return .saved(inserted: try await container.newBackgroundContext().perform { context in
@@ -231,6 +239,37 @@ import Testing
         // Other shapes of qualifying entities go straight through.
         try await compare([("Print", ["label": .string("p"), "copies": .integer(3)], nil)], "a subentity", route: .direct)
         try await compare([("Artist", ["name": .string("Morisot")], nil)], "an optional to-many", route: .direct)
+        try await container.close()
+    }
+
+    /// ``Coordinator/save(_:completion:)``'s result, awaited.
+    static func saved(_ coordinator: Coordinator, _ request: SaveRequest) async -> Result<SaveOutcome, any Error> {
+        await withCheckedContinuation { continuation in
+            coordinator.save(request) { continuation.resume(returning: $0) }
+        }
+    }
+
+    @Test("With a completion handler: the direct route with no task, a resolved conflict through a context", arguments: ContextFixture.storeKinds)
+    func completionHandlerSaves(kind: StoreDescription.StoreType) async throws {
+        let directory = TemporaryDirectory()
+        let container = try await container(kind, in: directory)
+        let coordinator = container.coordinator
+        let changes = coordinator.changes.subscribe()
+        let first = try await Self.saved(coordinator, SaveRequest(inserts: [Self.insert("Painting", ["title": .string("Old"), "code": .string("DUP")])])).get()
+        #expect(first.route == .direct)
+        let existing = try #require(first.insertedIDs.first)
+        #expect(!existing.isTemporary)
+        // Published as the awaited direct route publishes it.
+        var published = changes.makeAsyncIterator()
+        #expect(await published.next()?.inserted == [existing])
+        var request = SaveRequest(inserts: [Self.insert("Painting", ["title": .string("New"), "code": .string("DUP")])])
+        request.mergePolicy = .mergeByPropertyObjectTrump
+        let merged = try await Self.saved(coordinator, request).get()
+        #expect(merged.route == .context)
+        #expect(merged.insertedIDs == [existing])
+        let stored = try #require(try await coordinator.stores[0].snapshots(for: [existing]).first)
+        #expect(stored.values["title"] == .string("New"))
+        #expect(try await count(container, "Painting") == 1)
         try await container.close()
     }
 

@@ -1195,6 +1195,79 @@ import Testing
         try await reopened.close()
     }
 
+    /// Saves of one insert each are written in a group without a savepoint
+    /// of their own (SQLite undoes a failed statement by itself): one that
+    /// clashes with a saved row, one that clashes with an earlier save of
+    /// its group and one that points to a row that does not exist write
+    /// nothing, and every other save of the group commits.
+    @Test func oneStatementSavesInAGroupFailAloneWithoutSavepoints() async throws {
+        let directory = try SQLiteTestDirectory()
+        defer { directory.remove() }
+        let store = try await open(directory)
+        let holder = try await store.insert("Book", ["title": .string("holder"), "isbn": .string("taken")])
+        let gone = ObjectID(storeIdentifier: store.identifier, entityName: "Author", key: .permanent(9_999))
+        let streamed = try await streamedSaveHoldingTheWriter(store, name: "streamed")
+        // Queued behind the streamed save, so written as one group.
+        let saves: [StoreChanges] = [
+            StoreChanges(inserts: [.init(temporaryID: .temporary(entityName: "Book"), values: ["title": .string("a"), "isbn": .string("new")])]),
+            StoreChanges(inserts: [.init(temporaryID: .temporary(entityName: "Book"), values: ["title": .string("b"), "isbn": .string("taken")])]),
+            StoreChanges(inserts: [.init(temporaryID: .temporary(entityName: "Book"), values: ["title": .string("c")])]),
+            StoreChanges(inserts: [.init(temporaryID: .temporary(entityName: "Book"), values: ["title": .string("d"), "author": .object(gone)])]),
+            StoreChanges(inserts: [.init(temporaryID: .temporary(entityName: "Book"), values: ["title": .string("e"), "isbn": .string("new")])]),
+            StoreChanges(inserts: [.init(temporaryID: .temporary(entityName: "Book"), values: ["title": .string("f")])]),
+        ]
+        let (answers, answering) = AsyncStream<(Int, Result<StoreSaveResult, any Error>)>.makeStream()
+        for (index, changes) in saves.enumerated() {
+            // One after the other, so that their order in the group is known.
+            store.save(changes) { answering.yield((index, $0)) }
+            try await waitUntil { store.queuedSaveCount == index + 1 }
+        }
+        streamed.release()
+        _ = try await streamed.result.value
+        var results: [Int: Result<StoreSaveResult, any Error>] = [:]
+        for await (index, result) in answers {
+            results[index] = result
+            if results.count == saves.count { break }
+        }
+        for index in [0, 2, 5] {
+            guard case .success(.committed)? = results[index] else { Issue.record("save \(index): \(String(describing: results[index]))"); continue }
+        }
+        for index in [1, 4] {
+            guard case .success(.constraintConflicts(let conflicts))? = results[index] else { Issue.record("save \(index): \(String(describing: results[index]))"); continue }
+            #expect(conflicts.count == 1)
+        }
+        guard case .failure(let error as StrataError)? = results[3] else { Issue.record("save 3: \(String(describing: results[3]))"); return }
+        #expect(error.code == .objectNotFound)
+        let titles = try await store.fetch("Book", sort: [StrataQuery.SortDescriptor("title")]).compactMap { snapshot -> String? in
+            if case .string(let title) = snapshot["title"] { return title }
+            return nil
+        }
+        #expect(titles == ["a", "c", "f", "holder"])
+        _ = holder
+        try await store.close()
+    }
+
+    /// A save handed over with a completion handler is refused at once by
+    /// a read-only or closed store, through the handler.
+    @Test func completionSavesAreRefusedAtOnceByReadOnlyAndClosedStores() async throws {
+        let directory = try SQLiteTestDirectory()
+        defer { directory.remove() }
+        let store = try await open(directory)
+        _ = try await store.insert("Tag", ["name": .string("a")])
+        try await store.close()
+        let tag = StoreChanges(inserts: [.init(temporaryID: .temporary(entityName: "Tag"), values: ["name": .string("b")])])
+        let closed = await withCheckedContinuation { continuation in store.save(tag) { continuation.resume(returning: $0) } }
+        guard case .failure(let error as StrataError) = closed else { Issue.record("a closed store took a save: \(closed)"); return }
+        #expect(error.code == .storeOpen)
+
+        let readOnly = try await open(directory, readOnly: true)
+        let refused = await withCheckedContinuation { continuation in readOnly.save(tag) { continuation.resume(returning: $0) } }
+        guard case .failure(let refusal as StrataError) = refused else { Issue.record("a read-only store took a save: \(refused)"); return }
+        #expect(refusal.code == .storeSave)
+        #expect(try await readOnly.count(readOnly.resolved("Tag")) == 1)
+        try await readOnly.close()
+    }
+
     /// Under a steady load (a save always waiting), the log is still
     /// checkpointed between groups once it passes its threshold, so the
     /// next group writes it from its start again instead of growing it.
