@@ -59,14 +59,20 @@ extension Coordinator {
     /// ``save(_:)`` answered through `completion` (called exactly once),
     /// for callers that are not tasks: a save the direct route takes into
     /// a store that takes completion handlers (``CompletionSavingStore``)
-    /// is checked on the calling thread and answered on the store's writer
-    /// thread, with no task; every other save, and one the direct route
-    /// hands on to a context, runs in a task of its own. The route, checks,
-    /// answers and errors are ``save(_:)``'s. `completion` runs on the
-    /// store's writer thread, a task's thread or (for a save refused before
-    /// anything is written) the calling thread: it must be short and must
-    /// not block.
-    public func save(_ request: SaveRequest, completion: @escaping @Sendable (Result<SaveOutcome, any Error>) -> Void) {
+    /// is checked on the calling thread, written by the store's writer and
+    /// finished (row cache, change set published, `completion`) in whatever
+    /// `finish` runs it on, with no task: the writer only hands it over,
+    /// so that publishing to many subscribers never holds up the next
+    /// commit. Every other save, and one the direct route hands on to a
+    /// context, runs in a task of its own. The route, checks, answers and
+    /// errors are ``save(_:)``'s.
+    ///
+    /// `completion` runs where `finish` runs it, in a task, or (for a save
+    /// refused before anything is written) on the calling thread; `finish`
+    /// is called on the store's writer thread and must not block (an event
+    /// loop's `execute`).
+    public func save(_ request: SaveRequest, finish: @escaping @Sendable (@escaping @Sendable () -> Void) -> Void,
+                     completion: @escaping @Sendable (Result<SaveOutcome, any Error>) -> Void) {
         let direct: DirectInsert
         do {
             switch try prepareDirect(request) {
@@ -82,15 +88,17 @@ extension Coordinator {
             return inTask(completion) { try await self.writeDirect(direct, request) }
         }
         store.save(direct.changes) { result in
-            switch result {
-            case .failure(let error):
-                completion(.failure(StrataError.storeFailure(error, in: direct.store, committed: [])))
-            case .success(let result):
-                switch self.finishDirect(direct, result: result, author: request.author) {
-                case .saved(let outcome):
-                    completion(.success(outcome))
-                case .needsContext(let values):
-                    self.inTask(completion) { try await self.saveInContext(request, prepared: values) }
+            finish {
+                switch result {
+                case .failure(let error):
+                    completion(.failure(StrataError.storeFailure(error, in: direct.store, committed: [])))
+                case .success(let result):
+                    switch self.finishDirect(direct, result: result, author: request.author) {
+                    case .saved(let outcome):
+                        completion(.success(outcome))
+                    case .needsContext(let values):
+                        self.inTask(completion) { try await self.saveInContext(request, prepared: values) }
+                    }
                 }
             }
         }

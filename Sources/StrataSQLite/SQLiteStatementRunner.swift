@@ -12,9 +12,11 @@ import StrataStore
 ///   statement, clears its bindings and records that its arguments are set,
 ///   so that `execute()` runs with whatever is bound;
 /// - each value is bound on `Statement.sqliteStatement`, every parameter
-///   every time: text from the string's own UTF-8 storage (GRDB's
-///   `String.bind` converts it to a new C string first), anything else
-///   with GRDB's public `bind(to:at:)`;
+///   every time: text and blobs from one buffer of the run's, which SQLite
+///   reads without a copy of its own (GRDB's `String.bind` converts text
+///   to a new C string, and SQLite copies what GRDB binds), anything else
+///   with GRDB's public `bind(to:at:)`; the bindings are cleared after the
+///   run;
 /// - SQLite refuses to bind (`SQLITE_MISUSE`) a statement that ran since its
 ///   last reset: the runner resets it after each run with `sqlite3_reset`
 ///   (which keeps GRDB's record that the arguments are bound; GRDB resets
@@ -40,36 +42,71 @@ struct SQLiteStatementRunner {
 
     /// Prepares `statement` for runs.
     init(_ statement: Statement, path: String) {
+        // GRDB's reset traps on the error of a statement whose last run
+        // failed (SQLite's reset answers it again): reset it here first.
+        sqlite3_reset(statement.sqliteStatement)
         statement.setUncheckedArguments(StatementArguments())
         self.statement = statement
         self.path = path
     }
 
     /// Binds `values` to parameters 1, 2, … and runs the statement.
+    ///
+    /// Text and blobs are copied into one buffer for the run (on the stack
+    /// when they are small) and bound from it without SQLite copying them
+    /// again (`SQLITE_STATIC`; SQLite's own copy is an allocation per
+    /// value): the buffer outlives the statement's execution, and the
+    /// bindings are cleared before it goes.
     func run(_ values: some Collection<DatabaseValue>) throws {
+        var bytes = 0
+        for value in values {
+            switch value.storage {
+            case .string(let text): bytes += text.utf8.count
+            case .blob(let data): bytes += data.count
+            default: break
+            }
+        }
+        try withUnsafeTemporaryAllocation(byteCount: max(bytes, 1), alignment: 1) { buffer in
+            let sqliteStatement = statement.sqliteStatement
+            // No binding may point into the buffer once it is gone, even
+            // after a failure.
+            defer { sqlite3_clear_bindings(sqliteStatement) }
+            try run(values, copyingInto: buffer)
+        }
+    }
+
+    /// ``run(_:)`` with `buffer` (large enough for every text and blob of
+    /// `values`) holding the bound bytes.
+    private func run(_ values: some Collection<DatabaseValue>, copyingInto buffer: UnsafeMutableRawBufferPointer) throws {
         let sqliteStatement = statement.sqliteStatement
         var index: CInt = 1
+        var offset = 0
         for value in values {
-            var code = Self.bind(value, to: sqliteStatement, at: index)
+            let start = offset
+            var code = Self.bind(value, to: sqliteStatement, at: index, buffer: buffer, offset: &offset)
             if code == Self.misuse, index == 1 {
+                sqlite3_reset(sqliteStatement)
                 if values.count <= Self.smallStatement {
                     statement.setUncheckedArguments(StatementArguments())
                 } else {
                     _ = try Row.fetchCursor(statement)
                 }
-                code = Self.bind(value, to: sqliteStatement, at: index)
+                offset = start
+                code = Self.bind(value, to: sqliteStatement, at: index, buffer: buffer, offset: &offset)
             }
             guard code == 0 else {
                 throw StrataError(.storeSave, "store \(path): binding parameter \(index) failed with SQLite error \(code)")
             }
             index += 1
         }
+        // Reset now, whether it ran or failed (GRDB resets before each
+        // execution, after the binds), so that the next run's binds are
+        // accepted at once: otherwise the first one fails with
+        // SQLITE_MISUSE and the statement is reset and its bindings
+        // cleared, every row; and GRDB's own reset traps on a failed run's
+        // error.
+        defer { sqlite3_reset(sqliteStatement) }
         try statement.execute()
-        // Reset now (GRDB resets before each execution, after the binds)
-        // so that the next run's binds are accepted at once: otherwise the
-        // first one fails with SQLITE_MISUSE and the statement is reset
-        // and its bindings cleared, every row.
-        sqlite3_reset(sqliteStatement)
     }
 
     /// Runs `statement` (one without parameters or rows, such as
@@ -119,20 +156,32 @@ struct SQLiteStatementRunner {
         try step(db.cachedStatement(sql: "ROLLBACK TRANSACTION"), db)
     }
 
-    /// SQLite copies the bytes it is given before the bind returns.
-    private static let transient = unsafeBitCast(-1, to: sqlite3_destructor_type.self)
+    /// SQLite uses the bytes it is given without copying them: they must
+    /// stay until the binding is replaced or cleared.
+    private static let unmanaged: sqlite3_destructor_type? = nil
 
-    /// Binds one value; SQLite's result code.
-    private static func bind(_ value: DatabaseValue, to statement: SQLiteStatement, at index: CInt) -> CInt {
-        guard case .string(var text) = value.storage else { return value.bind(to: statement, at: index) }
-        return text.withUTF8 { bytes in
-            // An empty buffer may have no address, which would bind NULL.
-            guard let base = bytes.baseAddress else { return sqlite3_bind_text(statement, index, "", 0, transient) }
-            // SQLite's own answer for text past its length type.
-            guard bytes.count <= Int(CInt.max) else { return SQLITE_TOOBIG }
-            return base.withMemoryRebound(to: CChar.self, capacity: bytes.count) {
-                sqlite3_bind_text(statement, index, $0, CInt(bytes.count), transient)
+    /// Binds one value, text and blobs from their copy in `buffer` at
+    /// `offset` (moved past it); SQLite's result code.
+    private static func bind(_ value: DatabaseValue, to statement: SQLiteStatement, at index: CInt, buffer: UnsafeMutableRawBufferPointer, offset: inout Int) -> CInt {
+        switch value.storage {
+        case .string(var text):
+            return text.withUTF8 { bytes in
+                // SQLite's own answer for text past its length type.
+                guard bytes.count <= Int(CInt.max), let base = buffer.baseAddress else { return SQLITE_TOOBIG }
+                let copy = base + offset
+                // A zero-length copy still has an address (an empty text, not NULL).
+                if let source = bytes.baseAddress, !bytes.isEmpty { copy.copyMemory(from: source, byteCount: bytes.count) }
+                offset += bytes.count
+                return sqlite3_bind_text(statement, index, copy.assumingMemoryBound(to: CChar.self), CInt(bytes.count), unmanaged)
             }
+        case .blob(let data) where !data.isEmpty:
+            guard data.count <= Int(CInt.max), let base = buffer.baseAddress else { return SQLITE_TOOBIG }
+            let copy = base + offset
+            data.copyBytes(to: copy.assumingMemoryBound(to: UInt8.self), count: data.count)
+            offset += data.count
+            return sqlite3_bind_blob(statement, index, copy, CInt(data.count), unmanaged)
+        default:
+            return value.bind(to: statement, at: index)
         }
     }
 }

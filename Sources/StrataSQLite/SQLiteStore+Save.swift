@@ -38,9 +38,10 @@ extension SQLiteStore {
     ///
     /// Group commit: saves that arrive while another group is being written
     /// wait and are then written together in one transaction (one commit,
-    /// one sync of the WAL), each inside its own savepoint, so each is
-    /// still all or nothing and gets its own answer, and none is answered
-    /// before the commit.
+    /// one sync of the WAL), each inside its own savepoint (or, for a
+    /// single-row insert, its one statement), so each is still all or
+    /// nothing and gets its own answer, and none is answered before the
+    /// commit.
     ///
     /// Nonisolated: a save is queued under the save queue's lock, with no
     /// hop to the actor (``close()`` closes that queue before it waits).
@@ -131,8 +132,17 @@ extension SQLiteStore {
             var results: [Result<StoreSaveResult, any Error>]
             let groupStarted = clock.now
             do {
-                results = try SQLiteBusyRetry.runBlocking(deadline: storeDescription.busyTimeout) {
-                    try Self.write(changes, db: db, mapping: mapping, identifier: identifier, path: path, history: history)
+                do {
+                    results = try SQLiteBusyRetry.runBlocking(deadline: storeDescription.busyTimeout) {
+                        try Self.write(changes, db: db, mapping: mapping, identifier: identifier, path: path, history: history)
+                    }
+                } catch is GroupFailure {
+                    // A save without a savepoint failed after it wrote: the
+                    // group is written again, every save in a savepoint, so
+                    // that only that save fails.
+                    results = try SQLiteBusyRetry.runBlocking(deadline: storeDescription.busyTimeout) {
+                        try Self.write(changes, db: db, mapping: mapping, identifier: identifier, path: path, history: history, savepointForEach: true)
+                    }
                 }
             } catch {
                 results = Array(repeating: .failure(error), count: group.count)
@@ -153,14 +163,24 @@ extension SQLiteStore {
 
     /// Writes a group of change sets in one immediate transaction, each in
     /// a savepoint that is rolled back when that change set conflicts or
-    /// fails (a group of one needs none: its transaction is rolled back).
-    /// One code path for every size of group. Checking and encoding happen before the transaction begins
-    /// (see ``SQLiteInsertPipeline`` for large inserts).
+    /// fails. One code path for every size of group. Checking and encoding
+    /// happen before the transaction begins (see ``SQLiteInsertPipeline``
+    /// for large inserts).
+    ///
+    /// A save needs no savepoint of its own when it is alone in the group
+    /// (its failure rolls the transaction back) or, unless
+    /// `savepointForEach`, when it writes with one statement
+    /// (``SQLiteSaveTransaction/writesOneStatement``: SQLite undoes a
+    /// failed statement by itself). When such a save fails after its
+    /// statement wrote (recording its history), the group is rolled back
+    /// and ``GroupFailure`` thrown: the caller writes the group again with
+    /// `savepointForEach`.
     ///
     /// A lock held by another connection (SQLite's BUSY or LOCKED) is
     /// thrown out of the whole group, after the rollback, so that
     /// ``SQLiteBusyRetry`` writes the group again.
-    private static func write(_ group: [StreamedChanges], db: Database, mapping: SQLiteStoreMapping, identifier: String, path: String, history: HistoryRecording?) throws -> [Result<StoreSaveResult, any Error>] {
+    private static func write(_ group: [StreamedChanges], db: Database, mapping: SQLiteStoreMapping, identifier: String, path: String, history: HistoryRecording?,
+                              savepointForEach: Bool = false) throws -> [Result<StoreSaveResult, any Error>] {
         // Each save's checked and encoded transaction, or why it failed;
         // a transaction is moved out when written, never copied.
         var transactions: [SQLiteSaveTransaction?] = []
@@ -210,16 +230,18 @@ extension SQLiteStore {
             var committed = 0
             for index in transactions.indices {
                 guard var transaction = transactions[index].take() else { continue }
-                if shared, transaction.writesOneStatement {
+                if shared, !savepointForEach, transaction.writesOneStatement {
                     // No savepoint: SQLite undoes a failed statement by
-                    // itself, and a failure after the one statement wrote
-                    // (recording its history) fails the whole group.
+                    // itself; a failure after the one statement wrote
+                    // (recording its history) is a GroupFailure.
                     do {
                         let outcome = try execute(&transaction, changes: group[index], db: db, mapping: mapping, history: history, recorder: &recorder, timestamp: timestamp, keys: &keys, failsGroup: true)
                         if case .committed = outcome { committed += 1 }
                         results[index] = .success(outcome)
                     } catch let error as GroupFailure {
-                        throw error.underlying
+                        throw error
+                    } catch let error as DatabaseError where SQLiteBusyRetry.isBusy(error) {
+                        throw error
                     } catch {
                         // The statement failed alone, unless SQLite ended
                         // the transaction (an I/O error, a full disk).
@@ -280,8 +302,9 @@ extension SQLiteStore {
 }
 
 /// An error after a save without a savepoint wrote: it cannot be undone
-/// alone, so the whole group is rolled back with `underlying`.
-private struct GroupFailure: Error {
+/// alone, so the group is rolled back and written again with a savepoint
+/// for each save (where `underlying` fails that save only).
+struct GroupFailure: Error {
     let underlying: any Error
 }
 

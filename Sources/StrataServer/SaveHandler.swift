@@ -6,11 +6,12 @@ import Tracing
 import SwiftProtobuf
 
 /// Starts saves from the event loop: a Save frame is decoded as it is read
-/// and handed straight to ``ServerCore/save(_:clientName:)`` in a task of
-/// its own, whose answer is written back on the loop, without the async
-/// side's inbound stream, request loop, session and async writer (a
-/// server's insert load is many small saves, and those hops were about a
-/// tenth of its CPU).
+/// and the save started from here (``start(_:requestID:core:state:maxFrameBytes:logger:reply:on:)``:
+/// a small insert goes from the loop to the store's writer and back with
+/// no task, anything else runs in a task of its own), its answer written
+/// back on the loop, without the async side's inbound stream, request
+/// loop, session and async writer (a server's insert load is many small
+/// saves, and those hops were about a tenth of its CPU).
 ///
 /// The save and its answer are the async side's: the same call, the same
 /// statuses and logging (the connection's peer named), the same
@@ -78,32 +79,40 @@ final class SaveHandler: ChannelInboundHandler, RemovableChannelHandler {
                    reply: NIOLoopBound(context, eventLoop: context.eventLoop), on: context.eventLoop)
     }
 
-    /// Starts the save and queues its answer on the loop. A caller bound by
-    /// no access rules goes through ``ServerCore/startSave(_:clientName:identity:completion:)``:
-    /// a small insert is checked here and answered from the store's writer,
-    /// with no task. A rule-bound caller's save runs in a task of its own
-    /// (its rules are checked against the stores first).
+    /// Starts the save and queues its answer on the loop. When every store
+    /// takes saves with a completion handler, a caller bound by no access
+    /// rules goes through ``ServerCore/startSave(_:clientName:identity:on:completion:)``:
+    /// a small insert is checked here, written by the store's writer and
+    /// answered back on this loop, with no task. Any other save runs in a
+    /// task of its own (a rule-bound caller's rules are checked against the
+    /// stores first).
     private static func start(_ save: Strata_V1_SaveRequest, requestID: UInt64, core: ServerCore, state: ConnectionState, maxFrameBytes: Int, logger: Logger,
                               reply: NIOLoopBound<ChannelHandlerContext>, on eventLoop: any EventLoop) {
         let started = ContinuousClock.now
         let span = Session.startSpan(operation: operationName, requestID: requestID, request: .save(save))
+        // Encoded where the save ends: on the loop for a direct insert, in
+        // the task otherwise.
         let finish: @Sendable (Result<SaveOutcome, any Error>) -> Void = { result in
-            // Encoded on the loop, not on the thread that completed the
-            // save (for a direct insert, the store's writer).
-            eventLoop.execute {
-                let written = answer(to: save, requestID: requestID, result: result, state: state, maxFrameBytes: maxFrameBytes,
-                                     redactor: core.redactor, logger: logger, span: span)
-                span.end()
-                core.stats.record(operation: operationName, duration: .now - started, failed: written.failed)
-                guard written.buffer.readableBytes > 0 else { return }
-                reply.value.writeAndFlush(NIOAny(written.buffer), promise: nil)
+            let written = answer(to: save, requestID: requestID, result: result, state: state, maxFrameBytes: maxFrameBytes,
+                                 redactor: core.redactor, logger: logger, span: span)
+            span.end()
+            core.stats.record(operation: operationName, duration: .now - started, failed: written.failed)
+            if written.buffer.readableBytes > 0 {
+                if eventLoop.inEventLoop {
+                    reply.value.writeAndFlush(NIOAny(written.buffer), promise: nil)
+                } else {
+                    let buffer = written.buffer
+                    eventLoop.execute { reply.value.writeAndFlush(NIOAny(buffer), promise: nil) }
+                }
             }
-            // Queued on the loop before the slot is given back: a closing
-            // connection (which waits for its slots) writes it first.
+            // Written or queued on the loop before the slot is given back:
+            // a closing connection (which waits for its slots) writes it
+            // first.
             state.limiter.release()
         }
-        guard let policy = state.policy else {
-            core.startSave(save, clientName: state.clientName, identity: state.identity, completion: finish)
+        let policy = state.policy
+        if policy == nil, core.savesWithoutTasks {
+            core.startSave(save, clientName: state.clientName, identity: state.identity, on: eventLoop, completion: finish)
             return
         }
         let clientName = state.clientName

@@ -1,3 +1,4 @@
+import NIOCore
 import StrataAuth
 import StrataContext
 import StrataModel
@@ -31,11 +32,13 @@ extension ServerCore {
     /// ``saveOutcome(_:clientName:identity:policy:)`` for a caller bound by
     /// no access rules, answered through `completion` (exactly once)
     /// instead of a suspension: decoded and checked on the calling thread
-    /// (an event loop), then handed to ``Coordinator/save(_:completion:)``,
-    /// which writes a small insert with no task. Same checks, outcome and
-    /// errors. `completion` may run on the calling thread, a store's writer
-    /// thread or a task's: it must be short and must not block.
-    func startSave(_ request: Strata_V1_SaveRequest, clientName: String, identity: Identity?, completion: @escaping @Sendable (Result<SaveOutcome, any Error>) -> Void) {
+    /// (`eventLoop`), then handed to ``Coordinator/save(_:finish:completion:)``,
+    /// which writes a small insert with no task and finishes it on
+    /// `eventLoop`. Same checks, outcome and errors. `completion` runs on
+    /// `eventLoop` (for a save refused before anything is written, at once)
+    /// or, for a save a context makes, in its task.
+    func startSave(_ request: Strata_V1_SaveRequest, clientName: String, identity: Identity?, on eventLoop: any EventLoop,
+                   completion: @escaping @Sendable (Result<SaveOutcome, any Error>) -> Void) {
         let save: SaveRequest
         do {
             let mergePolicy = try Self.mergePolicy(request.mergePolicy)
@@ -44,7 +47,7 @@ extension ServerCore {
         } catch {
             return completion(.failure(error))
         }
-        coordinator.save(save) { result in
+        coordinator.save(save, finish: { eventLoop.execute($0) }) { result in
             completion(result.mapError { error in
                 guard let error = error as? StrataError else { return error }
                 return Self.refusal(error, inserts: save.inserts, names: request.inserts.map(\.temporaryID))

@@ -30,6 +30,11 @@ final class ServerCore: Sendable {
     let backupRunning = Atomic<Bool>(false)
     /// Removes the stores' paths from answers.
     let redactor: PathRedactor
+    /// Whether every store takes saves with a completion handler
+    /// (``CompletionSavingStore``): only then does a save started on an
+    /// event loop check its values there (``startSave(_:clientName:identity:on:completion:)``),
+    /// since it then needs no task; otherwise the whole save runs in one.
+    let savesWithoutTasks: Bool
     /// What every Stats answer warns of (a network served without TLS or
     /// authentication, as `--insecure` allows).
     let warnings: [String]
@@ -67,6 +72,7 @@ final class ServerCore: Sendable {
             } ?? 0
         }
         modelResponse = ModelDescriber.describe(model, stores: coordinator.stores)
+        savesWithoutTasks = coordinator.stores.allSatisfy { $0 is any CompletionSavingStore }
         // Every spelling a store may use in its messages: as given,
         // standardized (the binary store's), and with links resolved.
         // (Only file stores: a database URL's path is its database name.)

@@ -7,8 +7,8 @@ public protocol CompletionSavingStore: PersistentStore {
     /// does (same checks, errors and group commit), and calls `completion`
     /// exactly once with what `save(_:)` would return or throw: on the
     /// store's writer thread once the save is committed (or failed), or on
-    /// the caller's thread when it is refused before being queued (a
-    /// closed or read-only store). `completion` must be short and must not
-    /// block: it delays every save queued after it.
+    /// the caller's thread when it is answered before being queued (a
+    /// closed or read-only store, an empty change set). `completion` must
+    /// be short and must not block: it delays every save queued after it.
     nonisolated func save(_ changes: StoreChanges, completion: @escaping @Sendable (Result<StoreSaveResult, any Error>) -> Void)
 }

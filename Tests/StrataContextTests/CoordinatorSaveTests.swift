@@ -198,6 +198,7 @@ import Testing
                 if let expected { #expect(outcome.route == expected, "\(why): with a completion handler") }
             case .failure(let error):
                 #expect(viaSave == Self.ending(error), "\(why): with a completion handler")
+                #expect(try await count(container, "Painting") == before, "\(why): a refused save wrote nothing, with a completion handler")
             }
             let viaContext: Ending = await {
                 do {
@@ -245,7 +246,7 @@ import Testing
     /// ``Coordinator/save(_:completion:)``'s result, awaited.
     static func saved(_ coordinator: Coordinator, _ request: SaveRequest) async -> Result<SaveOutcome, any Error> {
         await withCheckedContinuation { continuation in
-            coordinator.save(request) { continuation.resume(returning: $0) }
+            coordinator.save(request, finish: { $0() }) { continuation.resume(returning: $0) }
         }
     }
 

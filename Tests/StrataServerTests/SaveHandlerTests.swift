@@ -1,4 +1,5 @@
 import Foundation
+import StrataSQLite
 import Logging
 import NIOCore
 import NIOEmbedded
@@ -17,6 +18,24 @@ import Testing
 @Suite struct SaveHandlerTests {
     private func core() async throws -> ServerCore {
         quietCore(try await sampleInMemoryContainer().coordinator)
+    }
+
+    /// A core over the sample in memory, or in SQLite stores in a new
+    /// folder (whose saves go from the loop to the writer with no task).
+    private func core(sqlite: Bool) async throws -> (core: ServerCore, container: PersistentContainer, directory: URL?) {
+        guard sqlite else {
+            let container = try await sampleInMemoryContainer()
+            return (quietCore(container.coordinator), container, nil)
+        }
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("strata-save-handler-\(UUID().uuidString)")
+        let container = try await PersistentContainer(
+            model: BooksSample.model,
+            storeDescriptions: BooksSample.sqliteStores(in: directory), factory: .standard,
+            transformers: BooksSample.transformers,
+            transientRules: BooksSample.transientRules,
+            rowCacheCapacity: 100
+        )
+        return (quietCore(container.coordinator), container, directory)
     }
 
     private func frame(_ request: Strata_V1_ClientFrame) throws -> Frame {
@@ -71,8 +90,11 @@ import Testing
         }
     }
 
-    @Test func savesFromTheLoopAndAnswersAsTheAsyncSideWould() async throws {
-        let core = try await core()
+    @Test(arguments: [false, true])
+    func savesFromTheLoopAndAnswersAsTheAsyncSideWould(sqlite: Bool) async throws {
+        let (core, container, directory) = try await core(sqlite: sqlite)
+        defer { if let directory { try? FileManager.default.removeItem(at: directory) } }
+        #expect(core.savesWithoutTasks == sqlite)
         let state = ConnectionState(maxRequestsInFlight: 4)
         let channel = try await channel(core, state)
 
@@ -113,6 +135,7 @@ import Testing
         await state.limiter.waitUntilIdle()
         #expect(state.limiter.running == 0)
         _ = try await channel.finish()
+        try await container.close()
     }
 
     @Test func leavesToTheAsyncSideWhatItMustNotTake() async throws {

@@ -1195,6 +1195,34 @@ import Testing
         try await reopened.close()
     }
 
+    /// The answers to `saves`, written in one group: queued one after the
+    /// other (so that their order in the group is known) behind a
+    /// streamed save holding the writer, by index.
+    private func answersInOneGroup(_ store: SQLiteStore, _ saves: [StoreChanges]) async throws -> [Int: Result<StoreSaveResult, any Error>] {
+        let streamed = try await streamedSaveHoldingTheWriter(store, name: "streamed")
+        let (answers, answering) = AsyncStream<(Int, Result<StoreSaveResult, any Error>)>.makeStream()
+        for (index, changes) in saves.enumerated() {
+            store.save(changes) { answering.yield((index, $0)) }
+            try await waitUntil { store.queuedSaveCount == index + 1 }
+        }
+        streamed.release()
+        _ = try await streamed.result.value
+        var results: [Int: Result<StoreSaveResult, any Error>] = [:]
+        for await (index, result) in answers {
+            results[index] = result
+            if results.count == saves.count { break }
+        }
+        return results
+    }
+
+    /// Every book's title, in order.
+    private func bookTitles(_ store: SQLiteStore) async throws -> [String] {
+        try await store.fetch("Book", sort: [StrataQuery.SortDescriptor("title")]).compactMap { snapshot -> String? in
+            if case .string(let title) = snapshot["title"] { return title }
+            return nil
+        }
+    }
+
     /// Saves of one insert each are written in a group without a savepoint
     /// of their own (SQLite undoes a failed statement by itself): one that
     /// clashes with a saved row, one that clashes with an earlier save of
@@ -1206,8 +1234,6 @@ import Testing
         let store = try await open(directory)
         let holder = try await store.insert("Book", ["title": .string("holder"), "isbn": .string("taken")])
         let gone = ObjectID(storeIdentifier: store.identifier, entityName: "Author", key: .permanent(9_999))
-        let streamed = try await streamedSaveHoldingTheWriter(store, name: "streamed")
-        // Queued behind the streamed save, so written as one group.
         let saves: [StoreChanges] = [
             StoreChanges(inserts: [.init(temporaryID: .temporary(entityName: "Book"), values: ["title": .string("a"), "isbn": .string("new")])]),
             StoreChanges(inserts: [.init(temporaryID: .temporary(entityName: "Book"), values: ["title": .string("b"), "isbn": .string("taken")])]),
@@ -1216,19 +1242,7 @@ import Testing
             StoreChanges(inserts: [.init(temporaryID: .temporary(entityName: "Book"), values: ["title": .string("e"), "isbn": .string("new")])]),
             StoreChanges(inserts: [.init(temporaryID: .temporary(entityName: "Book"), values: ["title": .string("f")])]),
         ]
-        let (answers, answering) = AsyncStream<(Int, Result<StoreSaveResult, any Error>)>.makeStream()
-        for (index, changes) in saves.enumerated() {
-            // One after the other, so that their order in the group is known.
-            store.save(changes) { answering.yield((index, $0)) }
-            try await waitUntil { store.queuedSaveCount == index + 1 }
-        }
-        streamed.release()
-        _ = try await streamed.result.value
-        var results: [Int: Result<StoreSaveResult, any Error>] = [:]
-        for await (index, result) in answers {
-            results[index] = result
-            if results.count == saves.count { break }
-        }
+        let results = try await answersInOneGroup(store, saves)
         for index in [0, 2, 5] {
             guard case .success(.committed)? = results[index] else { Issue.record("save \(index): \(String(describing: results[index]))"); continue }
         }
@@ -1238,12 +1252,44 @@ import Testing
         }
         guard case .failure(let error as StrataError)? = results[3] else { Issue.record("save 3: \(String(describing: results[3]))"); return }
         #expect(error.code == .objectNotFound)
-        let titles = try await store.fetch("Book", sort: [StrataQuery.SortDescriptor("title")]).compactMap { snapshot -> String? in
-            if case .string(let title) = snapshot["title"] { return title }
-            return nil
-        }
+        let titles = try await bookTitles(store)
         #expect(titles == ["a", "c", "f", "holder"])
         _ = holder
+        try await store.close()
+    }
+
+    /// When a save without a savepoint fails after its row is written
+    /// (here its history row, refused by a trigger), the group is written
+    /// again with a savepoint for each save: only that save fails, and the
+    /// others keep their own answers.
+    @Test func aFailureAfterAOneStatementSaveWroteFailsThatSaveOnly() async throws {
+        let directory = try SQLiteTestDirectory()
+        defer { directory.remove() }
+        let store = try await open(directory)
+        _ = try await store.insert("Book", ["title": .string("holder"), "isbn": .string("taken")])
+        let database = try store.openDatabase()
+        try await database.writeWithoutTransaction { db in
+            try db.execute(sql: """
+                CREATE TEMP TRIGGER poisoned_history BEFORE INSERT ON main.\(SQLSchema.quote(SQLiteHistory.transactionTable))
+                WHEN NEW.Z_AUTHOR = 'poison' BEGIN SELECT RAISE(ABORT, 'poisoned history'); END
+                """)
+        }
+        func book(_ title: String, isbn: String? = nil, author: String) -> StoreChanges {
+            var values: [String: PropertyValue] = ["title": .string(title)]
+            if let isbn { values["isbn"] = .string(isbn) }
+            return StoreChanges(inserts: [.init(temporaryID: .temporary(entityName: "Book"), values: values)], author: author)
+        }
+        let saves = [book("a", author: "a"), book("p", author: "poison"), book("c", isbn: "taken", author: "c"), book("b", author: "b")]
+        let results = try await answersInOneGroup(store, saves)
+        for index in [0, 3] {
+            guard case .success(.committed)? = results[index] else { Issue.record("save \(index): \(String(describing: results[index]))"); continue }
+        }
+        guard case .success(.constraintConflicts)? = results[2] else { Issue.record("save 2: \(String(describing: results[2]))"); return }
+        guard case .failure(let error as StrataError)? = results[1] else { Issue.record("save 1: \(String(describing: results[1]))"); return }
+        #expect(error.code == .storeSave)
+        #expect(error.message.contains("poisoned history"))
+        let titles = try await bookTitles(store)
+        #expect(titles == ["a", "b", "holder"])
         try await store.close()
     }
 
