@@ -16,6 +16,10 @@ final class ValidationPlan: Sendable {
     /// The persisted to-manys with a minimum or maximum count (their
     /// lists are loaded before validating).
     let countedLists: [RelationshipDescription]
+    /// Each of ``attributes``' pattern, compiled once (whole string:
+    /// `^(?:pattern)$`); nil without one, or for one that does not compile
+    /// (which no value matches).
+    let patterns: [NSRegularExpression?]
 
     init(entity: String, model: ObjectModel) {
         self.entity = entity
@@ -31,6 +35,10 @@ final class ValidationPlan: Sendable {
                 hasBounds: !attribute.minValue.isNull || !attribute.maxValue.isNull || attribute.regularExpression != nil,
                 index: index
             )
+        }
+        patterns = attributes.map { attribute in
+            guard let pattern = attribute.regularExpression, !pattern.isEmpty else { return nil }
+            return try? NSRegularExpression(pattern: "^(?:\(pattern))$")
         }
         relationships = model.relationships(of: entity).filter { !$0.isTransient }
         countedLists = relationships.filter { $0.isToMany && ($0.minCount > 0 || $0.maxCount > 0) }
@@ -51,7 +59,7 @@ final class ValidationPlan: Sendable {
         }
         // Most attributes have no bounds: skip building the message.
         guard check.hasBounds else { return }
-        problems += Self.boundsProblems(value, attributes[check.index], "\(entity).\(check.name) of \(objectID)").map { problem($0.0, $0.1) }
+        problems += Self.boundsProblems(value, attributes[check.index], pattern: patterns[check.index], "\(entity).\(check.name) of \(objectID)").map { problem($0.0, $0.1) }
     }
 
     /// The attribute problems of a new object with `values` (persisted
@@ -82,8 +90,10 @@ final class ValidationPlan: Sendable {
         let index: Int
     }
 
-    /// Range, length and pattern problems of a non-nil value.
-    static func boundsProblems(_ value: PropertyValue, _ attribute: AttributeDescription, _ name: String) -> [(StrataError.Code, String)] {
+    /// Range, length and pattern problems of a non-nil value; `pattern` is
+    /// the attribute's compiled pattern (``patterns``).
+    static func boundsProblems(_ value: PropertyValue, _ attribute: AttributeDescription, pattern expression: NSRegularExpression?,
+                               _ name: String) -> [(StrataError.Code, String)] {
         var problems: [(StrataError.Code, String)] = []
         switch value {
         case .integer, .double, .decimal:
@@ -111,7 +121,7 @@ final class ValidationPlan: Sendable {
                 problems.append((.validationStringTooShort, "\(name) is \(length) characters long, fewer than its minimum \(min)"))
             }
             if let pattern = attribute.regularExpression, !pattern.isEmpty {
-                let matches = (try? NSRegularExpression(pattern: "^(?:\(pattern))$")).map {
+                let matches = expression.map {
                     $0.firstMatch(in: text, range: NSRange(text.startIndex..., in: text)) != nil
                 } ?? false
                 if !matches {
