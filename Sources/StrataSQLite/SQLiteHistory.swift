@@ -143,9 +143,13 @@ enum SQLiteHistory {
         // The sequence survives purges of the newest rows; MAX covers a
         // table that never had one.
         let sequence = try Int64.fetchOne(db.cachedStatement(sql: "SELECT seq FROM sqlite_sequence WHERE name = ?"), arguments: [transactionTable]) ?? 0
-        let maximum = try Int64.fetchOne(db.cachedStatement(sql: "SELECT MAX(\(q("Z_TOKEN"))) FROM \(q(transactionTable))")) ?? 0
+        let maximum = try Int64.fetchOne(db.cachedStatement(sql: newestTokenSQL)) ?? 0
         return max(sequence, maximum)
     }
+
+    /// Made once: change watchers ask for the current token after every
+    /// commit they see.
+    private static let newestTokenSQL = "SELECT MAX(\(q("Z_TOKEN"))) FROM \(q(transactionTable))"
 
     /// The token up to which history was purged (0: never).
     static func purgedThrough(_ db: Database) throws -> Int64 {
