@@ -68,9 +68,15 @@ extension Coordinator {
     /// errors are ``save(_:)``'s.
     ///
     /// `completion` runs where `finish` runs it, in a task, or (for a save
-    /// refused before anything is written) on the calling thread; `finish`
-    /// is called on the store's writer thread and must not block (an event
-    /// loop's `execute`).
+    /// refused before anything is written) on the calling thread. `finish`
+    /// is called on the store's writer thread (or, for a save the store
+    /// answers at once, on the calling thread), must not block (an event
+    /// loop's `execute`) and must run what it is given: it is the save's
+    /// only way to its completion.
+    ///
+    /// A direct insert's change set is published where `finish` runs it,
+    /// after its commit: subscribers may hear of a later commit first (the
+    /// row cache is kept right by the generation it was read at).
     public func save(_ request: SaveRequest, finish: @escaping @Sendable (@escaping @Sendable () -> Void) -> Void,
                      completion: @escaping @Sendable (Result<SaveOutcome, any Error>) -> Void) {
         let direct: DirectInsert

@@ -26,6 +26,9 @@ final class SQLiteSaveQueue: Sendable {
     /// Whether a drain is running (a group being written, or about to be).
     var isDraining: Bool { state.withLockedValue { $0.isDraining } }
 
+    /// How many callers of ``waitUntilIdle()`` wait (for tests).
+    var idleWaiterCount: Int { state.withLockedValue { $0.idleWaiters.count } }
+
     /// What ``append(_:)`` did.
     enum Appended {
         /// Queued behind a running drain.

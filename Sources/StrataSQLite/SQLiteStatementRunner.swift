@@ -52,17 +52,17 @@ struct SQLiteStatementRunner {
 
     /// Binds `values` to parameters 1, 2, … and runs the statement.
     ///
-    /// Text and blobs are copied into one buffer for the run (on the stack
-    /// when they are small) and bound from it without SQLite copying them
-    /// again (`SQLITE_STATIC`; SQLite's own copy is an allocation per
-    /// value): the buffer outlives the statement's execution, and the
-    /// bindings are cleared before it goes.
+    /// Text and blobs (up to ``copyLimit`` each) are copied into one
+    /// buffer for the run (on the stack when they are small) and bound from
+    /// it without SQLite copying them again (`SQLITE_STATIC`; SQLite's own
+    /// copy is an allocation per value): the buffer outlives the
+    /// statement's execution, and the bindings are cleared before it goes.
     func run(_ values: some Collection<DatabaseValue>) throws {
         var bytes = 0
         for value in values {
             switch value.storage {
-            case .string(let text): bytes += text.utf8.count
-            case .blob(let data): bytes += data.count
+            case .string(let text): bytes += Self.copied(text.utf8.count)
+            case .blob(let data): bytes += Self.copied(data.count)
             default: break
             }
         }
@@ -159,28 +159,51 @@ struct SQLiteStatementRunner {
     /// SQLite uses the bytes it is given without copying them: they must
     /// stay until the binding is replaced or cleared.
     private static let unmanaged: sqlite3_destructor_type? = nil
+    /// SQLite copies the bytes it is given before the bind returns.
+    private static let transient = unsafeBitCast(-1, to: sqlite3_destructor_type.self)
+    /// Values up to this size are copied into the run's buffer; larger ones
+    /// (rare: a big text or blob) are handed to SQLite to copy, so that
+    /// the buffer stays small and a value SQLite refuses (past its length
+    /// limit) is never copied first.
+    static let copyLimit = 64 * 1024
 
-    /// Binds one value, text and blobs from their copy in `buffer` at
-    /// `offset` (moved past it); SQLite's result code.
+    /// The bytes a value of `count` bytes takes in the run's buffer.
+    private static func copied(_ count: Int) -> Int {
+        count <= copyLimit ? count : 0
+    }
+
+    /// Binds one value, text and blobs up to ``copyLimit`` from their copy
+    /// in `buffer` at `offset` (moved past it); SQLite's result code.
     private static func bind(_ value: DatabaseValue, to statement: SQLiteStatement, at index: CInt, buffer: UnsafeMutableRawBufferPointer, offset: inout Int) -> CInt {
         switch value.storage {
         case .string(var text):
             return text.withUTF8 { bytes in
                 // SQLite's own answer for text past its length type.
-                guard bytes.count <= Int(CInt.max), let base = buffer.baseAddress else { return SQLITE_TOOBIG }
+                guard bytes.count <= Int(CInt.max) else { return SQLITE_TOOBIG }
+                guard bytes.count <= copyLimit, let base = buffer.baseAddress, offset + bytes.count <= buffer.count else {
+                    // An empty buffer may have no address, which would bind NULL.
+                    let source = bytes.baseAddress.map(UnsafeRawPointer.init) ?? UnsafeRawPointer(("" as StaticString).utf8Start)
+                    return sqlite3_bind_text(statement, index, source.assumingMemoryBound(to: CChar.self), CInt(bytes.count), transient)
+                }
                 let copy = base + offset
                 // A zero-length copy still has an address (an empty text, not NULL).
                 if let source = bytes.baseAddress, !bytes.isEmpty { copy.copyMemory(from: source, byteCount: bytes.count) }
                 offset += bytes.count
-                return sqlite3_bind_text(statement, index, copy.assumingMemoryBound(to: CChar.self), CInt(bytes.count), unmanaged)
+                return sqlite3_bind_text(statement, index, copy.bindMemory(to: CChar.self, capacity: max(bytes.count, 1)), CInt(bytes.count), unmanaged)
             }
-        case .blob(let data) where !data.isEmpty:
-            guard data.count <= Int(CInt.max), let base = buffer.baseAddress else { return SQLITE_TOOBIG }
-            let copy = base + offset
-            data.copyBytes(to: copy.assumingMemoryBound(to: UInt8.self), count: data.count)
-            offset += data.count
-            return sqlite3_bind_blob(statement, index, copy, CInt(data.count), unmanaged)
+        case .blob(let data) where !data.isEmpty && data.count <= copyLimit:
+            return data.withUnsafeBytes { bytes in
+                guard let source = bytes.baseAddress, let base = buffer.baseAddress, offset + bytes.count <= buffer.count else {
+                    return value.bind(to: statement, at: index)
+                }
+                let copy = base + offset
+                copy.copyMemory(from: source, byteCount: bytes.count)
+                offset += bytes.count
+                return sqlite3_bind_blob(statement, index, copy, CInt(bytes.count), unmanaged)
+            }
         default:
+            // NULL, numbers, an empty blob (NULL, as GRDB binds it) and a
+            // value past the copy limit (copied by SQLite).
             return value.bind(to: statement, at: index)
         }
     }

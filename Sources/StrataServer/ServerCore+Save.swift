@@ -47,6 +47,8 @@ extension ServerCore {
         } catch {
             return completion(.failure(error))
         }
+        // The loop outlives the save: a connection (and the server's
+        // shutdown) waits for its in-flight slots before its loop can go.
         coordinator.save(save, finish: { eventLoop.execute($0) }) { result in
             completion(result.mapError { error in
                 guard let error = error as? StrataError else { return error }

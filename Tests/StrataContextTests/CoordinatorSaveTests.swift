@@ -243,7 +243,7 @@ import Testing
         try await container.close()
     }
 
-    /// ``Coordinator/save(_:completion:)``'s result, awaited.
+    /// ``Coordinator/save(_:finish:completion:)``'s result, awaited.
     static func saved(_ coordinator: Coordinator, _ request: SaveRequest) async -> Result<SaveOutcome, any Error> {
         await withCheckedContinuation { continuation in
             coordinator.save(request, finish: { $0() }) { continuation.resume(returning: $0) }

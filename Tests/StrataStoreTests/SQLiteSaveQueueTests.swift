@@ -1,3 +1,4 @@
+import Synchronization
 import Testing
 import StrataModel
 @testable import StrataStore
@@ -29,11 +30,26 @@ import StrataModel
         queue.close()
         #expect(queue.append(save()) == .closed)
         #expect(queue.count == 1, "a refused save is not queued")
-        let closer = Task { await queue.waitUntilIdle() }
-        // The drain writes what it took, then finds nothing: the closer goes on.
+        let closed = Atomic<Bool>(false)
+        let closer = Task {
+            await queue.waitUntilIdle()
+            closed.store(true, ordering: .sequentiallyConsistent)
+        }
+        // The closer waits while the taken save is not written.
+        let deadline = ContinuousClock.now + .seconds(20)
+        while queue.idleWaiterCount == 0 {
+            #expect(ContinuousClock.now < deadline, "the closer never waited")
+            guard ContinuousClock.now < deadline else { return }
+            await Task.yield()
+        }
         #expect(queue.nextGroup()?.count == 1)
+        let closedEarly = closed.load(ordering: .sequentiallyConsistent)
+        #expect(!closedEarly, "the closer went on before the drain ended")
+        // The drain finds nothing more and ends: the closer goes on.
         #expect(queue.nextGroup() == nil)
         await closer.value
+        let closedAtLast = closed.load(ordering: .sequentiallyConsistent)
+        #expect(closedAtLast)
         #expect(queue.append(save()) == .closed)
     }
 }

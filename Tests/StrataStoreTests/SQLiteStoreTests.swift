@@ -1290,6 +1290,39 @@ import Testing
         #expect(error.message.contains("poisoned history"))
         let titles = try await bookTitles(store)
         #expect(titles == ["a", "b", "holder"])
+        // The group written twice recorded each committed save's history
+        // once, and the refused save's none; the key table holds the
+        // highest key handed out.
+        let (authors, recordedKey, highestKey) = try await database.read { db in
+            (try String.fetchAll(db, sql: "SELECT Z_AUTHOR FROM \(SQLSchema.quote(SQLiteHistory.transactionTable)) WHERE Z_AUTHOR IS NOT NULL ORDER BY Z_TOKEN"),
+             try Int64.fetchOne(db, sql: "SELECT Z_MAX FROM Z_PRIMARYKEY WHERE Z_NAME = 'Book'"),
+             try Int64.fetchOne(db, sql: "SELECT MAX(Z_PK) FROM ZBOOK"))
+        }
+        #expect(authors.filter { ["a", "b", "c", "poison"].contains($0) } == ["a", "b"])
+        #expect(highestKey != nil)
+        #expect((recordedKey ?? 0) >= (highestKey ?? 1))
+        try await store.close()
+    }
+
+    /// Text is bound from the run's own copy up to the copy limit and
+    /// copied by SQLite past it: both read back as written, and an empty
+    /// text stays an empty text (not nil), in one save and across saves.
+    @Test func textOfEverySizeIsWrittenAsGiven() async throws {
+        let directory = try SQLiteTestDirectory()
+        defer { directory.remove() }
+        let store = try await open(directory)
+        let large = String(repeating: "é", count: SQLiteStatementRunner.copyLimit)
+        let names = ["", "a", large, "b", String(repeating: "x", count: SQLiteStatementRunner.copyLimit)]
+        let changes = StoreChanges(inserts: names.map { .init(temporaryID: .temporary(entityName: "Tag"), values: ["name": .string($0)]) })
+        guard case .committed = try await store.save(changes) else { Issue.record("not committed"); return }
+        _ = try await store.insert("Tag", ["name": .string("")])
+        let stored = try await store.fetch("Tag").map { $0["name"] }
+        #expect(stored.count == names.count + 1)
+        #expect(Set(stored.compactMap { value -> String? in
+            if case .string(let text) = value { return text }
+            return nil
+        }) == Set(names))
+        #expect(stored.filter { $0 == .string("") }.count == 2)
         try await store.close()
     }
 
