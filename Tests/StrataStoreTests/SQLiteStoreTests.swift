@@ -2,6 +2,7 @@ import Foundation
 import GRDB
 import StrataModel
 import StrataQuery
+import Synchronization
 import Testing
 @testable import StrataStore
 @testable import StrataSQLite
@@ -1255,6 +1256,35 @@ import Testing
         let titles = try await bookTitles(store)
         #expect(titles == ["a", "c", "f", "holder"])
         _ = holder
+        try await store.close()
+    }
+
+    /// In a group, a save of one insert runs no savepoint of its own; a
+    /// save that writes with several statements keeps one (SQLite's trace
+    /// of the writer's statements tells).
+    @Test func onlySavesOfSeveralStatementsRunASavepointInAGroup() async throws {
+        let directory = try SQLiteTestDirectory()
+        defer { directory.remove() }
+        let store = try await open(directory)
+        let database = try store.openDatabase()
+        let statements = Mutex<[String]>([])
+        try await database.writeWithoutTransaction { db in
+            db.trace { event in
+                if case .statement(let statement) = event { statements.withLock { $0.append(statement.sql) } }
+            }
+        }
+        func tag(_ name: String) -> StoreChanges.Insert {
+            .init(temporaryID: .temporary(entityName: "Tag"), values: ["name": .string(name)])
+        }
+        let saves = [StoreChanges(inserts: [tag("a")]), StoreChanges(inserts: [tag("b"), tag("c")]), StoreChanges(inserts: [tag("d")]), StoreChanges(inserts: [tag("e")])]
+        let results = try await answersInOneGroup(store, saves)
+        for index in saves.indices {
+            guard case .success(.committed)? = results[index] else { Issue.record("save \(index): \(String(describing: results[index]))"); continue }
+        }
+        try await database.writeWithoutTransaction { db in db.trace(options: []) }
+        let savepoints = statements.withLock { $0 }.filter { $0.hasPrefix("SAVEPOINT") }
+        #expect(savepoints.count == 1, "\(savepoints)")
+        #expect(try await store.count(store.resolved("Tag")) == SQLiteInsertPipeline.chunkRows + 10 + 5)
         try await store.close()
     }
 
