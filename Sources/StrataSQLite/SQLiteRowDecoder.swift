@@ -1,6 +1,7 @@
 import Foundation
 import GRDB
 import GRDBSQLite
+import NIOConcurrencyHelpers
 import StrataModel
 import StrataStore
 import StrataQuery
@@ -22,6 +23,14 @@ struct SQLiteRowDecoder {
     let storeIdentifier: String
     /// For messages.
     let path: String
+    /// The column bindings of the statements decoded so far.
+    private let bindings = BindingCache()
+
+    init(mapping: SQLiteStoreMapping, storeIdentifier: String, path: String) {
+        self.mapping = mapping
+        self.storeIdentifier = storeIdentifier
+        self.path = path
+    }
 
     /// SQLite's limit on bound parameters in one statement.
     static let maximumArguments = 32766
@@ -30,14 +39,14 @@ struct SQLiteRowDecoder {
 
     typealias Values = PropertyValues
 
-    private struct BoundAttribute {
+    private struct BoundAttribute: Sendable {
         var name: String
         var column: CInt
         var slot: Int
         var type: AttributeType
     }
 
-    private struct BoundToOne {
+    private struct BoundToOne: Sendable {
         var name: String
         var column: CInt
         var slot: Int
@@ -48,7 +57,7 @@ struct SQLiteRowDecoder {
     /// start as `template`'s (every key of the entity's layout, all
     /// `.null`, in a fresh array) and are set by slot: no key is hashed per row, and every
     /// snapshot of the entity shares the layout.
-    private final class BoundEntity {
+    private final class BoundEntity: Sendable {
         let name: String
         let template: Values
         let attributes: [BoundAttribute]
@@ -115,12 +124,50 @@ struct SQLiteRowDecoder {
 
     /// The columns of a statement's rows: the system columns' and each
     /// held entity's fields'.
-    private struct Binding {
+    private struct Binding: Sendable {
         var key: CInt
         var entity: CInt
         var version: CInt
         /// By entity number.
         var entities: [Int64: BoundEntity]
+    }
+
+    /// The bindings of statements already decoded, by table and SQL text:
+    /// a statement's columns, and so its binding, depend on nothing else
+    /// while the store is open (its schema is fixed then). Finding a
+    /// statement's columns by name builds a dictionary and an entity list,
+    /// which cost as much as reading a few rows.
+    private final class BindingCache: Sendable {
+        private struct Key: Hashable {
+            var table: String
+            var sql: String
+        }
+
+        /// The most bindings kept; past it the cache starts over (the
+        /// statements are those of predicates the stores see often, and
+        /// GRDB keeps as many of them prepared).
+        static let capacity = 256
+        private let bindings = NIOLockedValueBox<[Key: Binding]>([:])
+
+        /// The binding of the statement of `sql` (whole rows of `table`),
+        /// made by `make` the first time. (The SQL is the caller's:
+        /// GRDB's `Statement.sql` makes a new string, trimmed, every time.)
+        func binding(sql: String, table: String, make: () throws -> Binding) rethrows -> Binding {
+            let key = Key(table: table, sql: sql)
+            if let binding = bindings.withLockedValue({ $0[key] }) { return binding }
+            let binding = try make()
+            bindings.withLockedValue { bindings in
+                if bindings.count >= Self.capacity { bindings.removeAll(keepingCapacity: true) }
+                bindings[key] = binding
+            }
+            return binding
+        }
+    }
+
+    /// The binding of `statement` (whole rows of `table`), prepared from
+    /// `sql`, kept for the next time.
+    private func binding(of statement: Statement, sql: String, table: String) throws -> Binding {
+        try bindings.binding(sql: sql, table: table) { try bind(statement, table: table) }
     }
 
     /// Finds the columns of `statement` (whole rows of `table`) by name.
@@ -236,20 +283,23 @@ struct SQLiteRowDecoder {
         try flush(&result)
     }
 
-    /// Hands the statement's rows (whole rows of `table`, which must be
-    /// one of ``decodesInOneStatement(table:)``'s) to `visitor`, each value
+    /// Hands the rows of `statement`, prepared from `sql` (whole rows of
+    /// `table`, which must be one of ``decodesInOneStatement(table:)``'s),
+    /// to `visitor`, each value
     /// read from the row as ``snapshots(_:statement:arguments:table:)``
     /// would read it, in the order its snapshot lists them (attributes,
-    /// then to-ones). Returns how many rows there were.
-    func visitRows(statement: Statement, arguments: StatementArguments, table: String, visitor: inout some StoredRowVisitor) throws -> Int {
-        let binding = try bind(statement, table: table)
+    /// then to-ones). Returns how many rows there were. The statement is
+    /// stepped on SQLite directly with `arguments` bound as they are
+    /// (``SQLiteStatementRunner/forEachRow(of:arguments:_:_:)``), and its
+    /// columns are found once per SQL text, not per read.
+    func visitRows(statement: Statement, sql: String, arguments: [SQLValue], table: String, _ db: Database, visitor: inout some StoredRowVisitor) throws -> Int {
+        let binding = try binding(of: statement, sql: sql, table: table)
         let identifier = storeIdentifier
         let sqliteStatement = statement.sqliteStatement
         var lastNumber: Int64 = -1
         var lastEntity: BoundEntity?
         var rows = 0
-        let cursor = try Row.fetchCursor(statement, arguments: arguments)
-        try cursor.forEach { _ in
+        try SQLiteStatementRunner.forEachRow(of: statement, arguments: arguments, db) {
             let key = Int64(sqliteStatement: sqliteStatement, index: binding.key)
             let number = Int64(sqliteStatement: sqliteStatement, index: binding.entity)
             if number != lastNumber {
@@ -284,7 +334,7 @@ struct SQLiteRowDecoder {
         return rows
     }
 
-    /// A column's value for ``visitRows(statement:arguments:table:visitor:)``:
+    /// A column's value for ``visitRows(statement:sql:arguments:table:_:visitor:)``:
     /// what ``column(_:of:type:)`` reads, with ASCII text not made into a
     /// `String`.
     @inline(__always)

@@ -163,7 +163,7 @@ extension SQLiteStore {
               !query.matchesRegularExpressions else { return nil }
         let decoder = self.decoder
         return inlineReaders.read(oneStatement: true, budget: budget, statement: query.sql) { db in
-            try decoder.visitRows(statement: db.cachedStatement(sql: query.sql), arguments: query.statementArguments, table: table, visitor: &visitor)
+            try decoder.visitRows(statement: db.cachedStatement(sql: query.sql), sql: query.sql, arguments: query.arguments, table: table, db, visitor: &visitor)
         }
     }
 

@@ -105,37 +105,70 @@ final class FetchHandler: EventLoopAnswering, RemovableChannelHandler {
         }
         guard let variables = try? ServerCore.variables(fetch.variables),
               let plan = core.fetchPlans.plan(for: fetch, variables: variables, make: { try makePlan(fetch, variables: variables, counts: counts) }) else { return nil }
-        var batch = allocator.buffer(capacity: 0)
+        // The batch is written after room for the frame's header and the
+        // payload's first fields, which are set in front of it at the end:
+        // the answer is made in this one buffer.
+        let headroom = ResponseWriter.fetchBatchHeadroom
+        var batch: ByteBuffer
         if counts {
             guard let count = plan.store.countNow(plan.query, budget: readBudget) else { return nil }
+            batch = Self.buffer(capacity: 16, headroom: headroom, allocator: allocator)
             ObjectStateEncoding.writeCount(UInt64(count), into: &batch)
         } else {
             // One batch: the limit fits it (the last frame carries the total).
             guard let limit = plan.limit, limit <= min(batchSize, Self.maximumRows) else { return nil }
             let bytes = min(maxFrameBytes, Self.maximumAnswerBytes)
-            batch.reserveCapacity(min(256 * limit + 16, bytes, 16 * 1024))
+            let capacity = min(512 * limit + 16, bytes, 16 * 1024)
             // Larger answers (past the frame limit: refusals) are the async side's.
             let count: Int
             if plan.store.visitsRowsNow(of: plan.entity) {
                 // Rows written as they are read, with no snapshots.
-                var writer = ObjectStateRowWriter(batch: batch, limit: bytes, allocator: allocator)
-                guard let rows = plan.store.visitRowsNow(plan.query, of: plan.entity, budget: readBudget, visitor: &writer) else { return nil }
-                batch = writer.batch
+                guard let (rows, visited) = Self.visitRows(plan, budget: readBudget, into: Self.buffer(capacity: capacity, headroom: headroom, allocator: allocator), limit: bytes, allocator: allocator) else { return nil }
+                // Moved, not copied: the batch stays uniquely referenced,
+                // so that writing to it never copies it.
+                batch = consume visited
                 count = rows
             } else {
+                batch = Self.buffer(capacity: capacity, headroom: headroom, allocator: allocator)
                 guard let rows = plan.store.snapshotsNow(plan.query, of: plan.entity, budget: readBudget),
                       (try? ObjectStateEncoding.writeStates(of: rows, into: &batch, limit: bytes)) != nil else { return nil }
                 count = rows.count
             }
             ObjectStateEncoding.writeCount(UInt64(count), into: &batch)
         }
-        guard let payload = try? ResponseWriter.fetchBatchPayload(requestID: request.requestID, more: false, batch: batch, maxFrameBytes: maxFrameBytes) else { return nil }
-        var answer = allocator.buffer(capacity: payload.readableBytes + WireProtocol.headerSize)
-        FrameEncoder.write(Frame(payload: payload, compressed: state.compresses && payload.readableBytes >= WireProtocol.compressionThreshold), into: &answer)
+        let answer: ByteBuffer
+        if state.compresses {
+            // Compressed or not by the payload's size, as the async side decides.
+            guard let payload = try? ResponseWriter.fetchBatchPayload(requestID: request.requestID, more: false, batch: batch, maxFrameBytes: maxFrameBytes) else { return nil }
+            var frame = allocator.buffer(capacity: payload.readableBytes + WireProtocol.headerSize)
+            FrameEncoder.write(Frame(payload: payload, compressed: payload.readableBytes >= WireProtocol.compressionThreshold), into: &frame)
+            answer = frame
+        } else {
+            guard (try? ResponseWriter.frameFetchBatch(requestID: request.requestID, batch: &batch, maxFrameBytes: maxFrameBytes)) != nil else { return nil }
+            answer = batch
+        }
         core.stats.record(operation: Self.operationName, duration: .now - started, failed: false)
         // A span for the fetches answered here (those passed on get the async side's).
         Session.startSpan(operation: Self.operationName, requestID: request.requestID, request: request.request, at: startedForSpan).end()
         return answer
+    }
+
+    /// The rows `plan` reads, written into `batch` (which this call holds
+    /// the only reference to, so that writing never copies it), and how
+    /// many there were; nil when they are not read here.
+    private static func visitRows(_ plan: FetchPlanCache.Plan, budget: Duration, into batch: consuming ByteBuffer, limit: Int, allocator: ByteBufferAllocator) -> (Int, ByteBuffer)? {
+        var writer = ObjectStateRowWriter(batch: consume batch, limit: limit, allocator: allocator)
+        guard let rows = plan.store.visitRowsNow(plan.query, of: plan.entity, budget: budget, visitor: &writer) else { return nil }
+        return (rows, writer.takeBatch())
+    }
+
+    /// An empty buffer of `capacity` bytes after `headroom` bytes kept
+    /// free before its reader index.
+    private static func buffer(capacity: Int, headroom: Int, allocator: ByteBufferAllocator) -> ByteBuffer {
+        var buffer = allocator.buffer(capacity: headroom + capacity)
+        buffer.moveWriterIndex(forwardBy: headroom)
+        buffer.moveReaderIndex(forwardBy: headroom)
+        return buffer
     }
 
     /// How to read `fetch`: parsed, resolved and compiled for the one

@@ -34,6 +34,12 @@ struct ObjectStateRowWriter: StoredRowVisitor {
         row = allocator.buffer(capacity: 512)
     }
 
+    /// The entries written, the writer gone: moved out, not copied, so
+    /// that the batch stays uniquely referenced.
+    consuming func takeBatch() -> ByteBuffer {
+        batch
+    }
+
     mutating func beginRow(storeIdentifier: String, entityName: String, key: Int64, version: Int64) throws {
         row.clear()
         let id = ObjectID(storeIdentifier: storeIdentifier, entityName: entityName, key: .permanent(key))

@@ -85,6 +85,42 @@ final class ResponseWriter: Sendable {
         return payload
     }
 
+    /// Bytes to leave free before a fetch batch's first byte for
+    /// ``frameFetchBatch(requestID:batch:maxFrameBytes:)``: the frame's
+    /// header and the payload's fields before the batch, at their largest.
+    static let fetchBatchHeadroom = WireProtocol.headerSize + (1 + 10) + (1 + 5)
+
+    /// Makes `batch` (a `FetchBatch` message's bytes, the last batch of
+    /// its answer, with at least ``fetchBatchHeadroom`` bytes before its
+    /// reader index) the whole uncompressed frame
+    /// ``fetchBatchPayload(requestID:more:batch:maxFrameBytes:)`` frames,
+    /// written in place: its header and the payload's first fields go in
+    /// the bytes before the batch, so no buffer is made or copied.
+    /// RESOURCE_EXHAUSTED past `maxFrameBytes`.
+    static func frameFetchBatch(requestID: UInt64, batch: inout ByteBuffer, maxFrameBytes: Int) throws(WireError) {
+        let batchBytes = batch.readableBytes
+        let payloadBytes = (requestID != 0 ? 1 + ByteBuffer.protobufVarintSize(requestID) : 0)
+            + 1 + ByteBuffer.protobufVarintSize(UInt64(batchBytes)) + batchBytes
+        guard payloadBytes <= maxFrameBytes else {
+            throw tooLarge(payloadBytes, maxFrameBytes: maxFrameBytes)
+        }
+        let prefix = WireProtocol.headerSize + payloadBytes - batchBytes
+        guard prefix <= batch.readerIndex else {
+            throw WireError(.internal, "an answer was framed without room for its header")
+        }
+        let start = batch.readerIndex - prefix
+        var at = start
+        at += batch.setInteger(UInt8(0), at: at)                        // not compressed
+        at += batch.setInteger(UInt32(payloadBytes), at: at)
+        if requestID != 0 {
+            at += batch.setInteger(UInt8(0x08), at: at)                 // ServerFrame.request_id
+            at += batch.setProtobufVarint(requestID, at: at)
+        }
+        at += batch.setInteger(UInt8(0x6A), at: at)                     // ServerFrame.fetch
+        at += batch.setProtobufVarint(UInt64(batchBytes), at: at)
+        batch.moveReaderIndex(to: start)
+    }
+
     /// The refusal of an answer past the frame limit; `atLeast` when the
     /// answer was refused before it was whole.
     static func tooLarge(_ bytes: Int, maxFrameBytes: Int, atLeast: Bool = false) -> WireError {

@@ -228,7 +228,7 @@ extension ServerCore {
 
     /// Predicate variables from the wire.
     static func variables(_ wire: [String: Strata_V1_VariableValue]) throws -> [String: VariableValue] {
-        var variables: [String: VariableValue] = [:]
+        var variables = [String: VariableValue](minimumCapacity: wire.count)
         for (name, value) in wire {
             switch value.kind {
             case .value(let v): variables[name] = .value(try PropertyValue(wire: v, field: "variable $\(name)"))

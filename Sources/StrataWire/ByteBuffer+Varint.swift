@@ -21,4 +21,18 @@ extension ByteBuffer {
         }
         writeInteger(UInt8(value))
     }
+
+    /// Sets `value` as a protobuf varint at `index` (within the written
+    /// bytes) without moving the indices; returns how many bytes it took.
+    @discardableResult
+    public mutating func setProtobufVarint(_ value: UInt64, at index: Int) -> Int {
+        var value = value
+        var at = index
+        while value >= 0x80 {
+            at += setInteger(UInt8(truncatingIfNeeded: value) | 0x80, at: at)
+            value >>= 7
+        }
+        at += setInteger(UInt8(value), at: at)
+        return at - index
+    }
 }

@@ -103,6 +103,33 @@ import Testing
         try await container.close()
     }
 
+    @Test("On a compressing connection, large answers are compressed as the async side compresses them")
+    func compressesAsTheAsyncSideDoes() async throws {
+        let (core, container, directory) = try await core()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let state = ConnectionState()
+        state.helloAccepted()
+        state.greeted(clientName: "test")
+        state.enableCompression()
+        let channel = EmbeddedChannel(handler: FetchHandler(core: core, state: state, maxFrameBytes: 1 << 20, readBudget: .seconds(30), burstBudget: .seconds(30)))
+        let requests: [(Strata_V1_ClientFrame, compressed: Bool)] = [
+            (Self.fetch { $0.sort = [.with { $0.key = "pages" }]; $0.limit = 30 }, true),
+            (Self.fetch { $0.resultType = .count }, false),
+        ]
+        for (request, compressed) in requests {
+            try channel.writeInbound(try frame(request))
+            #expect(try channel.readInbound(as: Frame.self) == nil, "passed on: \(request.fetch)")
+            var written = try #require(try channel.readOutbound(as: ByteBuffer.self))
+            #expect(written.readInteger(as: UInt8.self) == (compressed ? WireProtocol.compressedFlag : 0))
+            #expect(written.readInteger(as: UInt32.self).map(Int.init) == written.readableBytes)
+            let payload = compressed ? try Zlib.inflate(written, limit: 1 << 20) : written
+            let answer = try Strata_V1_ServerFrame(serializedBytes: ProtobufBytes(payload))
+            #expect([answer] == (try await asyncAnswer(core, request)), "\(request.fetch)")
+        }
+        _ = try channel.finish()
+        try await container.close()
+    }
+
     @Test("Whatever it cannot answer whole goes on to the async side untouched")
     func passesOnWhatItCannotAnswer() async throws {
         let (core, container, directory) = try await core()

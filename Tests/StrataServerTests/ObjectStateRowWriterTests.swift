@@ -155,4 +155,58 @@ import Testing
         #expect(throws: WireError.self) { try ObjectStateEncoding.writeStates(of: snapshots, into: &truncated, limit: whole.readableBytes - 1) }
         try await container.close()
     }
+
+    /// Items with a value of every kind a predicate compares, for
+    /// ``argumentsOfEveryKind()``.
+    private static func fillForArguments(_ context: isolated Context) throws {
+        for i in 0..<6 {
+            let item = try context.insert("Item")
+            try item.setValue(.integer(Int64(i)), forKey: "i64")
+            try item.setValue(.double(Double(i) / 4), forKey: "dbl")
+            try item.setValue(.decimal(Decimal(string: "\(i).25") ?? 0), forKey: "dec")
+            // The last item has no text.
+            if i < Self.texts.count { try item.setValue(.string(Self.texts[i]), forKey: "str") }
+            try item.setValue(.boolean(i % 2 == 0), forKey: "flag")
+            try item.setValue(.date(Date(timeIntervalSinceReferenceDate: Double(i) * 1000)), forKey: "when")
+            try item.setValue(.uuid(UUID(uuidString: "00000000-0000-0000-0000-00000000000\(i)") ?? UUID()), forKey: "uid")
+        }
+    }
+
+    /// Predicates comparing with a value of each kind the store binds,
+    /// as constants and as variables.
+    private static let comparisons: [(format: String, variables: [String: VariableValue])] = [
+        ("i64 >= 2 AND i64 < 5", [:]),
+        ("i64 >= $LOW AND i64 <= $HIGH", ["LOW": .value(.integer(1)), "HIGH": .value(.integer(3))]),
+        ("dbl > 0.3", [:]),
+        ("dbl < $D", ["D": .value(.double(0.6))]),
+        ("dec == 3.25", [:]),
+        ("dec > $DEC", ["DEC": .value(.decimal(Decimal(string: "1.5") ?? 0))]),
+        ("str == 'naïve 👩‍👩‍👧'", [:]),
+        ("str == $S", ["S": .value(.string("plain"))]),
+        ("str == $S", ["S": .value(.string("nul\u{0}inside"))]),
+        ("flag == YES", [:]),
+        ("when > CAST(1500, 'NSDate')", [:]),
+        ("when <= $T", ["T": .value(.date(Date(timeIntervalSinceReferenceDate: 2000)))]),
+        ("uid == $U", ["U": .value(.uuid(UUID(uuidString: "00000000-0000-0000-0000-000000000004") ?? UUID()))]),
+        ("str == nil", [:]),
+    ]
+
+    @Test("Arguments of every kind select the rows GRDB's binding selects", arguments: comparisons.indices)
+    func argumentsOfEveryKind(_ index: Int) async throws {
+        let (format, variables) = Self.comparisons[index]
+        let (container, directory) = try await Self.container { context in try Self.fillForArguments(context) }
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let store = try #require(container.coordinator.stores(for: "Item").first as? SQLiteStore)
+        let request = try FetchRequest(entityName: "Item", format: format, sortDescriptors: [SortDescriptor("i64")], fetchLimit: 100)
+        let fetch = try container.coordinator.resolver.resolve(request, variables: variables)
+        // Twice, so that the second read runs the statement the first one
+        // left; GRDB's own reads of it come before and after.
+        for _ in 0..<2 {
+            let (expected, visited, rows) = try bothEncodings(store, fetch)
+            #expect(visited.readableBytesView.elementsEqual(expected.readableBytesView), "\(format)")
+            #expect(rows > 0, "\(format) selects no item: the comparison proves nothing")
+            #expect(try #require(store.snapshotsNow(store.rowQuery(fetch), of: "Item", budget: .seconds(5))).count == rows)
+        }
+        try await container.close()
+    }
 }
