@@ -23,13 +23,18 @@ struct SQLiteRowDecoder {
     let storeIdentifier: String
     /// For messages.
     let path: String
-    /// The column bindings of the statements decoded so far.
-    private let bindings = BindingCache()
+    /// The column bindings of the statements ``visitRows(statement:sql:arguments:table:_:visitor:)``
+    /// decoded so far; nil for a decoder that does not keep them.
+    private let bindings: BindingCache?
 
-    init(mapping: SQLiteStoreMapping, storeIdentifier: String, path: String) {
+    /// A decoder of the rows of `mapping`'s tables, which keeps the column
+    /// bindings of the statements it visits when `keepsBindings` (a
+    /// store's decoder, used for every read; not one made per save).
+    init(mapping: SQLiteStoreMapping, storeIdentifier: String, path: String, keepsBindings: Bool = false) {
         self.mapping = mapping
         self.storeIdentifier = storeIdentifier
         self.path = path
+        bindings = keepsBindings ? BindingCache() : nil
     }
 
     /// SQLite's limit on bound parameters in one statement.
@@ -167,7 +172,8 @@ struct SQLiteRowDecoder {
     /// The binding of `statement` (whole rows of `table`), prepared from
     /// `sql`, kept for the next time.
     private func binding(of statement: Statement, sql: String, table: String) throws -> Binding {
-        try bindings.binding(sql: sql, table: table) { try bind(statement, table: table) }
+        guard let bindings else { return try bind(statement, table: table) }
+        return try bindings.binding(sql: sql, table: table) { try bind(statement, table: table) }
     }
 
     /// Finds the columns of `statement` (whole rows of `table`) by name.

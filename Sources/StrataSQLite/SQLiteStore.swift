@@ -110,7 +110,7 @@ public actor SQLiteStore: InsertStreamingStore, CompletionSavingStore {
         self.schema = opened.layout.schema
         self.mapping = mapping
         self.path = path
-        self.decoder = SQLiteRowDecoder(mapping: mapping, storeIdentifier: opened.identifier, path: path)
+        self.decoder = SQLiteRowDecoder(mapping: mapping, storeIdentifier: opened.identifier, path: path, keepsBindings: true)
         self.database.withLockedValue { $0 = opened.database }
         self.walMonitor = opened.walMonitor
         // One per core: as many as Swift's cooperative pool runs reads at once.
