@@ -54,6 +54,29 @@ enum FrameTarget {
             throw FuzzFinding(.frame, "a payload of \(frame.payload.readableBytes) bytes passed the limit of \(limit)")
         }
         // Whatever the bytes, decoding the message answers or refuses.
-        _ = try? Strata_V1_ClientFrame(serializedBytes: Array(frame.payload.readableBytesView))
+        let decoded = try? Strata_V1_ClientFrame(serializedBytes: Array(frame.payload.readableBytesView))
+        // The scans the event loop reads frames with agree with the decoder
+        // whenever they answer.
+        if let scan = SaveFrameScan(scanning: frame.payload) {
+            guard let decoded, case .save(let save)? = decoded.request, decoded.requestID == scan.requestID,
+                  canonical(save) == canonical(scan.save) else {
+                throw FuzzFinding(.frame, "the save scan read a frame otherwise than the decoder: \(Array(frame.payload.readableBytesView))")
+            }
+        }
+        if let scan = RefreshFrameScan(scanning: frame.payload) {
+            guard let decoded, case .refresh(let refresh)? = decoded.request, decoded.requestID == scan.requestID, refresh.ids == scan.ids,
+                  refresh.skipFetched == scan.skipFetched, refresh.includeFetched.isEmpty != scan.namesFetched,
+                  refresh.includeRelationships.isEmpty != scan.namesRelationships else {
+                throw FuzzFinding(.frame, "the refresh scan read a frame otherwise than the decoder: \(Array(frame.payload.readableBytesView))")
+            }
+        }
+    }
+
+    /// A message's bytes with its map entries in key order (doubles, NaNs
+    /// among them, compared by their bits).
+    private static func canonical(_ message: some SwiftProtobuf.Message) -> [UInt8]? {
+        var options = BinaryEncodingOptions()
+        options.useDeterministicOrdering = true
+        return try? message.serializedBytes(options: options)
     }
 }

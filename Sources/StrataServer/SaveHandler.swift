@@ -6,7 +6,8 @@ import Tracing
 import SwiftProtobuf
 
 /// Starts saves from the event loop: a Save frame is decoded as it is read
-/// and the save started from here (``start(_:requestID:core:state:maxFrameBytes:logger:reply:on:)``:
+/// (a save of inserts only by its fields, ``SaveFrameScan``; any other in
+/// full) and the save started from here (``start(_:requestID:core:state:maxFrameBytes:logger:reply:on:)``:
 /// a small insert goes from the loop to the store's writer and back with
 /// no task, anything else runs in a task of its own), its answer written
 /// back on the loop, without the async side's inbound stream, request
@@ -62,20 +63,35 @@ final class SaveHandler: ChannelInboundHandler, RemovableChannelHandler {
             context.fireChannelRead(data)
             return
         }
-        guard let request = try? Strata_V1_ClientFrame(serializedBytes: ProtobufBytes(frame.payload)) else {
-            // The async side answers it with a protocol error and closes.
-            state.limiter.release()
-            state.stopReading(.protocolError)
-            context.fireChannelRead(data)
-            return
+        // The common save, inserts only, is read by its fields; anything
+        // else is decoded in full, which also finds frames that are not
+        // protobuf.
+        let requestID: UInt64
+        let save: Strata_V1_SaveRequest
+        if let scan = SaveFrameScan(scanning: frame.payload) {
+            (requestID, save) = (scan.requestID, scan.save)
+        } else {
+            guard let request = try? Strata_V1_ClientFrame(serializedBytes: ProtobufBytes(frame.payload)) else {
+                // The async side answers it with a protocol error and closes.
+                state.limiter.release()
+                state.stopReading(.protocolError)
+                context.fireChannelRead(data)
+                return
+            }
+            guard case .save(let decoded)? = request.request else {
+                state.limiter.release()
+                context.fireChannelRead(data)
+                return
+            }
+            (requestID, save) = (request.requestID, decoded)
         }
-        guard request.requestID != 0, case .save(let save)? = request.request else {
+        guard requestID != 0 else {
             state.limiter.release()
             context.fireChannelRead(data)
             return
         }
         state.activity.touch()
-        Self.start(save, requestID: request.requestID, core: core, state: state, maxFrameBytes: maxFrameBytes, logger: logger,
+        Self.start(save, requestID: requestID, core: core, state: state, maxFrameBytes: maxFrameBytes, logger: logger,
                    reply: NIOLoopBound(context, eventLoop: context.eventLoop), on: context.eventLoop)
     }
 

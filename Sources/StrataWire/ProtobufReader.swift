@@ -1,6 +1,6 @@
 /// A bounds-checked cursor over protobuf wire bytes, for the few messages
 /// read on hot paths by their fields instead of decoded whole
-/// (``ServerFrameHeader``, ``RefreshFrameScan``). Every read returns nil
+/// (``ServerFrameHeader``, ``RefreshFrameScan``, ``SaveFrameScan``). Every read returns nil
 /// (or false) instead of reading past the end.
 public struct ProtobufReader {
     private let bytes: UnsafeRawBufferPointer
@@ -28,6 +28,16 @@ public struct ProtobufReader {
             shift += 7
         }
         return nil
+    }
+
+    /// The next eight bytes as a little-endian integer (a `fixed64` or
+    /// `double` field's value).
+    public mutating func fixed64() -> UInt64? {
+        guard end - offset >= 8 else { return nil }
+        var value: UInt64 = 0
+        for index in 0..<8 { value |= UInt64(bytes[offset + index]) << (8 * UInt64(index)) }
+        offset += 8
+        return value
     }
 
     /// The next `length` bytes as their own reader, consumed here.
