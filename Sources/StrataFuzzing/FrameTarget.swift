@@ -63,6 +63,12 @@ enum FrameTarget {
                 throw FuzzFinding(.frame, "the save scan read a frame otherwise than the decoder: \(Array(frame.payload.readableBytesView))")
             }
         }
+        if let scan = FetchFrameScan(scanning: frame.payload) {
+            guard let decoded, case .fetch(let fetch)? = decoded.request, decoded.requestID == scan.requestID,
+                  canonical(fetch) == canonical(scan.fetch) else {
+                throw FuzzFinding(.frame, "the fetch scan read a frame otherwise than the decoder: \(Array(frame.payload.readableBytesView))")
+            }
+        }
         if let scan = RefreshFrameScan(scanning: frame.payload) {
             guard let decoded, case .refresh(let refresh)? = decoded.request, decoded.requestID == scan.requestID, refresh.ids == scan.ids,
                   refresh.skipFetched == scan.skipFetched, refresh.includeFetched.isEmpty != scan.namesFetched,

@@ -291,10 +291,10 @@ struct SQLiteRowDecoder {
 
     /// Hands the rows of `statement`, prepared from `sql` (whole rows of
     /// `table`, which must be one of ``decodesInOneStatement(table:)``'s),
-    /// to `visitor`, each value
-    /// read from the row as ``snapshots(_:statement:arguments:table:)``
-    /// would read it, in the order its snapshot lists them (attributes,
-    /// then to-ones). Returns how many rows there were. The statement is
+    /// to `visitor`, each value read from the row as
+    /// ``snapshots(_:statement:arguments:table:)`` would read it, in the
+    /// order its snapshot lists them (attributes, then to-ones). Returns
+    /// how many rows there were. The statement is
     /// stepped on SQLite directly with `arguments` bound as they are
     /// (``SQLiteStatementRunner/forEachRow(of:arguments:_:_:)``), and its
     /// columns are found once per SQL text, not per read.

@@ -7,7 +7,8 @@ import StrataWire
 import SwiftProtobuf
 import Tracing
 
-/// Answers small fetches on the event loop as their frames are read, as
+/// Answers small fetches on the event loop as their frames are read (the
+/// common fetch by its fields, ``FetchFrameScan``), as
 /// ``CachedGetHandler`` answers gets: the statement kept for the request's
 /// text (``FetchPlanCache``, its variables bound as parameters), read at
 /// once on a SQLite store's own read-only connection with its rows written
@@ -88,13 +89,22 @@ final class FetchHandler: EventLoopAnswering, RemovableChannelHandler {
         let started = ContinuousClock.now
         let startedForSpan = DefaultTracerClock.now
         defer { spentInBurst += .now - started }
-        guard let request = try? Strata_V1_ClientFrame(serializedBytes: ProtobufBytes(frame.payload)) else {
-            // The async side answers it with a protocol error and closes.
-            state.stopReading(.protocolError)
-            return nil
+        // The common fetch is read by its fields; anything else is decoded
+        // in full, which also finds frames that are not protobuf.
+        let requestID: UInt64
+        let fetch: Strata_V1_FetchRequest
+        if let scan = FetchFrameScan(scanning: frame.payload) {
+            (requestID, fetch) = (scan.requestID, scan.fetch)
+        } else {
+            guard let request = try? Strata_V1_ClientFrame(serializedBytes: ProtobufBytes(frame.payload)) else {
+                // The async side answers it with a protocol error and closes.
+                state.stopReading(.protocolError)
+                return nil
+            }
+            guard case .fetch(let decoded)? = request.request else { return nil }
+            (requestID, fetch) = (request.requestID, decoded)
         }
-        guard request.requestID != 0, case .fetch(let fetch)? = request.request,
-              fetch.storeID.isEmpty, fetch.includeFetched.isEmpty, fetch.includeRelationships.isEmpty,
+        guard requestID != 0, fetch.storeID.isEmpty, fetch.includeFetched.isEmpty, fetch.includeRelationships.isEmpty,
               fetch.unknownFields.data.isEmpty else { return nil }
         let batchSize = fetch.batchSize == 0 ? WireProtocol.defaultFetchBatchSize : Int(fetch.batchSize)
         let counts: Bool
@@ -139,17 +149,17 @@ final class FetchHandler: EventLoopAnswering, RemovableChannelHandler {
         let answer: ByteBuffer
         if state.compresses {
             // Compressed or not by the payload's size, as the async side decides.
-            guard let payload = try? ResponseWriter.fetchBatchPayload(requestID: request.requestID, more: false, batch: batch, maxFrameBytes: maxFrameBytes) else { return nil }
+            guard let payload = try? ResponseWriter.fetchBatchPayload(requestID: requestID, more: false, batch: batch, maxFrameBytes: maxFrameBytes) else { return nil }
             var frame = allocator.buffer(capacity: payload.readableBytes + WireProtocol.headerSize)
             FrameEncoder.write(Frame(payload: payload, compressed: payload.readableBytes >= WireProtocol.compressionThreshold), into: &frame)
             answer = frame
         } else {
-            guard (try? ResponseWriter.frameFetchBatch(requestID: request.requestID, batch: &batch, maxFrameBytes: maxFrameBytes)) != nil else { return nil }
+            guard (try? ResponseWriter.frameFetchBatch(requestID: requestID, batch: &batch, maxFrameBytes: maxFrameBytes)) != nil else { return nil }
             answer = batch
         }
         core.stats.record(operation: Self.operationName, duration: .now - started, failed: false)
         // A span for the fetches answered here (those passed on get the async side's).
-        Session.startSpan(operation: Self.operationName, requestID: request.requestID, request: request.request, at: startedForSpan).end()
+        Session.startSpan(operation: Self.operationName, requestID: requestID, request: .fetch(fetch), at: startedForSpan).end()
         return answer
     }
 

@@ -1,7 +1,10 @@
+import Foundation
+
 /// A bounds-checked cursor over protobuf wire bytes, for the few messages
 /// read on hot paths by their fields instead of decoded whole
-/// (``ServerFrameHeader``, ``RefreshFrameScan``, ``SaveFrameScan``). Every read returns nil
-/// (or false) instead of reading past the end.
+/// (``ServerFrameHeader``, ``RefreshFrameScan``, ``SaveFrameScan``,
+/// ``FetchFrameScan``). Every read returns nil (or false) instead of
+/// reading past the end.
 public struct ProtobufReader {
     private let bytes: UnsafeRawBufferPointer
     private var offset = 0
@@ -38,6 +41,30 @@ public struct ProtobufReader {
         for index in 0..<8 { value |= UInt64(bytes[offset + index]) << (8 * UInt64(index)) }
         offset += 8
         return value
+    }
+
+    /// The next length-delimited field's bytes as their own reader.
+    public mutating func delimited() -> ProtobufReader? {
+        guard let length = varint() else { return nil }
+        return slice(length)
+    }
+
+    /// The next length-delimited field as text; nil unless it is UTF-8
+    /// (as protobuf's decoders refuse it).
+    public mutating func text() -> String? {
+        guard let field = delimited() else { return nil }
+        return String(validating: field.remaining, as: UTF8.self)
+    }
+
+    /// The next length-delimited field's bytes.
+    public mutating func data() -> Data? {
+        guard let field = delimited() else { return nil }
+        return Data(field.remaining)
+    }
+
+    /// The next eight bytes as a `double`.
+    public mutating func double() -> Double? {
+        fixed64().map(Double.init(bitPattern:))
     }
 
     /// The next `length` bytes as their own reader, consumed here.

@@ -27,61 +27,19 @@ public struct SaveFrameScan: Sendable, Equatable {
     /// `save`.
     public var save = Strata_V1_SaveRequest()
 
-    /// Wire types.
-    private static let varint: UInt64 = 0
-    private static let fixed64: UInt64 = 1
-    private static let delimited: UInt64 = 2
+    private static let varint = ProtobufReader.varintType
+    private static let delimited = ProtobufReader.delimitedType
 
     /// Scans a `ClientFrame` payload; nil when it is not a plain save of inserts.
     public init?(scanning payload: ByteBuffer) {
-        let scanned: SaveFrameScan? = payload.withUnsafeReadableBytes { bytes in
-            var scan = SaveFrameScan()
-            var reader = ProtobufReader(bytes: bytes)
-            var sawSave = false
-            while !reader.isAtEnd {
-                guard let key = reader.varint() else { return nil }
-                switch key {
-                case 1 << 3 | Self.varint:
-                    guard let value = reader.varint() else { return nil }
-                    scan.requestID = value
-                case 14 << 3 | Self.delimited:
-                    guard !sawSave, var save = Self.message(&reader) else { return nil }
-                    sawSave = true
-                    guard Self.readSave(&save, into: &scan.save) else { return nil }
-                default:
-                    return nil
-                }
-            }
-            return sawSave ? scan : nil
-        }
-        guard let scanned else { return nil }
-        self = scanned
+        guard let (requestID, save) = ProtobufReader.clientFrame(payload, requestField: 14, Self.readSave) else { return nil }
+        self.requestID = requestID
+        self.save = save
     }
 
-    private init() {}
-
-    /// The next length-delimited field's bytes as their own reader.
-    private static func message(_ reader: inout ProtobufReader) -> ProtobufReader? {
-        guard let length = reader.varint() else { return nil }
-        return reader.slice(length)
-    }
-
-    /// The next length-delimited field as UTF-8 text.
-    private static func text(_ reader: inout ProtobufReader) -> String? {
-        guard let bytes = message(&reader) else { return nil }
-        return String(validating: bytes.remaining, as: UTF8.self)
-    }
-
-    /// The next length-delimited field's bytes.
-    private static func bytes(_ reader: inout ProtobufReader) -> Data? {
-        guard let bytes = message(&reader) else { return nil }
-        return Data(bytes.remaining)
-    }
-
-    /// The next eight bytes, little-endian, as a double.
-    private static func double(_ reader: inout ProtobufReader) -> Double? {
-        guard let bytes = reader.fixed64() else { return nil }
-        return Double(bitPattern: bytes)
+    private static func readSave(_ reader: inout ProtobufReader) -> Strata_V1_SaveRequest? {
+        var save = Strata_V1_SaveRequest()
+        return readSave(&reader, into: &save) ? save : nil
     }
 
     private static func readSave(_ reader: inout ProtobufReader, into save: inout Strata_V1_SaveRequest) -> Bool {
@@ -89,7 +47,7 @@ public struct SaveFrameScan: Sendable, Equatable {
             guard let key = reader.varint() else { return false }
             switch key {
             case 1 << 3 | delimited:
-                guard var insert = message(&reader) else { return false }
+                guard var insert = reader.delimited() else { return false }
                 var inserted = Strata_V1_InsertedObject()
                 guard readInsert(&insert, into: &inserted) else { return false }
                 save.inserts.append(inserted)
@@ -100,7 +58,7 @@ public struct SaveFrameScan: Sendable, Equatable {
                       let policy = Strata_V1_MergePolicy(rawValue: Int(value)) else { return false }
                 save.mergePolicy = policy
             case 5 << 3 | delimited:
-                guard let author = text(&reader) else { return false }
+                guard let author = reader.text() else { return false }
                 save.author = author
             default:
                 // Updates, deletes, unknown fields, wrong wire types.
@@ -117,113 +75,32 @@ public struct SaveFrameScan: Sendable, Equatable {
             guard let key = reader.varint() else { return false }
             switch key {
             case 1 << 3 | delimited:
-                guard let text = text(&reader) else { return false }
+                guard let text = reader.text() else { return false }
                 insert.temporaryID = text
             case 2 << 3 | delimited:
-                guard let text = text(&reader) else { return false }
+                guard let text = reader.text() else { return false }
                 insert.entity = text
             case 3 << 3 | delimited:
-                guard let text = text(&reader) else { return false }
+                guard let text = reader.text() else { return false }
                 insert.configuration = text
             case 4 << 3 | delimited:
                 if !reserved {
                     // Room for every entry at once (a dictionary grown one
                     // entry at a time is reallocated on the way).
-                    guard let count = entryCount(field) else { return false }
+                    guard let count = field.count(ofKey: 4 << 3 | delimited) else { return false }
                     insert.values.reserveCapacity(count + 1)
                     reserved = true
                 }
-                guard var entry = message(&reader), let (name, value) = readEntry(&entry) else { return false }
+                guard var entry = reader.delimited(),
+                      let (name, kind) = entry.stringKeyedEntry({ $0.valueKind() }) else { return false }
                 // A key given again replaces the value, as the decoder does.
+                var value = Strata_V1_Value()
+                value.kind = kind ?? nil
                 insert.values[name] = value
             default:
                 return false
             }
         }
         return true
-    }
-
-    /// How many `values` entries (field 4) an insert holds from `reader`'s
-    /// position (a field's start) on; nil when it is malformed.
-    private static func entryCount(_ reader: ProtobufReader) -> Int? {
-        var reader = reader
-        var count = 0
-        while !reader.isAtEnd {
-            guard let key = reader.varint(), reader.skip(wireType: key & 7) else { return nil }
-            if key == 4 << 3 | delimited { count += 1 }
-        }
-        return count
-    }
-
-    /// A `values` map entry: its key (empty when absent) and value (no kind
-    /// when absent), as the decoder reads them.
-    private static func readEntry(_ reader: inout ProtobufReader) -> (String, Strata_V1_Value)? {
-        var name = ""
-        var value = Strata_V1_Value()
-        var sawValue = false
-        while !reader.isAtEnd {
-            guard let key = reader.varint() else { return nil }
-            switch key {
-            case 1 << 3 | delimited:
-                guard let text = text(&reader) else { return nil }
-                name = text
-            case 2 << 3 | delimited:
-                // A second value would be merged into the first.
-                guard !sawValue, var body = message(&reader), let kind = readValue(&body) else { return nil }
-                sawValue = true
-                value.kind = kind
-            default:
-                return nil
-            }
-        }
-        return (name, value)
-    }
-
-    /// A `Value`'s kind (nil inside when it has none); nil when the scan
-    /// leaves it to the decoder.
-    private static func readValue(_ reader: inout ProtobufReader) -> Strata_V1_Value.OneOf_Kind?? {
-        var kind: Strata_V1_Value.OneOf_Kind?
-        while !reader.isAtEnd {
-            // Two kinds in one value: the decoder keeps the last, merging
-            // messages; not worth mirroring.
-            guard kind == nil, let key = reader.varint() else { return nil }
-            switch key {
-            case 1 << 3 | varint:
-                guard let raw = reader.varint() else { return nil }
-                // sint64: ZigZag.
-                kind = .integer(Int64(bitPattern: raw >> 1) ^ -Int64(bitPattern: raw & 1))
-            case 2 << 3 | fixed64:
-                guard let value = double(&reader) else { return nil }
-                kind = .double(value)
-            case 3 << 3 | delimited:
-                guard let text = text(&reader) else { return nil }
-                kind = .decimal(text)
-            case 4 << 3 | delimited:
-                guard let text = text(&reader) else { return nil }
-                kind = .string(text)
-            case 5 << 3 | varint:
-                guard let raw = reader.varint() else { return nil }
-                kind = .boolean(raw != 0)
-            case 6 << 3 | fixed64:
-                guard let value = double(&reader) else { return nil }
-                kind = .date(value)
-            case 7 << 3 | delimited:
-                guard let data = bytes(&reader) else { return nil }
-                kind = .binary(data)
-            case 8 << 3 | delimited:
-                guard let data = bytes(&reader) else { return nil }
-                kind = .uuid(data)
-            case 9 << 3 | delimited:
-                guard let text = text(&reader) else { return nil }
-                kind = .uri(text)
-            case 10 << 3 | delimited:
-                guard let text = text(&reader) else { return nil }
-                kind = .object(text)
-            default:
-                // `objects` (a to-many), unknown fields, wrong wire types.
-                return nil
-            }
-        }
-        return .some(kind)
     }
 }
