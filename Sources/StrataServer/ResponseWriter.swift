@@ -111,7 +111,7 @@ final class ResponseWriter: Sendable {
         let start = batch.readerIndex - prefix
         var at = start
         at += batch.setInteger(UInt8(0), at: at)                        // not compressed
-        at += batch.setInteger(UInt32(payloadBytes), at: at)
+        at += batch.setInteger(UInt32(clamping: payloadBytes), at: at)
         if requestID != 0 {
             at += batch.setInteger(UInt8(0x08), at: at)                 // ServerFrame.request_id
             at += batch.setProtobufVarint(requestID, at: at)

@@ -18,6 +18,10 @@ import Testing
         return rows
     }
 
+    /// NULL and numbers are bound by `forEachRow` itself; decimals, text,
+    /// blobs and UUIDs through the `DatabaseValue` GRDB would bind, so for
+    /// them this checks that they arrive whole (the store's own tests
+    /// compare whole queries on every kind against GRDB's reads).
     @Test("Each kind of argument binds as GRDB binds it")
     func bindsAsGRDB() throws {
         let queue = try DatabaseQueue()
@@ -53,8 +57,8 @@ import Testing
             }
             #expect(error.resultCode == .SQLITE_ERROR)
             #expect(seen == 2)
-            // GRDB resets the statement with `try!` before binding: it
-            // would trap on the failed step's error had it been left.
+            // GRDB resets the statement before binding: it would throw
+            // the failed step's error again had it been left.
             #expect(try Int.fetchAll(statement, arguments: [7]) == [1, 2, 7])
             #expect(try Self.read(statement, [.integer(-9)], db).map { $0.first } == [1, 2, 9].map { $0.databaseValue })
         }

@@ -98,20 +98,24 @@ struct FetchFrameScanTests {
         let bytes = try Self.bytes(plain)
         #expect(Self.checkedScan(bytes) != nil)
         let body = Array(bytes.dropFirst(4))   // FetchRequest body after 08 03 6A len
-        let cases: [(String, [UInt8])] = [
-            ("a fetch given twice", bytes + bytes.dropFirst(2)),
-            ("an unknown top-level field", bytes + [0x78, 0x01]),
-            ("an unknown field in the fetch", [0x08, 0x03, 0x6A, UInt8(body.count + 2)] + body + [0x68, 0x01]),
-            ("a limit past 32 bits", [0x08, 0x03, 0x6A, 0x06, 0x28, 0x80, 0x80, 0x80, 0x80, 0x10]),
-            ("a result type past int32", [0x08, 0x03, 0x6A, 0x06, 0x38, 0xFF, 0xFF, 0xFF, 0xFF, 0x0F]),
-            ("a limit with the wrong wire type", [0x08, 0x03, 0x6A, 0x02, 0x2D, 0x01]),
-            ("an unknown field in a sort key", [0x08, 0x03, 0x6A, 0x04, 0x22, 0x02, 0x20, 0x01]),
-            ("a variable with two values", [0x08, 0x03, 0x6A, 0x0E, 0x1A, 0x0C, 0x0A, 0x01, 0x58, 0x12, 0x07, 0x0A, 0x02, 0x08, 0x02, 0x0A, 0x01, 0x00]),
-            ("a predicate that is not UTF-8", [0x08, 0x03, 0x6A, 0x03, 0x12, 0x01, 0xC3]),
-            ("a truncated frame", Array(bytes.dropLast())),
+        // Whether the decoder reads each: a frame it reads proves that the
+        // scan declined it for the reason named, not for being malformed.
+        let cases: [(String, [UInt8], decodes: Bool)] = [
+            ("a fetch given twice", bytes + bytes.dropFirst(2), true),
+            ("an unknown top-level field", bytes + [0x98, 0x06, 0x01], true),
+            ("an unknown field in the fetch", [0x08, 0x03, 0x6A, UInt8(body.count + 2)] + body + [0x68, 0x01], true),
+            ("a limit past 32 bits", [0x08, 0x03, 0x6A, 0x06, 0x28, 0x80, 0x80, 0x80, 0x80, 0x10], true),
+            ("a result type past int32", [0x08, 0x03, 0x6A, 0x06, 0x38, 0xFF, 0xFF, 0xFF, 0xFF, 0x0F], true),
+            ("a limit with the wrong wire type", [0x08, 0x03, 0x6A, 0x05, 0x2D, 0x01, 0x00, 0x00, 0x00], true),
+            ("an unknown field in a sort key", [0x08, 0x03, 0x6A, 0x04, 0x22, 0x02, 0x20, 0x01], true),
+            // VariableValue { value { integer 1 }, value { boolean true } }: merged by the decoder.
+            ("a variable with two values", [0x08, 0x03, 0x6A, 0x0F, 0x1A, 0x0D, 0x0A, 0x01, 0x58, 0x12, 0x08, 0x0A, 0x02, 0x08, 0x02, 0x0A, 0x02, 0x28, 0x01], true),
+            ("a predicate that is not UTF-8", [0x08, 0x03, 0x6A, 0x03, 0x12, 0x01, 0xC3], false),
+            ("a truncated frame", Array(bytes.dropLast()), false),
         ]
-        for (why, damaged) in cases {
+        for (why, damaged, decodes) in cases {
             #expect(FetchFrameScan(scanning: ByteBuffer(bytes: damaged)) == nil, "\(why)")
+            #expect(((try? Strata_V1_ClientFrame(serializedBytes: damaged)) != nil) == decodes, "\(why)")
         }
     }
 

@@ -158,22 +158,25 @@ struct SaveFrameScanTests {
         let save = Array(plain.dropFirst(4))   // SaveRequest body after 08 01 72 len
         let insertBody = Array(save.dropFirst(2))
         let entryBody: [UInt8] = [0x0A, 0x01, 0x70, 0x12, 0x02, 0x08, 0x06]
-        let cases: [(String, [UInt8])] = [
-            ("a save given twice", plain + plain.dropFirst(2)),
-            ("an unknown top-level field", plain + [0x78, 0x01]),
-            ("an unknown field in the save", [0x08, 0x01, 0x72, UInt8(save.count + 2)] + save + [0x38, 0x01]),
-            ("an unknown field in an insert", [0x08, 0x01, 0x72, UInt8(insertBody.count + 4), 0x0A, UInt8(insertBody.count + 2)] + insertBody + [0x28, 0x01]),
-            ("two values in one entry", Self.frame(entry: entryBody + [0x12, 0x02, 0x08, 0x08])),
-            ("two kinds in one value", Self.frame(entry: [0x0A, 0x01, 0x70, 0x12, 0x04, 0x08, 0x06, 0x28, 0x01])),
-            ("an unknown field in a value", Self.frame(entry: [0x0A, 0x01, 0x70, 0x12, 0x02, 0x60, 0x01])),
-            ("an unknown field in an entry", Self.frame(entry: entryBody + [0x18, 0x01])),
-            ("a wire type that does not match", Self.frame(entry: [0x0A, 0x01, 0x70, 0x12, 0x02, 0x10, 0x01])),
-            ("text that is not UTF-8", Self.frame(entry: [0x0A, 0x01, 0xFF, 0x12, 0x02, 0x08, 0x06])),
-            ("a merge policy past int32", [0x08, 0x01, 0x72, 0x06, 0x20, 0xFF, 0xFF, 0xFF, 0xFF, 0x0F]),
-            ("a truncated frame", Array(plain.dropLast())),
+        // Whether the decoder reads each: a frame it reads proves that the
+        // scan declined it for the reason named, not for being malformed.
+        let cases: [(String, [UInt8], decodes: Bool)] = [
+            ("a save given twice", plain + plain.dropFirst(2), true),
+            ("an unknown top-level field", plain + [0x98, 0x06, 0x01], true),
+            ("an unknown field in the save", [0x08, 0x01, 0x72, UInt8(save.count + 2)] + save + [0x38, 0x01], true),
+            ("an unknown field in an insert", [0x08, 0x01, 0x72, UInt8(insertBody.count + 4), 0x0A, UInt8(insertBody.count + 2)] + insertBody + [0x28, 0x01], true),
+            ("two values in one entry", Self.frame(entry: entryBody + [0x12, 0x02, 0x08, 0x08]), true),
+            ("two kinds in one value", Self.frame(entry: [0x0A, 0x01, 0x70, 0x12, 0x04, 0x08, 0x06, 0x28, 0x01]), true),
+            ("an unknown field in a value", Self.frame(entry: [0x0A, 0x01, 0x70, 0x12, 0x02, 0x60, 0x01]), true),
+            ("an unknown field in an entry", Self.frame(entry: entryBody + [0x18, 0x01]), true),
+            ("a wire type that does not match", Self.frame(entry: [0x0A, 0x01, 0x70, 0x12, 0x02, 0x10, 0x01]), true),
+            ("a merge policy past int32", [0x08, 0x01, 0x72, 0x06, 0x20, 0xFF, 0xFF, 0xFF, 0xFF, 0x0F], true),
+            ("text that is not UTF-8", Self.frame(entry: [0x0A, 0x01, 0xFF, 0x12, 0x02, 0x08, 0x06]), false),
+            ("a truncated frame", Array(plain.dropLast()), false),
         ]
-        for (why, bytes) in cases {
+        for (why, bytes, decodes) in cases {
             #expect(SaveFrameScan(scanning: ByteBuffer(bytes: bytes)) == nil, "\(why)")
+            #expect(((try? Strata_V1_ClientFrame(serializedBytes: bytes)) != nil) == decodes, "\(why)")
         }
     }
 
