@@ -8,7 +8,8 @@ import NIOCore
 ///
 /// The scan answers only the plain case and says nil otherwise: any other
 /// top-level field, a refresh given twice (protobuf would merge them), an
-/// ID that is not UTF-8, or malformed bytes. A reader then decodes the
+/// ID or a name that is not UTF-8, a tag the decoder refuses, or malformed
+/// bytes. A reader then decodes the
 /// frame in full, which decides what such a frame means.
 public struct RefreshFrameScan: Sendable, Equatable {
     /// `request_id`.
@@ -68,14 +69,17 @@ public struct RefreshFrameScan: Sendable, Equatable {
                       let id = String(validating: text.remaining, as: UTF8.self) else { return false }
                 ids.append(id)
             case (2 << 3) | 2, (3 << 3) | 2:
-                guard let length = reader.varint(), reader.slice(length) != nil else { return false }
+                // Names the decoder refuses (not UTF-8) make the frame a
+                // protocol error: left to it.
+                guard reader.text() != nil else { return false }
                 if key >> 3 == 2 { namesFetched = true } else { namesRelationships = true }
             case 4 << 3:
                 guard let value = reader.varint() else { return false }
                 skipFetched = value != 0
             default:
-                // Fields this version does not know are skipped, as a decoder would.
-                guard key >> 3 > 4, reader.skip(wireType: key & 7) else { return false }
+                // Fields this version does not know are skipped, as a decoder
+                // would; a tag past 32 bits is one it refuses.
+                guard key >> 3 > 4, key < UInt64(UInt32.max), reader.skip(wireType: key & 7) else { return false }
             }
         }
         return true

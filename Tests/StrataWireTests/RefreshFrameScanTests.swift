@@ -55,6 +55,18 @@ struct RefreshFrameScanTests {
         let badID: [UInt8] = [0x08, 0x01, 0x7A, 0x03, 0x0A, 0x01, 0xFF]
         #expect(RefreshFrameScan(scanning: ByteBuffer(bytes: badID)) == nil)
         #expect((try? Strata_V1_ClientFrame(serializedBytes: badID)) == nil)
+        // A fetched-property or relationship name that is not UTF-8, and
+        // an unknown field whose tag is past 32 bits: SwiftProtobuf refuses
+        // both frames (found by the frame fuzzer).
+        let badNames: [[UInt8]] = [
+            [0x08, 0x01, 0x7A, 0x03, 0x12, 0x01, 0xA2],
+            [0x08, 0x01, 0x7A, 0x03, 0x1A, 0x01, 0xFF],
+            [0x08, 0x01, 0x7A, 0x06, 0x80, 0x80, 0x80, 0x80, 0x10, 0x01],
+        ]
+        for bytes in badNames {
+            #expect(RefreshFrameScan(scanning: ByteBuffer(bytes: bytes)) == nil, "\(bytes)")
+            #expect((try? Strata_V1_ClientFrame(serializedBytes: bytes)) == nil, "\(bytes)")
+        }
         // Every truncation either is declined or reads as the decoder reads it.
         for length in 0..<once.count {
             let prefix = Array(once[..<length])
