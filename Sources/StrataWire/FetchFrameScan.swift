@@ -35,57 +35,53 @@ public struct FetchFrameScan: Sendable, Equatable {
 
     private static func readFetch(_ reader: inout ProtobufReader) -> Strata_V1_FetchRequest? {
         var fetch = Strata_V1_FetchRequest()
-        return readFetch(&reader, into: &fetch) ? fetch : nil
-    }
-
-    private static func readFetch(_ reader: inout ProtobufReader, into fetch: inout Strata_V1_FetchRequest) -> Bool {
         var reserved = false
         while !reader.isAtEnd {
             let field = reader
-            guard let key = reader.varint() else { return false }
+            guard let key = reader.varint() else { return nil }
             switch key {
             case 1 << 3 | delimited:
-                guard let text = reader.text() else { return false }
+                guard let text = reader.text() else { return nil }
                 fetch.entity = text
             case 2 << 3 | delimited:
-                guard let text = reader.text() else { return false }
+                guard let text = reader.text() else { return nil }
                 fetch.predicate = text
             case 3 << 3 | delimited:
                 if !reserved {
-                    guard let count = field.count(ofKey: 3 << 3 | delimited) else { return false }
+                    guard let count = field.count(ofKey: 3 << 3 | delimited) else { return nil }
                     fetch.variables.reserveCapacity(count + 1)
                     reserved = true
                 }
-                guard var entry = reader.delimited(), let (name, value) = entry.stringKeyedEntry(readVariable) else { return false }
+                guard var entry = reader.delimited(), let (name, value) = entry.stringKeyedEntry(readVariable) else { return nil }
                 // A name given again replaces the value, as the decoder does.
                 fetch.variables[name] = value ?? Strata_V1_VariableValue()
             case 4 << 3 | delimited:
-                guard var body = reader.delimited(), let sort = readSortKey(&body) else { return false }
+                guard var body = reader.delimited(), let sort = readSortKey(&body) else { return nil }
                 fetch.sort.append(sort)
             case 5 << 3 | varint:
-                guard let value = uint32(&reader) else { return false }
+                guard let value = uint32(&reader) else { return nil }
                 fetch.limit = value
             case 6 << 3 | varint:
-                guard let value = uint32(&reader) else { return false }
+                guard let value = uint32(&reader) else { return nil }
                 fetch.offset = value
             case 7 << 3 | varint:
                 // An enum is an int32 on the wire; anything wider is left
                 // to the decoder.
                 guard let value = reader.varint(), value <= UInt64(Int32.max),
-                      let type = Strata_V1_ResultType(rawValue: Int(value)) else { return false }
+                      let type = Strata_V1_ResultType(rawValue: Int(value)) else { return nil }
                 fetch.resultType = type
             case 10 << 3 | varint:
-                guard let value = reader.varint() else { return false }
+                guard let value = reader.varint() else { return nil }
                 fetch.excludeSubentities = value != 0
             case 11 << 3 | varint:
-                guard let value = uint32(&reader) else { return false }
+                guard let value = uint32(&reader) else { return nil }
                 fetch.batchSize = value
             default:
                 // Fields 8, 9 and 12, unknown fields, wrong wire types.
-                return false
+                return nil
             }
         }
-        return true
+        return fetch
     }
 
     /// A `uint32` field's value; nil past 32 bits (left to the decoder).

@@ -39,68 +39,63 @@ public struct SaveFrameScan: Sendable, Equatable {
 
     private static func readSave(_ reader: inout ProtobufReader) -> Strata_V1_SaveRequest? {
         var save = Strata_V1_SaveRequest()
-        return readSave(&reader, into: &save) ? save : nil
-    }
-
-    private static func readSave(_ reader: inout ProtobufReader, into save: inout Strata_V1_SaveRequest) -> Bool {
         while !reader.isAtEnd {
-            guard let key = reader.varint() else { return false }
+            guard let key = reader.varint() else { return nil }
             switch key {
             case 1 << 3 | delimited:
-                guard var insert = reader.delimited() else { return false }
-                var inserted = Strata_V1_InsertedObject()
-                guard readInsert(&insert, into: &inserted) else { return false }
-                save.inserts.append(inserted)
+                guard var body = reader.delimited(), let insert = readInsert(&body) else { return nil }
+                save.inserts.append(insert)
             case 4 << 3 | varint:
                 // An enum is an int32 on the wire; anything wider is left
                 // to the decoder.
                 guard let value = reader.varint(), value <= UInt64(Int32.max),
-                      let policy = Strata_V1_MergePolicy(rawValue: Int(value)) else { return false }
+                      let policy = Strata_V1_MergePolicy(rawValue: Int(value)) else { return nil }
                 save.mergePolicy = policy
             case 5 << 3 | delimited:
-                guard let author = reader.text() else { return false }
+                guard let author = reader.text() else { return nil }
                 save.author = author
             default:
                 // Updates, deletes, unknown fields, wrong wire types.
-                return false
+                return nil
             }
         }
-        return true
+        return save
     }
 
-    private static func readInsert(_ reader: inout ProtobufReader, into insert: inout Strata_V1_InsertedObject) -> Bool {
+    private static func readInsert(_ reader: inout ProtobufReader) -> Strata_V1_InsertedObject? {
+        var insert = Strata_V1_InsertedObject()
         var reserved = false
         while !reader.isAtEnd {
             let field = reader
-            guard let key = reader.varint() else { return false }
+            guard let key = reader.varint() else { return nil }
             switch key {
             case 1 << 3 | delimited:
-                guard let text = reader.text() else { return false }
+                guard let text = reader.text() else { return nil }
                 insert.temporaryID = text
             case 2 << 3 | delimited:
-                guard let text = reader.text() else { return false }
+                guard let text = reader.text() else { return nil }
                 insert.entity = text
             case 3 << 3 | delimited:
-                guard let text = reader.text() else { return false }
+                guard let text = reader.text() else { return nil }
                 insert.configuration = text
             case 4 << 3 | delimited:
                 if !reserved {
                     // Room for every entry at once (a dictionary grown one
                     // entry at a time is reallocated on the way).
-                    guard let count = field.count(ofKey: 4 << 3 | delimited) else { return false }
+                    guard let count = field.count(ofKey: 4 << 3 | delimited) else { return nil }
                     insert.values.reserveCapacity(count + 1)
                     reserved = true
                 }
                 guard var entry = reader.delimited(),
-                      let (name, kind) = entry.stringKeyedEntry({ $0.valueKind() }) else { return false }
+                      let (name, kind) = entry.stringKeyedEntry({ $0.valueKind() }) else { return nil }
                 // A key given again replaces the value, as the decoder does.
                 var value = Strata_V1_Value()
                 value.kind = kind ?? nil
                 insert.values[name] = value
             default:
-                return false
+                return nil
             }
         }
-        return true
+        return insert
     }
 }
