@@ -115,8 +115,8 @@ final class CachedGetHandler: EventLoopAnswering, RemovableChannelHandler {
         guard let id = try? PropertyValue.parseObjectID(text),
               !id.isTemporary,
               core.coordinator.store(identifier: id.storeIdentifier) != nil,
-              core.model.entity(named: id.entityName) != nil,
-              skipFetched || core.model.fetchedProperties(of: id.entityName).isEmpty else { return nil }
+              core.model.containsEntity(named: id.entityName),
+              skipFetched || !core.model.hasFetchedProperties(id.entityName) else { return nil }
         return id
     }
 

@@ -46,12 +46,16 @@ final class SaveHandler: ChannelInboundHandler, RemovableChannelHandler {
     private let state: ConnectionState
     private let maxFrameBytes: Int
     private let logger: Logger
+    /// How saves come back to this connection's loop, and how their answers
+    /// are flushed (one flush per connection and commit group).
+    private let batch: EventLoopCompletionBatch
 
-    init(core: ServerCore, state: ConnectionState, maxFrameBytes: Int, logger: Logger) {
+    init(core: ServerCore, state: ConnectionState, maxFrameBytes: Int, logger: Logger, batch: EventLoopCompletionBatch) {
         self.core = core
         self.state = state
         self.maxFrameBytes = maxFrameBytes
         self.logger = logger
+        self.batch = batch
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
@@ -92,18 +96,18 @@ final class SaveHandler: ChannelInboundHandler, RemovableChannelHandler {
         }
         state.activity.touch()
         Self.start(save, requestID: requestID, core: core, state: state, maxFrameBytes: maxFrameBytes, logger: logger,
-                   reply: NIOLoopBound(context, eventLoop: context.eventLoop), on: context.eventLoop)
+                   reply: NIOLoopBound(context, eventLoop: context.eventLoop), batch: batch)
     }
 
     /// Starts the save and queues its answer on the loop. When every store
     /// takes saves with a completion handler, a caller bound by no access
-    /// rules goes through ``ServerCore/startSave(_:clientName:identity:on:completion:)``:
+    /// rules goes through ``ServerCore/startSave(_:clientName:identity:handingBackTo:completion:)``:
     /// a small insert is checked here, written by the store's writer and
-    /// answered back on this loop, with no task. Any other save runs in a
-    /// task of its own (a rule-bound caller's rules are checked against the
-    /// stores first).
+    /// answered back on this loop with the rest of its commit group, with
+    /// no task. Any other save runs in a task of its own (a rule-bound
+    /// caller's rules are checked against the stores first).
     private static func start(_ save: Strata_V1_SaveRequest, requestID: UInt64, core: ServerCore, state: ConnectionState, maxFrameBytes: Int, logger: Logger,
-                              reply: NIOLoopBound<ChannelHandlerContext>, on eventLoop: any EventLoop) {
+                              reply: NIOLoopBound<ChannelHandlerContext>, batch: EventLoopCompletionBatch) {
         let started = ContinuousClock.now
         let span = Session.startSpan(operation: operationName, requestID: requestID, request: .save(save))
         // Encoded where the save ends: on the loop for a direct insert, in
@@ -113,22 +117,20 @@ final class SaveHandler: ChannelInboundHandler, RemovableChannelHandler {
                                  redactor: core.redactor, logger: logger, span: span)
             span.end()
             core.stats.record(operation: operationName, duration: .now - started, failed: written.failed)
-            if written.buffer.readableBytes > 0 {
-                if eventLoop.inEventLoop {
-                    reply.value.writeAndFlush(NIOAny(written.buffer), promise: nil)
-                } else {
-                    let buffer = written.buffer
-                    eventLoop.execute { reply.value.writeAndFlush(NIOAny(buffer), promise: nil) }
-                }
+            // The slot is given back once the answer is flushed (or, with
+            // no answer, at once): a closing connection, which waits for
+            // its slots, writes it first.
+            guard written.buffer.readableBytes > 0 else { return state.limiter.release() }
+            let buffer = written.buffer
+            if batch.eventLoop.inEventLoop {
+                batch.write(buffer, to: reply.value, releasing: state.limiter)
+            } else {
+                batch.submit { batch.write(buffer, to: reply.value, releasing: state.limiter) }
             }
-            // Written or queued on the loop before the slot is given back:
-            // a closing connection (which waits for its slots) writes it
-            // first.
-            state.limiter.release()
         }
         let policy = state.policy
         if policy == nil, core.savesWithoutTasks {
-            core.startSave(save, clientName: state.clientName, identity: state.identity, on: eventLoop, completion: finish)
+            core.startSave(save, clientName: state.clientName, identity: state.identity, handingBackTo: batch, completion: finish)
             return
         }
         let clientName = state.clientName

@@ -206,7 +206,7 @@ extension ServerCore {
     /// The embedded fetch request a wire request describes; unknown
     /// entities and malformed predicates are INVALID_ARGUMENT.
     func makeFetchRequest(_ request: Strata_V1_FetchRequest) throws -> FetchRequest {
-        guard model.entity(named: request.entity) != nil else {
+        guard model.containsEntity(named: request.entity) else {
             throw WireError(.invalidArgument, request.entity.isEmpty ? "fetch without an entity" : "unknown entity '\(request.entity)'", strataCode: StrataError.Code.invalidValue.rawValue)
         }
         let predicate = try predicates.predicate(request.predicate)

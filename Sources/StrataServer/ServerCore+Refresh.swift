@@ -9,7 +9,7 @@ extension ServerCore {
     func refresh(_ request: Strata_V1_RefreshRequest, clientName: String, policy: AccessPolicy? = nil) async throws -> Strata_V1_RefreshResponse {
         let asked = try request.ids.map(PropertyValue.parseObjectID)
         let model = self.model
-        for id in asked where model.entity(named: id.entityName) == nil {
+        for id in asked where !model.containsEntity(named: id.entityName) {
             throw WireError(.invalidArgument, "refresh \(id): unknown entity '\(id.entityName)'", strataCode: StrataError.Code.invalidValue.rawValue)
         }
         // An object the caller may not read is answered as one that does
@@ -31,7 +31,7 @@ extension ServerCore {
             try builder.validate(for: entity)
         }
         if request.includeRelationships.isEmpty,
-           request.skipFetched || ids.allSatisfy({ model.fetchedProperties(of: $0.entityName).isEmpty }) {
+           request.skipFetched || ids.allSatisfy({ !model.hasFetchedProperties($0.entityName) }) {
             var response = try await rows(ids, hidden: hidden)
             response.objects = try await withoutHiddenReferences(response.objects, policy: policy)
             return response

@@ -32,12 +32,13 @@ extension ServerCore {
     /// ``saveOutcome(_:clientName:identity:policy:)`` for a caller bound by
     /// no access rules, answered through `completion` (exactly once)
     /// instead of a suspension: decoded and checked on the calling thread
-    /// (`eventLoop`), then handed to ``Coordinator/save(_:finish:completion:)``,
-    /// which writes a small insert with no task and finishes it on
-    /// `eventLoop`. Same checks, outcome and errors. `completion` runs on
-    /// `eventLoop` (for a save refused before anything is written, at once)
-    /// or, for a save a context makes, in its task.
-    func startSave(_ request: Strata_V1_SaveRequest, clientName: String, identity: Identity?, on eventLoop: any EventLoop,
+    /// (`batch`'s event loop), then handed to ``Coordinator/save(_:finish:completion:)``,
+    /// which writes a small insert with no task and finishes it on the
+    /// loop, in `batch` with the other saves of its commit group. Same
+    /// checks, outcome and errors. `completion` runs on the loop (for a
+    /// save refused before anything is written, at once) or, for a save a
+    /// context makes, in its task.
+    func startSave(_ request: Strata_V1_SaveRequest, clientName: String, identity: Identity?, handingBackTo batch: EventLoopCompletionBatch,
                    completion: @escaping @Sendable (Result<SaveOutcome, any Error>) -> Void) {
         let save: SaveRequest
         do {
@@ -49,7 +50,7 @@ extension ServerCore {
         }
         // The loop outlives the save: a connection (and the server's
         // shutdown) waits for its in-flight slots before its loop can go.
-        coordinator.save(save, finish: { eventLoop.execute($0) }) { result in
+        coordinator.save(save, finish: { batch.submit($0) }) { result in
             completion(result.mapError { error in
                 guard let error = error as? StrataError else { return error }
                 return Self.refusal(error, inserts: save.inserts, names: request.inserts.map(\.temporaryID))
@@ -110,7 +111,7 @@ extension ServerCore {
             guard !insert.temporaryID.isEmpty else {
                 throw WireError(.invalidArgument, "insert of '\(insert.entity)' without a temporary_id", strataCode: StrataError.Code.invalidValue.rawValue)
             }
-            guard model.entity(named: insert.entity) != nil else {
+            guard model.containsEntity(named: insert.entity) else {
                 throw WireError(.invalidArgument, "insert '\(insert.temporaryID)': unknown entity '\(insert.entity)'", strataCode: StrataError.Code.invalidValue.rawValue)
             }
             let id = ObjectID.temporary(entityName: insert.entity)
@@ -199,7 +200,7 @@ extension ServerCore {
         guard !id.isTemporary else {
             throw WireError(.invalidArgument, "\(label) \(text): a temporary ID names no saved object", strataCode: StrataError.Code.invalidValue.rawValue)
         }
-        guard model.entity(named: id.entityName) != nil else {
+        guard model.containsEntity(named: id.entityName) else {
             throw WireError(.invalidArgument, "\(label) \(text): unknown entity '\(id.entityName)'", strataCode: StrataError.Code.invalidValue.rawValue)
         }
         guard (try? coordinator.store(for: id)) != nil else {

@@ -1,5 +1,7 @@
 import Foundation
 import Logging
+import NIOConcurrencyHelpers
+import NIOCore
 import StrataAuth
 import StrataContext
 import StrataModel
@@ -32,7 +34,7 @@ final class ServerCore: Sendable {
     let redactor: PathRedactor
     /// Whether every store takes saves with a completion handler
     /// (``CompletionSavingStore``): only then does a save started on an
-    /// event loop check its values there (``startSave(_:clientName:identity:on:completion:)``),
+    /// event loop check its values there (``startSave(_:clientName:identity:handingBackTo:completion:)``),
     /// since it then needs no task; otherwise the whole save runs in one.
     let savesWithoutTasks: Bool
     /// What every Stats answer warns of (a network served without TLS or
@@ -45,6 +47,7 @@ final class ServerCore: Sendable {
 
     init(coordinator: Coordinator, configuration: ServerConfiguration, logger: Logger) {
         self.coordinator = coordinator
+        self.model = coordinator.model
         self.configuration = configuration
         self.logger = logger
         authenticator = configuration.authenticator
@@ -81,7 +84,23 @@ final class ServerCore: Sendable {
         })
     }
 
-    var model: ObjectModel { coordinator.model }
+    /// Each event loop's batch of saves handed back by a store's writer.
+    private let completionBatches = NIOLockedValueBox<[ObjectIdentifier: EventLoopCompletionBatch]>([:])
+
+    /// The coordinator's model, kept here so that reading it on every
+    /// request projects a field instead of copying the model.
+    let model: ObjectModel
+
+    /// The batch that brings saves back to `eventLoop` (one per loop,
+    /// made the first time a connection of that loop asks).
+    func completionBatch(on eventLoop: any EventLoop) -> EventLoopCompletionBatch {
+        completionBatches.withLockedValue { batches in
+            if let batch = batches[ObjectIdentifier(eventLoop)] { return batch }
+            let batch = EventLoopCompletionBatch(eventLoop: eventLoop)
+            batches[ObjectIdentifier(eventLoop)] = batch
+            return batch
+        }
+    }
 
     /// Answers a hello and says who it speaks for, or throws the status
     /// that refuses it. `certificateSubject` is the subject of the client's

@@ -238,7 +238,7 @@ actor Session {
         let model = core.model
         var subscription = Subscription(entity: nil, predicate: nil, variables: [:])
         if !request.entity.isEmpty {
-            guard model.entity(named: request.entity) != nil else {
+            guard model.containsEntity(named: request.entity) else {
                 throw WireError(.invalidArgument, "subscribe: unknown entity '\(request.entity)'", strataCode: StrataError.Code.invalidValue.rawValue)
             }
             subscription.entity = request.entity

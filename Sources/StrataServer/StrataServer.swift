@@ -105,7 +105,8 @@ public actor StrataServer: Service {
                     try child.pipeline.syncOperations.addHandler(FetchHandler(core: core, state: state, maxFrameBytes: maxFrameBytes))
                     var saveLogger = core.logger
                     saveLogger[metadataKey: "peer"] = "\(child.remoteAddress?.description ?? "?")"
-                    try child.pipeline.syncOperations.addHandler(SaveHandler(core: core, state: state, maxFrameBytes: maxFrameBytes, logger: saveLogger))
+                    try child.pipeline.syncOperations.addHandler(SaveHandler(core: core, state: state, maxFrameBytes: maxFrameBytes, logger: saveLogger,
+                                                                                   batch: core.completionBatch(on: child.eventLoop)))
                     try child.pipeline.syncOperations.addHandler(MessageToByteHandler(FrameEncoder()))
                     let connection = try NIOAsyncChannel<Frame, Frame>(
                         wrappingChannelSynchronously: child,

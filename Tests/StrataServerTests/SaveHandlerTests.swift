@@ -60,7 +60,8 @@ import Testing
     /// thread) with a save handler.
     private func channel(_ core: ServerCore, _ state: ConnectionState) async throws -> NIOAsyncTestingChannel {
         try await NIOAsyncTestingChannel { channel in
-            try channel.pipeline.syncOperations.addHandler(SaveHandler(core: core, state: state, maxFrameBytes: 1 << 20, logger: core.logger))
+            try channel.pipeline.syncOperations.addHandler(SaveHandler(core: core, state: state, maxFrameBytes: 1 << 20, logger: core.logger,
+                                                                       batch: core.completionBatch(on: channel.eventLoop)))
         }
     }
 

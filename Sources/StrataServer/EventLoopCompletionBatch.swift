@@ -1,0 +1,121 @@
+import NIOConcurrencyHelpers
+import NIOCore
+
+/// Brings work that ends on another thread back to one event loop in
+/// batches, and flushes what that work wrote once per connection and batch.
+///
+/// A store's writer ends a whole commit group at once, on its own thread.
+/// Handed back one by one, every save of the group would be an
+/// `EventLoop.execute` of its own (a lock, a task, perhaps a wake-up) and
+/// every answer a `write` system call of its own, even when many answers go
+/// to one connection (a client that pipelines). Here:
+/// - ``submit(_:)`` queues a completion under one lock; the first of a
+///   batch schedules one task on the loop;
+/// - that task runs every completion queued by then, in the order they
+///   were queued;
+/// - answers they write through ``write(_:to:releasing:)`` are flushed
+///   once per connection when the batch ends, and the in-flight slots
+///   they held are given back after the flushes: a connection that closes
+///   once its slots are free never closes over an unflushed answer.
+///
+/// One batch per event loop (``ServerCore/completionBatch(on:)``).
+final class EventLoopCompletionBatch: Sendable {
+    /// The loop the completions run on.
+    let eventLoop: any EventLoop
+
+    private struct Queue {
+        var tasks: [@Sendable () -> Void] = []
+        /// Whether a task to run the queue is scheduled on the loop.
+        var isScheduled = false
+    }
+
+    /// What only the loop touches.
+    private final class LoopState {
+        /// Whether a batch runs now.
+        var isRunning = false
+        /// The connections written to in this batch, each once.
+        var unflushed: [ChannelHandlerContext] = []
+        var unflushedIdentities: Set<ObjectIdentifier> = []
+        /// The slots given back once the batch's answers are flushed.
+        var releases: [InFlightLimiter] = []
+        /// The queue's spare storage, swapped with the queued tasks so that
+        /// a batch allocates no array.
+        var spare: [@Sendable () -> Void] = []
+    }
+
+    /// What a task's slot holds once it ran.
+    private static let done: @Sendable () -> Void = {}
+
+    private let queue = NIOLockedValueBox(Queue())
+    private let loopState: NIOLoopBoundBox<LoopState>
+
+    /// A batch for the completions that end on `eventLoop` (made on any
+    /// thread).
+    init(eventLoop: any EventLoop) {
+        self.eventLoop = eventLoop
+        loopState = NIOLoopBoundBox.makeBoxSendingValue(LoopState(), eventLoop: eventLoop)
+    }
+
+    /// Runs `task` on the loop, in one batch with the tasks submitted
+    /// meanwhile. Any thread may call it; it never blocks on the loop.
+    func submit(_ task: @escaping @Sendable () -> Void) {
+        let schedules = queue.withLockedValue { queue in
+            queue.tasks.append(task)
+            guard !queue.isScheduled else { return false }
+            queue.isScheduled = true
+            return true
+        }
+        if schedules { eventLoop.execute { self.run() } }
+    }
+
+    /// On the loop: writes `buffer` (a whole frame) through `context` and
+    /// gives back one of `limiter`'s slots once it is flushed. Within a
+    /// batch the flush waits for the batch's end (one per connection);
+    /// outside one it is immediate.
+    func write(_ buffer: ByteBuffer, to context: ChannelHandlerContext, releasing limiter: InFlightLimiter) {
+        let state = loopState.value
+        guard state.isRunning else {
+            context.writeAndFlush(NIOAny(buffer), promise: nil)
+            limiter.release()
+            return
+        }
+        context.write(NIOAny(buffer), promise: nil)
+        if state.unflushedIdentities.insert(ObjectIdentifier(context)).inserted {
+            state.unflushed.append(context)
+        }
+        state.releases.append(limiter)
+    }
+
+    /// On the loop: runs the queued tasks, then the flushes, then gives
+    /// back the slots of what was flushed.
+    private func run() {
+        let state = loopState.value
+        var tasks = state.spare
+        state.spare = []
+        queue.withLockedValue { queue in
+            swap(&queue.tasks, &tasks)
+            queue.isScheduled = false
+        }
+        state.isRunning = true
+        for index in tasks.indices {
+            // Each task is let go as soon as it ran, as the loop's own
+            // tasks are: what it holds was mostly made on the writer's
+            // thread, and freeing all of it at once, while the writer
+            // allocates for its next group, makes the two wait for each
+            // other in the allocator.
+            let task = tasks[index]
+            tasks[index] = Self.done
+            task()
+        }
+        state.isRunning = false
+        tasks.removeAll(keepingCapacity: true)
+        state.spare = tasks
+        for context in state.unflushed { context.flush() }
+        state.unflushed.removeAll(keepingCapacity: true)
+        state.unflushedIdentities.removeAll(keepingCapacity: true)
+        // A slot given back may let a waiting request run, on this loop
+        // too: the batch's state is clear by then.
+        for limiter in state.releases { limiter.release() }
+        state.releases.removeAll(keepingCapacity: true)
+    }
+}
