@@ -53,7 +53,21 @@ public struct ProtobufReader {
     /// (as protobuf's decoders refuse it).
     public mutating func text() -> String? {
         guard let field = delimited() else { return nil }
-        return String(validating: field.remaining, as: UTF8.self)
+        return Self.text(field.remaining)
+    }
+
+    /// `bytes` as text; nil unless they are UTF-8. As `String(validating:as:)`,
+    /// without its generic path (metadata lookups on every call): decoding
+    /// replaces what is not UTF-8, so the text has exactly the given bytes
+    /// only when they were valid.
+    public static func text(_ bytes: UnsafeRawBufferPointer) -> String? {
+        guard let base = bytes.baseAddress, !bytes.isEmpty else { return "" }
+        var text = bytes.withMemoryRebound(to: UInt8.self) { String(decoding: $0, as: UTF8.self) }
+        let unchanged = text.withUTF8 { utf8 in
+            guard utf8.count == bytes.count, let decoded = utf8.baseAddress else { return false }
+            return memcmp(decoded, base, bytes.count) == 0
+        }
+        return unchanged ? text : nil
     }
 
     /// The next length-delimited field's bytes.

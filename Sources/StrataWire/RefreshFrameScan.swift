@@ -66,7 +66,7 @@ public struct RefreshFrameScan: Sendable, Equatable {
             switch key {
             case (1 << 3) | 2:
                 guard let length = reader.varint(), let text = reader.slice(length),
-                      let id = String(validating: text.remaining, as: UTF8.self) else { return false }
+                      let id = ProtobufReader.text(text.remaining) else { return false }
                 ids.append(id)
             case (2 << 3) | 2, (3 << 3) | 2:
                 // Names the decoder refuses (not UTF-8) make the frame a
