@@ -38,12 +38,15 @@ final class CachedGetHandler: EventLoopAnswering, RemovableChannelHandler {
     static let refreshField: UInt64 = 15
 
     private let core: ServerCore
+    /// This handler's requests' figures.
+    private let recorder: ServerStats.OperationRecorder
     let state: ConnectionState
     private let maxFrameBytes: Int
     var needsFlush = false
 
     init(core: ServerCore, state: ConnectionState, maxFrameBytes: Int) {
         self.core = core
+        recorder = core.stats.recorder(for: Self.operationName)
         self.state = state
         self.maxFrameBytes = maxFrameBytes
     }
@@ -104,7 +107,7 @@ final class CachedGetHandler: EventLoopAnswering, RemovableChannelHandler {
             FrameEncoder.write(Frame(payload: answer, compressed: true), into: &compressed)
             answer = compressed
         }
-        core.stats.record(operation: Self.operationName, duration: .now - started, failed: false)
+        recorder.record(duration: .now - started, failed: false)
         return answer
     }
 
@@ -115,8 +118,8 @@ final class CachedGetHandler: EventLoopAnswering, RemovableChannelHandler {
         guard let id = try? PropertyValue.parseObjectID(text),
               !id.isTemporary,
               core.coordinator.store(identifier: id.storeIdentifier) != nil,
-              core.model.containsEntity(named: id.entityName),
-              skipFetched || !core.model.hasFetchedProperties(id.entityName) else { return nil }
+              let hasFetchedProperties = core.entityHasFetchedProperties[id.entityName],
+              skipFetched || !hasFetchedProperties else { return nil }
         return id
     }
 

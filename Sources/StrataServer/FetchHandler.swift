@@ -60,6 +60,8 @@ final class FetchHandler: EventLoopAnswering, RemovableChannelHandler {
     static let operationName = Session.operationName(.fetch(Strata_V1_FetchRequest()))
 
     private let core: ServerCore
+    /// This handler's requests' figures.
+    private let recorder: ServerStats.OperationRecorder
     let state: ConnectionState
     private let maxFrameBytes: Int
     /// ``budget`` unless a test gives another.
@@ -75,6 +77,7 @@ final class FetchHandler: EventLoopAnswering, RemovableChannelHandler {
     /// `burstBudget`.
     init(core: ServerCore, state: ConnectionState, maxFrameBytes: Int, readBudget: Duration = FetchHandler.budget, burstBudget: Duration = FetchHandler.burstBudget) {
         self.core = core
+        recorder = core.stats.recorder(for: Self.operationName)
         self.state = state
         self.maxFrameBytes = maxFrameBytes
         self.readBudget = readBudget
@@ -157,7 +160,7 @@ final class FetchHandler: EventLoopAnswering, RemovableChannelHandler {
             guard (try? ResponseWriter.frameFetchBatch(requestID: requestID, batch: &batch, maxFrameBytes: maxFrameBytes)) != nil else { return nil }
             answer = batch
         }
-        core.stats.record(operation: Self.operationName, duration: .now - started, failed: false)
+        recorder.record(duration: .now - started, failed: false)
         // A span for the fetches answered here (those passed on get the async side's).
         Session.startSpan(operation: Self.operationName, requestID: requestID, request: .fetch(fetch), at: startedForSpan).end()
         return answer

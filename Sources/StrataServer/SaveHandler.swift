@@ -7,7 +7,7 @@ import SwiftProtobuf
 
 /// Starts saves from the event loop: a Save frame is decoded as it is read
 /// (a save of inserts only by its fields, ``SaveFrameScan``; any other in
-/// full) and the save started from here (``start(_:requestID:core:state:maxFrameBytes:logger:reply:on:)``:
+/// full) and the save started from here (``start(_:requestID:core:recorder:state:maxFrameBytes:logger:reply:batch:)``:
 /// a small insert goes from the loop to the store's writer and back with
 /// no task, anything else runs in a task of its own), its answer written
 /// back on the loop, without the async side's inbound stream, request
@@ -43,6 +43,8 @@ final class SaveHandler: ChannelInboundHandler, RemovableChannelHandler {
     static let operationName = Session.operationName(.save(Strata_V1_SaveRequest()))
 
     private let core: ServerCore
+    /// This handler's requests' figures.
+    private let recorder: ServerStats.OperationRecorder
     private let state: ConnectionState
     private let maxFrameBytes: Int
     private let logger: Logger
@@ -52,6 +54,7 @@ final class SaveHandler: ChannelInboundHandler, RemovableChannelHandler {
 
     init(core: ServerCore, state: ConnectionState, maxFrameBytes: Int, logger: Logger, batch: EventLoopCompletionBatch) {
         self.core = core
+        recorder = core.stats.recorder(for: Self.operationName)
         self.state = state
         self.maxFrameBytes = maxFrameBytes
         self.logger = logger
@@ -95,7 +98,7 @@ final class SaveHandler: ChannelInboundHandler, RemovableChannelHandler {
             return
         }
         state.activity.touch()
-        Self.start(save, requestID: requestID, core: core, state: state, maxFrameBytes: maxFrameBytes, logger: logger,
+        Self.start(save, requestID: requestID, core: core, recorder: recorder, state: state, maxFrameBytes: maxFrameBytes, logger: logger,
                    reply: NIOLoopBound(context, eventLoop: context.eventLoop), batch: batch)
     }
 
@@ -106,7 +109,7 @@ final class SaveHandler: ChannelInboundHandler, RemovableChannelHandler {
     /// answered back on this loop with the rest of its commit group, with
     /// no task. Any other save runs in a task of its own (a rule-bound
     /// caller's rules are checked against the stores first).
-    private static func start(_ save: Strata_V1_SaveRequest, requestID: UInt64, core: ServerCore, state: ConnectionState, maxFrameBytes: Int, logger: Logger,
+    private static func start(_ save: Strata_V1_SaveRequest, requestID: UInt64, core: ServerCore, recorder: ServerStats.OperationRecorder, state: ConnectionState, maxFrameBytes: Int, logger: Logger,
                               reply: NIOLoopBound<ChannelHandlerContext>, batch: EventLoopCompletionBatch) {
         let started = ContinuousClock.now
         let span = Session.startSpan(operation: operationName, requestID: requestID, request: .save(save))
@@ -116,7 +119,7 @@ final class SaveHandler: ChannelInboundHandler, RemovableChannelHandler {
             let written = answer(to: save, requestID: requestID, result: result, state: state, maxFrameBytes: maxFrameBytes,
                                  redactor: core.redactor, logger: logger, span: span)
             span.end()
-            core.stats.record(operation: operationName, duration: .now - started, failed: written.failed)
+            recorder.record(duration: .now - started, failed: written.failed)
             // The slot is given back once the answer is flushed (or, with
             // no answer, at once): a closing connection, which waits for
             // its slots, writes it first.

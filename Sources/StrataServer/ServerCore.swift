@@ -48,6 +48,8 @@ final class ServerCore: Sendable {
     init(coordinator: Coordinator, configuration: ServerConfiguration, logger: Logger) {
         self.coordinator = coordinator
         self.model = coordinator.model
+        entityHasFetchedProperties = Dictionary(coordinator.model.entities.map { ($0.name, coordinator.model.hasFetchedProperties($0.name)) },
+                                                uniquingKeysWith: { first, _ in first })
         self.configuration = configuration
         self.logger = logger
         authenticator = configuration.authenticator
@@ -87,9 +89,12 @@ final class ServerCore: Sendable {
     /// Each event loop's batch of saves handed back by a store's writer.
     private let completionBatches = NIOLockedValueBox<[ObjectIdentifier: EventLoopCompletionBatch]>([:])
 
-    /// The coordinator's model, kept here so that reading it on every
-    /// request projects a field instead of copying the model.
+    /// The coordinator's model.
     let model: ObjectModel
+    /// The model's entities, each with whether it has fetched properties
+    /// (its own or inherited): what the event loop's handlers check of an
+    /// entity on every request, without copying the model.
+    let entityHasFetchedProperties: [String: Bool]
 
     /// The batch that brings saves back to `eventLoop` (one per loop,
     /// made the first time a connection of that loop asks).

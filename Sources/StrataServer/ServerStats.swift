@@ -10,20 +10,46 @@ import Synchronization
 /// swift-metrics as `strata_requests_total`, `strata_request_errors_total`
 /// and the `strata_request_duration` timer, dimensioned by operation.
 final class ServerStats: Sendable {
-    private struct Operation {
-        var requests: UInt64 = 0
-        var errors: UInt64 = 0
-        var latencyMicros = Histogram<UInt64>(highestTrackableValue: 60_000_000, numberOfSignificantValueDigits: .two)
+    /// One operation's figures, and its swift-metrics handles. Found by
+    /// name once (``recorder(for:)``) and kept by the handlers that answer
+    /// on the event loop, so that recording a request looks nothing up and
+    /// takes only this operation's lock.
+    final class OperationRecorder: Sendable {
+        fileprivate struct Figures {
+            var requests: UInt64 = 0
+            var errors: UInt64 = 0
+            var latencyMicros = Histogram<UInt64>(highestTrackableValue: 60_000_000, numberOfSignificantValueDigits: .two)
+        }
 
-        mutating func record(micros: UInt64, failed: Bool) {
-            requests += 1
-            if failed { errors += 1 }
-            _ = latencyMicros.record(min(micros, 60_000_000))
+        fileprivate let figures = NIOLockedValueBox(Figures())
+        private let requests: Counter
+        private let errors: Counter
+        private let duration: Metrics.Timer
+
+        fileprivate init(operation: String) {
+            // Making the handles looks up the factory and allocates: once.
+            requests = Counter(label: "strata_requests_total", dimensions: [("operation", operation)])
+            errors = Counter(label: "strata_request_errors_total", dimensions: [("operation", operation)])
+            duration = Metrics.Timer(label: "strata_request_duration", dimensions: [("operation", operation)])
+        }
+
+        /// Records one finished request.
+        func record(duration elapsed: Duration, failed: Bool) {
+            let parts = elapsed.components
+            let micros = UInt64(max(0, parts.seconds)) * 1_000_000 + UInt64(max(0, parts.attoseconds / 1_000_000_000_000))
+            figures.withLockedValue { figures in
+                figures.requests += 1
+                if failed { figures.errors += 1 }
+                _ = figures.latencyMicros.record(min(micros, 60_000_000))
+            }
+            requests.increment()
+            if failed { errors.increment() }
+            duration.recordNanoseconds(Int64(micros) * 1000)
         }
     }
 
     private struct State {
-        var operations: [String: Operation] = [:]
+        var operations: [String: OperationRecorder] = [:]
         var connectionsOpen = 0
         var connectionsTotal: UInt64 = 0
         var subscriptions = 0
@@ -34,42 +60,20 @@ final class ServerStats: Sendable {
     /// answers from the row cache are done as they are read).
     private let inFlight = Atomic<Int>(0)
     let started = ContinuousClock.now
-    /// swift-metrics handles per operation, made once (making them looks
-    /// up the factory and allocates).
-    private let metrics = NIOLockedValueBox<[String: OperationMetrics]>([:])
 
-    private struct OperationMetrics: Sendable {
-        let requests: Counter
-        let errors: Counter
-        let duration: Metrics.Timer
-    }
-
-    private func handles(for operation: String) -> OperationMetrics {
-        metrics.withLockedValue { cache in
-            if let existing = cache[operation] { return existing }
-            let made = OperationMetrics(
-                requests: Counter(label: "strata_requests_total", dimensions: [("operation", operation)]),
-                errors: Counter(label: "strata_request_errors_total", dimensions: [("operation", operation)]),
-                duration: Metrics.Timer(label: "strata_request_duration", dimensions: [("operation", operation)])
-            )
-            cache[operation] = made
+    /// The recorder of `operation`'s requests (made the first time).
+    func recorder(for operation: String) -> OperationRecorder {
+        state.withLockedValue { state in
+            if let existing = state.operations[operation] { return existing }
+            let made = OperationRecorder(operation: operation)
+            state.operations[operation] = made
             return made
         }
     }
 
     /// Records one finished request.
     func record(operation: String, duration: Duration, failed: Bool) {
-        let micros = UInt64(max(0, duration.components.seconds)) * 1_000_000 + UInt64(max(0, duration.components.attoseconds / 1_000_000_000_000))
-        state.withLockedValue { state in
-            // Mutated in place through the dictionary's default subscript:
-            // a copy out and back would copy the histogram's counts (COW)
-            // on every request.
-            state.operations[operation, default: Operation()].record(micros: micros, failed: failed)
-        }
-        let handles = handles(for: operation)
-        handles.requests.increment()
-        if failed { handles.errors.increment() }
-        handles.duration.recordNanoseconds(Int64(micros) * 1000)
+        recorder(for: operation).record(duration: duration, failed: failed)
     }
 
     /// A request began running (``requestFinished()`` follows).
@@ -121,7 +125,10 @@ final class ServerStats: Sendable {
                 response.connectionsOpen = UInt32(clamping: state.connectionsOpen)
                 response.connectionsTotal = state.connectionsTotal
                 response.subscriptions = UInt32(clamping: state.subscriptions)
-                response.operations = state.operations.sorted { $0.key < $1.key }.map { name, op in
+                // Operations with no request yet (a connection's handlers
+                // make their recorders when it opens) are not listed.
+                let recorded = state.operations.map { ($0.key, $0.value.figures.withLockedValue { $0 }) }.filter { $0.1.requests > 0 }
+                response.operations = recorded.sorted { $0.0 < $1.0 }.map { name, op in
                     Strata_V1_OperationStats.with {
                         $0.operation = name
                         $0.requests = op.requests
