@@ -18,7 +18,11 @@ import NIOCore
 ///   they held are given back after the flushes: a connection that closes
 ///   once its slots are free never closes over an unflushed answer.
 ///
-/// One batch per event loop (``ServerCore/completionBatch(on:)``).
+/// One batch per event loop (``ServerCore/completionBatch(on:)``). A batch
+/// is as large as the saves its loop's connections have in flight (each
+/// holds a slot until its answer is flushed). The loop must outlive what
+/// is handed to it, as the server's loops outlive its connections: a task
+/// given to a loop that has shut down is dropped, as `execute` drops it.
 final class EventLoopCompletionBatch: Sendable {
     /// The loop the completions run on.
     let eventLoop: any EventLoop

@@ -25,7 +25,7 @@ import SwiftProtobuf
 ///   limit is free without waiting (``InFlightLimiter/tryAcquire()``, which
 ///   refuses once the connection drains), so a client that pipelines
 ///   without bound meets the async side's backpressure; the slot is held
-///   until the answer is queued, so a closing connection waits for the
+///   until the answer is flushed, so a closing connection waits for the
 ///   save as for any request.
 /// A frame that names a save but does not decode is a protocol error: the
 /// async side answers it and closes, so nothing read after it is taken

@@ -111,7 +111,7 @@ extension ServerCore {
             guard !insert.temporaryID.isEmpty else {
                 throw WireError(.invalidArgument, "insert of '\(insert.entity)' without a temporary_id", strataCode: StrataError.Code.invalidValue.rawValue)
             }
-            guard entityHasFetchedProperties[insert.entity] != nil else {
+            guard hasEntity(insert.entity) else {
                 throw WireError(.invalidArgument, "insert '\(insert.temporaryID)': unknown entity '\(insert.entity)'", strataCode: StrataError.Code.invalidValue.rawValue)
             }
             let id = ObjectID.temporary(entityName: insert.entity)

@@ -131,6 +131,30 @@ import Testing
         _ = try await a.channel.finish()
     }
 
+    @Test func aConnectionClosedBeforeTheFlushStillGetsItsSlotBack() async throws {
+        // The answer cannot leave any more; the slot comes back all the
+        // same, so a connection waiting for its slots is not held up.
+        let log = Log()
+        let a = try await connection("a", log)
+        let b = try await connection("b", log, loop: a.channel.testingEventLoop)
+        a.take(1)
+        b.take(1)
+        let batch = EventLoopCompletionBatch(eventLoop: a.channel.eventLoop)
+        try await a.channel.testingEventLoop.executeInContext {
+            batch.submit {
+                batch.write(ByteBuffer(bytes: [1]), to: a.context.value, releasing: a.limiter)
+                a.context.value.close(promise: nil)
+                batch.write(ByteBuffer(bytes: [2]), to: b.context.value, releasing: b.limiter)
+            }
+        }
+        await a.channel.testingEventLoop.run()
+        #expect(a.limiter.running == 0)
+        #expect(b.limiter.running == 0)
+        #expect(log.all.contains("b flush, 1 running"))
+        #expect(try await b.channel.readOutbound(as: ByteBuffer.self) == ByteBuffer(bytes: [2]))
+        _ = try await b.channel.finish()
+    }
+
     @Test func completionsFromOtherThreadsAllRun() async throws {
         // However submits from many threads interleave with the loop's
         // batches, every completion runs once and every slot comes back.
