@@ -103,10 +103,10 @@ final class EventLoopCompletionBatch: Sendable {
         state.isRunning = true
         for index in tasks.indices {
             // Each task is let go as soon as it ran, as the loop's own
-            // tasks are: what it holds was mostly made on the writer's
-            // thread, and freeing all of it at once, while the writer
-            // allocates for its next group, makes the two wait for each
-            // other in the allocator.
+            // tasks are: what it holds was mostly allocated by the
+            // writer, and its frees are spread over the batch rather than
+            // made together at its end, while the writer allocates for its
+            // next group.
             let task = tasks[index]
             tasks[index] = Self.done
             task()
