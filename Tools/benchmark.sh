@@ -18,7 +18,9 @@
 #      history and key updates, synced, in groups of the server's own mean
 #      commit group in the plain insert run (Tools/benchmark/sqlite-insert-floor.c)
 #   5. allocations per get, insert and query on the server, checked against
-#      Tools/benchmark/allocations.txt (exit 1 when one is over)
+#      Tools/benchmark/allocations.txt (exit 1 when one is over); and the
+#      Swift runtime's reference counting per request (swift_retain and
+#      swift_release calls), for information
 # Prints a table with both sides and the ratio.
 #
 # Environment: DURATION (default 10s), SCALES (default "10000 100000 1000000"),
@@ -410,6 +412,15 @@ if [ -z "${SKIP_ALLOCATIONS:-}" ]; then
         || { [ -n "$SQLITE_LIB" ] && perf probe -q -x "$SQLITE_LIB" sqlite3Malloc > /dev/null 2>&1; }; then
         sqlite_event=",probe_libsqlite3:sqlite3Malloc"
     fi
+    # The Swift runtime's reference counting, counted the same way.
+    SWIFT_CORE=$(ldd "$BIN/strata-server" | awk '/libswiftCore\.so/ {print $3}')
+    swift_events=""
+    if [ -n "$SWIFT_CORE" ]; then
+        swift_events="probe_libswiftCore:swift_retain,probe_libswiftCore:swift_release"
+        for f in swift_retain swift_release; do
+            perf probe -l 2>/dev/null | grep -q "probe_libswiftCore:$f " || perf probe -q -x "$SWIFT_CORE" "$f" > /dev/null 2>&1 || swift_events=""
+        done
+    fi
     if [ "$probes_ok" = 0 ]; then
         echo "allocations: skipped, perf cannot place uprobes on $LIBC here (needs root and uprobe support)" >&2
         row "allocations per request" "skipped" "no perf uprobes on this machine" ""
@@ -441,6 +452,28 @@ if [ -z "${SKIP_ALLOCATIONS:-}" ]; then
                 detail="$detail; SQLite's own $(python3 -c "import sys; print(round(int(sys.argv[1]) / int(sys.argv[2]), 1))" "$sqlite_total" "$n")"
             fi
             row "$op: server allocations per request" "$per" "$detail" ""
+            # Reference counting (swift_retain and swift_release calls, on
+            # every thread of the server), for information: no threshold.
+            # Each call is a uprobe hit (about a microsecond), so fewer
+            # requests are counted, in two runs of N and 3N requests: the
+            # difference leaves out what a run costs whatever its length
+            # (strata-bench's 50 new connections).
+            if [ -n "$swift_events" ]; then
+                rc_n=$((n / 10))
+                count_refcounts() { # $1 requests -> "retains releases"
+                    perf stat -e "$swift_events" -p "$STRATA_PID" -o "$WORK/refcounts-$op-$1.txt" &
+                    local counter=$!
+                    sleep 0.5
+                    "$BIN/strata-bench" --workload books --port "$STRATA_PORT" -c "$clients" --driver wire --threads 1 -n "$1" --mix "$op=100" > /dev/null
+                    kill -INT "$counter"; wait "$counter" || true
+                    awk '/swift_retain/ {gsub(",", "", $1); r = $1} /swift_release/ {gsub(",", "", $1); l = $1} END {print r + 0, l + 0}' "$WORK/refcounts-$op-$1.txt"
+                }
+                read -r retains1 releases1 <<< "$(count_refcounts "$rc_n")"
+                read -r retains3 releases3 <<< "$(count_refcounts $((3 * rc_n)))"
+                row "$op: server swift_retain + swift_release per request" \
+                    "$(python3 -c "import sys; a = [int(x) for x in sys.argv[1:]]; print(round((a[2] - a[0] + a[3] - a[1]) / (2 * a[4])))" "$retains1" "$releases1" "$retains3" "$releases3" "$rc_n")" \
+                    "$(python3 -c "import sys; a = [int(x) for x in sys.argv[1:]]; print(f'{round((a[2] - a[0]) / (2 * a[4]))} retains, {round((a[3] - a[1]) / (2 * a[4]))} releases')" "$retains1" "$releases1" "$retains3" "$releases3" "$rc_n")" ""
+            fi
         done < Tools/benchmark/allocations.txt
         stop_strata
     fi
