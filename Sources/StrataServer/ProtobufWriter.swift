@@ -51,8 +51,13 @@ struct ProtobufWriter {
     }
 
     mutating func text(_ text: String) {
-        var text = text
-        text.withUTF8 { raw(UnsafeRawBufferPointer($0)) }
+        // Read in place: `withUTF8` is mutating, so it needs a copy of the
+        // string (a retain and a release per call, twice per value of
+        // every row of a fetch).
+        let written: Void? = text.utf8.withContiguousStorageIfAvailable { raw(UnsafeRawBufferPointer($0)) }
+        guard written == nil else { return }
+        var copy = text
+        copy.withUTF8 { raw(UnsafeRawBufferPointer($0)) }
     }
 
     /// A length-delimited string field.
