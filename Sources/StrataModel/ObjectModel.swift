@@ -31,8 +31,6 @@ public struct ObjectModel: Sendable, Hashable {
 
     private let index: [String: Int]
     private let resolved: [String: ResolvedEntity]
-    /// The entities that have fetched properties, their own or inherited.
-    private let entitiesWithFetchedProperties: Set<String>
 
     /// Inheritance-resolved view of one entity.
     private struct ResolvedEntity: Sendable, Hashable {
@@ -105,7 +103,6 @@ public struct ObjectModel: Sendable, Hashable {
             }
         }
         self.resolved = resolved
-        entitiesWithFetchedProperties = Set(resolved.lazy.filter { !$0.value.fetchedProperties.isEmpty }.map(\.key))
     }
 
     /// Whether the model has an entity with this name. Unlike
@@ -113,13 +110,6 @@ public struct ObjectModel: Sendable, Hashable {
     /// request.
     public func containsEntity(named name: String) -> Bool {
         index[name] != nil
-    }
-
-    /// Whether the entity has fetched properties, its own or inherited
-    /// (false for an entity the model does not have). Unlike
-    /// ``fetchedProperties(of:)``, copies nothing.
-    public func hasFetchedProperties(_ entityName: String) -> Bool {
-        entitiesWithFetchedProperties.contains(entityName)
     }
 
     /// The entity with this name.

@@ -31,7 +31,7 @@ extension ServerCore {
             try builder.validate(for: entity)
         }
         if request.includeRelationships.isEmpty,
-           request.skipFetched || ids.allSatisfy({ !model.hasFetchedProperties($0.entityName) }) {
+           request.skipFetched || ids.allSatisfy({ model.fetchedProperties(of: $0.entityName).isEmpty }) {
             var response = try await rows(ids, hidden: hidden)
             response.objects = try await withoutHiddenReferences(response.objects, policy: policy)
             return response

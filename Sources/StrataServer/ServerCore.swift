@@ -48,7 +48,7 @@ final class ServerCore: Sendable {
     init(coordinator: Coordinator, configuration: ServerConfiguration, logger: Logger) {
         self.coordinator = coordinator
         self.model = coordinator.model
-        entityHasFetchedProperties = Dictionary(coordinator.model.entities.map { ($0.name, coordinator.model.hasFetchedProperties($0.name)) },
+        entityHasFetchedProperties = Dictionary(coordinator.model.entities.map { ($0.name, !coordinator.model.fetchedProperties(of: $0.name).isEmpty) },
                                                 uniquingKeysWith: { first, _ in first })
         self.configuration = configuration
         self.logger = logger

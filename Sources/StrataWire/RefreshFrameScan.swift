@@ -65,8 +65,7 @@ public struct RefreshFrameScan: Sendable, Equatable {
             guard let key = reader.varint() else { return false }
             switch key {
             case (1 << 3) | 2:
-                guard let length = reader.varint(), let text = reader.slice(length),
-                      let id = ProtobufReader.text(text.remaining) else { return false }
+                guard let id = reader.text() else { return false }
                 ids.append(id)
             case (2 << 3) | 2, (3 << 3) | 2:
                 // Names the decoder refuses (not UTF-8) make the frame a
