@@ -78,11 +78,19 @@ let package = Package(
             ],
             swiftSettings: strictSettings
         ),
+        // A SQLite VFS that gathers a commit's writes to the write-ahead
+        // log into one system call (C: SQLite's VFS is a C interface).
+        .target(
+            name: "CStrataSQLite",
+            path: "Sources/CStrataSQLite",
+            linkerSettings: [.linkedLibrary("sqlite3")]
+        ),
         // Layer 3: the SQLite store (WAL, group commit, history), its SQL
         // functions and value coding through GRDB, and offline restore.
         .target(
             name: "StrataSQLite",
             dependencies: [
+                "CStrataSQLite",
                 "StrataModel",
                 "StrataQuery",
                 "StrataStore",

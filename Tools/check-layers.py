@@ -20,7 +20,7 @@ DRIVER_FREE = [
     "StrataModel", "StrataQuery", "StrataStore", "StrataContext", "StrataWire",
     "StrataAuth", "StrataClient", "StrataText", "StrataSamples", "strata", "strata-bench",
 ]
-FORBIDDEN_TARGETS = {"StrataSQLite", "StrataPostgres"}
+FORBIDDEN_TARGETS = {"StrataSQLite", "CStrataSQLite", "StrataPostgres"}
 FORBIDDEN_PRODUCTS = {"GRDB", "GRDBSQLite", "PostgresNIO"}
 
 description = json.loads(subprocess.run(

@@ -218,7 +218,8 @@ public actor SQLiteStore: InsertStreamingStore, CompletionSavingStore {
                 } catch {
                     throw StrataError(.storeOpen, "store \(path): cannot create directory \(directory.path): \(error.localizedDescription)")
                 }
-                database = try DatabasePool(path: path, configuration: configuration)
+                // Through the VFS that writes a commit's log frames at once.
+                database = try DatabasePool(path: SQLiteWALBuffer.uri(forPath: path), configuration: configuration)
             }
         } catch let error as StrataError {
             throw error

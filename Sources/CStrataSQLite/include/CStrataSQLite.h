@@ -1,0 +1,43 @@
+#ifndef STRATA_SQLITE_WAL_BUFFER_H
+#define STRATA_SQLITE_WAL_BUFFER_H
+
+/// The name of the VFS ``strata_sqlite_register_wal_buffer_vfs`` registers.
+#define STRATA_WAL_BUFFER_VFS_NAME "strata-wal-buffer"
+
+/// Registers, once per process, a VFS over SQLite's default one that gathers
+/// the writes a transaction makes to its write-ahead log into one buffer and
+/// writes them with one system call. SQLite writes each WAL frame as two
+/// writes (its 24-byte header, then the page); a commit of twenty inserts
+/// into a table with three indexes is about 120 `pwrite` calls, which this
+/// makes one.
+///
+/// The buffer is written when SQLite has written a commit frame (the
+/// transaction's last), so that a failed write fails the commit as it would
+/// without the buffer; and, before the call goes on, when SQLite syncs the
+/// log, reads it, asks its size, truncates it, closes it, sends it a file
+/// control, writes somewhere other than just after the buffer, or touches
+/// the database's shared memory in a way that could publish the log's new
+/// frames to other connections (its barrier, which comes before readers can
+/// see a commit, and its locks). So no
+/// connection, in this process or another, can read a frame that is still
+/// in the buffer, and a commit is synced exactly as without the VFS. Every
+/// other file (the database, journals, the shared memory) goes straight to
+/// the default VFS.
+///
+/// Not declared with SQLite's types, so that this header does not declare
+/// them a second time beside GRDB's module. Returns SQLite's result code
+/// (0 when the VFS is registered, now or by an earlier call).
+int strata_sqlite_register_wal_buffer_vfs(void);
+
+/// A WAL file's writes: those SQLite asked for, and those the VFS made.
+typedef struct {
+    long long writesMade;
+    long long writesAsked;
+} StrataWALBufferCounts;
+
+/// The file control (`sqlite3_file_control` on a connection's "main"
+/// database, argument a `StrataWALBufferCounts *`) that reads the counts of
+/// the connection's open WAL file (zeros when it has none).
+#define STRATA_FCNTL_WAL_BUFFER_COUNTS 0x53545241
+
+#endif

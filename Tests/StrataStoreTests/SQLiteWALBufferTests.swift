@@ -1,0 +1,147 @@
+import Foundation
+import GRDB
+import GRDBSQLite
+import StrataModel
+import StrataQuery
+import Testing
+@testable import StrataStore
+@testable import StrataSQLite
+
+/// The VFS that writes a commit's write-ahead-log frames at once
+/// (`Sources/CStrataSQLite`): the store uses it, it gathers writes, and
+/// nothing it holds back can be lost or read early.
+@Suite struct SQLiteWALBufferTests {
+    typealias Models = SQLiteTestModels
+
+    private func open(_ url: URL) async throws -> SQLiteStore {
+        try await SQLiteStore(description: StoreDescription(url: url, type: .sqlite, busyTimeout: .seconds(2)), model: Models.library())
+    }
+
+    private func tags(_ count: Int, prefix: String, nameLength: Int = 20) -> StoreChanges {
+        let padding = String(repeating: "x", count: max(0, nameLength - prefix.count - 6))
+        return StoreChanges(inserts: (0..<count).map { index in
+            .init(temporaryID: .temporary(entityName: "Tag"), values: ["name": .string("\(prefix)\(index)-\(padding)")])
+        })
+    }
+
+    /// Rows of `table` and SQLite's integrity check, read through a
+    /// connection of SQLite's default VFS (as another process would).
+    private func readPlainly(_ path: String, table: String) throws -> (rows: Int, integrity: String) {
+        let queue = try DatabaseQueue(path: path)
+        return try queue.read { db in
+            (try Int.fetchOne(db, sql: "SELECT count(*) FROM \(table)") ?? -1,
+             try String.fetchOne(db, sql: "PRAGMA integrity_check") ?? "")
+        }
+    }
+
+    @Test func theStoreWritesItsLogThroughTheVFSAndGathersACommitsFrames() async throws {
+        #expect(SQLiteWALBuffer.isAvailable)
+        let directory = try SQLiteTestDirectory()
+        defer { directory.remove() }
+        let store = try await open(directory.storeURL)
+        let database = try store.openDatabase()
+        let name = try await database.writeWithoutTransaction { db -> String? in
+            var name: UnsafeMutablePointer<CChar>?
+            guard let connection = db.sqliteConnection,
+                  sqlite3_file_control(connection, "main", SQLITE_FCNTL_VFSNAME, &name) == SQLITE_OK,
+                  let name else { return nil }
+            defer { sqlite3_free(name) }
+            return String(cString: name)
+        }
+        #expect(name == "\(SQLiteWALBuffer.vfsName)/unix", "\(name ?? "nil")")
+
+        func counts() async throws -> (made: Int64, asked: Int64) {
+            try await database.writeWithoutTransaction { db in
+                try #require(db.sqliteConnection.flatMap { SQLiteWALBuffer.counts(of: $0) })
+            }
+        }
+        _ = try await store.save(tags(1, prefix: "warm"))
+        let before = try await counts()
+        // One commit of 400 tags: dozens of frames, two writes asked for each.
+        _ = try await store.save(tags(400, prefix: "t", nameLength: 60))
+        let after = try await counts()
+        let asked = after.asked - before.asked
+        let made = after.made - before.made
+        #expect(asked >= 20, "asked \(asked)")
+        #expect(made >= 1 && made * 10 <= asked, "made \(made) of \(asked)")
+        try await store.close()
+        #expect(try readPlainly(directory.storeURL.path, table: "ZTAG") == (401, "ok"))
+    }
+
+    /// Commits larger than a system call (124 KiB) and than the buffer
+    /// (1 MiB), and many small ones, all read back after reopening, through
+    /// both the store and SQLite's default VFS.
+    @Test func largeAndManyCommitsSurviveReopening() async throws {
+        let directory = try SQLiteTestDirectory()
+        defer { directory.remove() }
+        let store = try await open(directory.storeURL)
+        _ = try await store.save(tags(600, prefix: "mid", nameLength: 400))     // about 250 KiB of pages
+        _ = try await store.save(tags(4_000, prefix: "big", nameLength: 500))   // about 2 MiB
+        await withTaskGroup(of: Void.self) { group in
+            for index in 0..<100 {
+                group.addTask { _ = try? await store.save(tags(3, prefix: "small\(index)-")) }
+            }
+        }
+        #expect(try await store.count(ResolvedFetch(entityName: "Tag")) == 4_900)
+        try await store.close()
+        #expect(try readPlainly(directory.storeURL.path, table: "ZTAG") == (4_900, "ok"))
+        let reopened = try await open(directory.storeURL)
+        #expect(try await reopened.count(ResolvedFetch(entityName: "Tag")) == 4_900)
+        try await reopened.close()
+    }
+
+    /// With `synchronous=OFF` SQLite never syncs the log, so nothing but the
+    /// shared-memory barrier writes the buffer before a commit is published:
+    /// a reader of another connection, of the default VFS, must still see
+    /// every row of every commit at once.
+    @Test func readersSeeEveryCommitEvenWhenTheLogIsNeverSynced() throws {
+        let directory = try SQLiteTestDirectory()
+        defer { directory.remove() }
+        let path = directory.url.appendingPathComponent("plain.sqlite").path
+        let pool = try DatabasePool(path: SQLiteWALBuffer.uri(forPath: path))
+        try pool.writeWithoutTransaction { db in
+            try db.execute(sql: "PRAGMA synchronous = OFF")
+            try db.execute(sql: "CREATE TABLE t (id INTEGER PRIMARY KEY, body TEXT NOT NULL)")
+            try db.execute(sql: "CREATE INDEX t_body ON t (body)")
+        }
+        let other = try DatabaseQueue(path: path)
+        let body = String(repeating: "b", count: 300)
+        var expected = 0
+        for round in 0..<40 {
+            try pool.write { db in
+                for row in 0..<(1 + round * 3) {
+                    try db.execute(sql: "INSERT INTO t (body) VALUES (?)", arguments: ["\(round)-\(row)-\(body)"])
+                    expected += 1
+                }
+            }
+            let seen = try other.read { db in try Int.fetchOne(db, sql: "SELECT count(*) FROM t") }
+            let seenByIndex = try other.read { db in try Int.fetchOne(db, sql: "SELECT count(*) FROM t INDEXED BY t_body WHERE body > ''") }
+            let seenByPool = try pool.read { db in try Int.fetchOne(db, sql: "SELECT count(*) FROM t") }
+            #expect(seen == expected && seenByIndex == expected && seenByPool == expected, "round \(round)")
+        }
+        let counts = try pool.writeWithoutTransaction { db in db.sqliteConnection.flatMap { SQLiteWALBuffer.counts(of: $0) } }
+        let gathered = try #require(counts)
+        #expect(gathered.made < gathered.asked)
+        try pool.close()
+        try other.close()
+        #expect(try readPlainly(path, table: "t") == (expected, "ok"))
+    }
+
+    /// A path with the characters a `file:` URI reserves is still that
+    /// path: the store is created there and opens again.
+    @Test func pathsWithURICharactersAreTheFilesTheyName() async throws {
+        let directory = try SQLiteTestDirectory()
+        defer { directory.remove() }
+        let url = directory.url.appendingPathComponent("odd ?name# 100%/a%20b?.sqlite")
+        #expect(SQLiteWALBuffer.uri(forPath: "/a b/c?d#e%f.sqlite") == "file:///a b/c%3Fd%23e%25f.sqlite?vfs=\(SQLiteWALBuffer.vfsName)")
+        #expect(SQLiteWALBuffer.uri(forPath: "//x/y.sqlite").hasPrefix("file:////x/y.sqlite?"))
+        var store = try await open(url)
+        _ = try await store.save(tags(5, prefix: "odd"))
+        try await store.close()
+        #expect(FileManager.default.fileExists(atPath: url.path))
+        store = try await open(url)
+        #expect(try await store.count(ResolvedFetch(entityName: "Tag")) == 5)
+        try await store.close()
+        #expect(try readPlainly(url.path, table: "ZTAG") == (5, "ok"))
+    }
+}
