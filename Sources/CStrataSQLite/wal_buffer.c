@@ -19,37 +19,63 @@ struct BufferedFile {
     sqlite3_file base;        // Must come first: SQLite sees this.
     sqlite3_file *real;       // The default VFS's file, just after this struct.
     int isWAL;
+    int buffers;              // A WAL file whose appends are gathered.
     BufferedFile *database;   // A WAL file: its database file (this VFS's).
     BufferedFile *wal;        // A database file: its open WAL file, if any.
     unsigned char *buffer;    // A WAL file's pending bytes (allocated on first use).
     int length;               // Bytes pending.
     sqlite3_int64 offset;     // Where the pending bytes go in the file.
+    sqlite3_int64 appendEnd;  // The end of what this write transaction has written.
     int commitFrameNext;      // The last write was a commit frame's header.
+    int failed;               // A gathered write failed: this transaction is lost.
+    int failFlushes;          // Tests: how many coming flushes fail (SQLITE_FULL).
     StrataWALBufferCounts counts; // A WAL file's writes, asked and made.
 };
 
 static sqlite3_vfs bufferVFS;
 static sqlite3_vfs *realVFS;
 
-/// Writes a WAL file's pending bytes. On failure they are dropped and the
-/// error goes to SQLite, which has not yet been told they are durable (that
-/// takes a sync, which flushes first and so fails too).
+/// Writes a WAL file's pending bytes.
+///
+/// SQLite was told the pending writes succeeded, and may have moved on: a
+/// frame spilled from the page cache is read back later in the transaction.
+/// So a failure here loses the write transaction, not a statement of it:
+/// the file is marked failed, every write, read and sync of it answers
+/// SQLITE_IOERR_WRITE (SQLite then rolls the whole transaction back; a
+/// SQLITE_FULL would let it roll back one statement and commit the rest)
+/// until the transaction's write lock is released.
 static int flushPending(BufferedFile *file) {
     int length = file->length;
     file->length = 0;
     for (int written = 0; written < length;) {
         int chunk = length - written < WRITE_CHUNK_BYTES ? length - written : WRITE_CHUNK_BYTES;
         file->counts.writesMade += 1;
-        int rc = file->real->pMethods->xWrite(file->real, file->buffer + written, chunk, file->offset + written);
-        if (rc != SQLITE_OK) return rc;
+        int rc;
+        if (file->failFlushes > 0) {
+            file->failFlushes -= 1;
+            rc = SQLITE_FULL;
+        } else {
+            rc = file->real->pMethods->xWrite(file->real, file->buffer + written, chunk, file->offset + written);
+        }
+        if (rc != SQLITE_OK) {
+            file->failed = 1;
+            return SQLITE_IOERR_WRITE;
+        }
         written += chunk;
     }
     return SQLITE_OK;
 }
 
+/// Flushes, and answers SQLITE_IOERR_WRITE when this or an earlier flush of
+/// the transaction failed.
+static int flushOrFail(BufferedFile *file) {
+    if (file->failed) return SQLITE_IOERR_WRITE;
+    return flushPending(file);
+}
+
 static int bufferedClose(sqlite3_file *pFile) {
     BufferedFile *file = (BufferedFile *)pFile;
-    int rc = flushPending(file);
+    int rc = flushOrFail(file);
     if (file->isWAL && file->database && file->database->wal == file) file->database->wal = NULL;
     if (!file->isWAL && file->wal) file->wal->database = NULL;
     sqlite3_free(file->buffer);
@@ -60,39 +86,55 @@ static int bufferedClose(sqlite3_file *pFile) {
 
 static int bufferedRead(sqlite3_file *pFile, void *data, int amount, sqlite3_int64 offset) {
     BufferedFile *file = (BufferedFile *)pFile;
-    int rc = flushPending(file);
+    int rc = flushOrFail(file);
     if (rc != SQLITE_OK) return rc;
     return file->real->pMethods->xRead(file->real, data, amount, offset);
+}
+
+/// A write straight to the file, counted.
+static int writeThrough(BufferedFile *file, const void *data, int amount, sqlite3_int64 offset) {
+    file->counts.writesMade += 1;
+    return file->real->pMethods->xWrite(file->real, data, amount, offset);
 }
 
 static int bufferedWrite(sqlite3_file *pFile, const void *data, int amount, sqlite3_int64 offset) {
     BufferedFile *file = (BufferedFile *)pFile;
     if (!file->isWAL) return file->real->pMethods->xWrite(file->real, data, amount, offset);
     file->counts.writesAsked += 1;
+    if (file->failed) return SQLITE_IOERR_WRITE;
+    if (!file->buffers) return writeThrough(file, data, amount, offset);
+    // Only appends are gathered. A write over what this transaction wrote
+    // before (a frame rewritten in place, the checksums SQLite rewrites
+    // after the commit frame) goes to the file now, after what is pending,
+    // so that its error reaches the call SQLite made. A new log's header
+    // (offset 0) starts appending again.
+    if (offset == 0) file->appendEnd = 0;
+    if (offset < file->appendEnd) {
+        int rc = flushPending(file);
+        if (rc != SQLITE_OK) return rc;
+        return writeThrough(file, data, amount, offset);
+    }
     if (file->length > 0 && (offset != file->offset + file->length || file->length + amount > WAL_BUFFER_BYTES)) {
         int rc = flushPending(file);
         if (rc != SQLITE_OK) return rc;
     }
-    if (amount > WAL_BUFFER_BYTES) {
-        file->counts.writesMade += 1;
-        return file->real->pMethods->xWrite(file->real, data, amount, offset);
-    }
-    if (file->buffer == NULL) {
-        file->buffer = sqlite3_malloc(WAL_BUFFER_BYTES);
-        if (file->buffer == NULL) {
-            file->counts.writesMade += 1;
-            return file->real->pMethods->xWrite(file->real, data, amount, offset);
-        }
+    if (file->buffer == NULL) file->buffer = sqlite3_malloc(WAL_BUFFER_BYTES);
+    if (amount > WAL_BUFFER_BYTES || file->buffer == NULL) {
+        // Pages are at most 64 KiB; without memory, write through (nothing
+        // is pending: the buffer was never allocated).
+        file->appendEnd = offset + amount;
+        return writeThrough(file, data, amount, offset);
     }
     if (file->length == 0) file->offset = offset;
     memcpy(file->buffer + file->length, data, (size_t)amount);
     file->length += amount;
+    file->appendEnd = offset + amount;
     // The WAL format (sqlite.org/fileformat.html): a frame is a 24-byte
     // header, then the page; bytes 4-7 of a commit frame's header hold the
     // database's size, zero in every other frame. The commit frame's page
-    // is the transaction's last: write the frames now, so that a failed
-    // write fails the commit, as it would without the buffer, whatever the
-    // connection's `synchronous` setting.
+    // is the transaction's last append: write the frames now, so that a
+    // failed write fails the commit, as it would without the buffer,
+    // whatever the connection's `synchronous` setting.
     if (file->commitFrameNext && amount != WAL_FRAME_HEADER_BYTES) {
         file->commitFrameNext = 0;
         return flushPending(file);
@@ -106,21 +148,21 @@ static int bufferedWrite(sqlite3_file *pFile, const void *data, int amount, sqli
 
 static int bufferedTruncate(sqlite3_file *pFile, sqlite3_int64 size) {
     BufferedFile *file = (BufferedFile *)pFile;
-    int rc = flushPending(file);
+    int rc = flushOrFail(file);
     if (rc != SQLITE_OK) return rc;
     return file->real->pMethods->xTruncate(file->real, size);
 }
 
 static int bufferedSync(sqlite3_file *pFile, int flags) {
     BufferedFile *file = (BufferedFile *)pFile;
-    int rc = flushPending(file);
+    int rc = flushOrFail(file);
     if (rc != SQLITE_OK) return rc;
     return file->real->pMethods->xSync(file->real, flags);
 }
 
 static int bufferedFileSize(sqlite3_file *pFile, sqlite3_int64 *size) {
     BufferedFile *file = (BufferedFile *)pFile;
-    int rc = flushPending(file);
+    int rc = flushOrFail(file);
     if (rc != SQLITE_OK) return rc;
     return file->real->pMethods->xFileSize(file->real, size);
 }
@@ -147,7 +189,13 @@ static int bufferedFileControl(sqlite3_file *pFile, int op, void *argument) {
         *(StrataWALBufferCounts *)argument = file->isWAL ? file->counts : (file->wal ? file->wal->counts : none);
         return SQLITE_OK;
     }
-    int rc = flushPending(file);
+    if (op == STRATA_FCNTL_WAL_BUFFER_FAIL_FLUSHES) {
+        BufferedFile *wal = file->isWAL ? file : file->wal;
+        if (wal == NULL) return SQLITE_NOTFOUND;
+        wal->failFlushes = *(int *)argument;
+        return SQLITE_OK;
+    }
+    int rc = flushOrFail(file);
     if (rc != SQLITE_OK) return rc;
     if (op == SQLITE_FCNTL_VFSNAME) {
         // Name this VFS in front of the default one's name.
@@ -175,10 +223,27 @@ static int bufferedShmMap(sqlite3_file *pFile, int page, int pageSize, int exten
     return file->real->pMethods->xShmMap(file->real, page, pageSize, extend, memory);
 }
 
+/// The shared-memory lock SQLite's WAL code holds for a write transaction
+/// (`WAL_WRITE_LOCK` in wal.c).
+#define WAL_WRITE_LOCK_OFFSET 0
+
 static int bufferedShmLock(sqlite3_file *pFile, int offset, int n, int flags) {
     BufferedFile *file = (BufferedFile *)pFile;
-    if (file->wal) {
-        int rc = flushPending(file->wal);
+    BufferedFile *wal = file->wal;
+    if (wal && (flags & SQLITE_SHM_UNLOCK)) {
+        // Always release: SQLite ignores an unlock's result. What is still
+        // pending here belongs to a transaction that was rolled back (a
+        // commit writes its frames at its commit frame), so losing it
+        // loses nothing.
+        (void)flushPending(wal);
+        if (offset <= WAL_WRITE_LOCK_OFFSET && WAL_WRITE_LOCK_OFFSET < offset + n && (flags & SQLITE_SHM_EXCLUSIVE)) {
+            // The write transaction is over: the next starts clean.
+            wal->failed = 0;
+            wal->appendEnd = 0;
+            wal->commitFrameNext = 0;
+        }
+    } else if (wal) {
+        int rc = flushPending(wal);
         if (rc != SQLITE_OK) return rc;
     }
     return file->real->pMethods->xShmLock(file->real, offset, n, flags);
@@ -187,9 +252,10 @@ static int bufferedShmLock(sqlite3_file *pFile, int offset, int n, int flags) {
 static void bufferedShmBarrier(sqlite3_file *pFile) {
     BufferedFile *file = (BufferedFile *)pFile;
     // A commit's frames become visible to readers when SQLite writes the
-    // log index's header, around this barrier: write them first. A failed
-    // write cannot be reported here; the log's next call reports it, and
-    // readers ignore frames whose checksums do not match.
+    // log index's header, around this barrier. They were written at the
+    // commit frame, so nothing should be pending; this is a guard. A failure
+    // cannot be reported from here: it marks the transaction failed, so the
+    // log's next write, read or sync reports it.
     if (file->wal) (void)flushPending(file->wal);
     file->real->pMethods->xShmBarrier(file->real);
 }
@@ -201,7 +267,7 @@ static int bufferedShmUnmap(sqlite3_file *pFile, int deleteFlag) {
 
 static int bufferedFetch(sqlite3_file *pFile, sqlite3_int64 offset, int amount, void **pointer) {
     BufferedFile *file = (BufferedFile *)pFile;
-    int rc = flushPending(file);
+    int rc = flushOrFail(file);
     if (rc != SQLITE_OK) return rc;
     return file->real->pMethods->xFetch(file->real, offset, amount, pointer);
 }
@@ -238,6 +304,9 @@ static int bufferedOpen(sqlite3_vfs *vfs, const char *name, sqlite3_file *pFile,
     file->base.pMethods = &bufferedMethods[version - 1];
     if (rc == SQLITE_OK && (flags & SQLITE_OPEN_WAL) && name) {
         file->isWAL = 1;
+        // Without power-safe overwrite SQLite pads a commit to a sector
+        // boundary after syncing part of it; such logs are not gathered.
+        file->buffers = (realMethods->xDeviceCharacteristics(file->real) & SQLITE_IOCAP_POWERSAFE_OVERWRITE) != 0;
         BufferedFile *database = (BufferedFile *)sqlite3_database_file_object(name);
         // Only a database opened through this VFS has these fields.
         if (database && (database->base.pMethods == &bufferedMethods[0] || database->base.pMethods == &bufferedMethods[1]

@@ -43,6 +43,14 @@ enum SQLiteWALBuffer {
         return (path.hasPrefix("/") ? "file://" : "file:") + escaped + "?vfs=" + vfsName
     }
 
+    /// Makes the next `count` writes of the connection's WAL buffer fail as
+    /// a full disk would (for tests); false when the connection has no log
+    /// open through the VFS.
+    static func failNextFlushes(_ count: Int32, of connection: OpaquePointer) -> Bool {
+        var count = count
+        return sqlite3_file_control(connection, "main", STRATA_FCNTL_WAL_BUFFER_FAIL_FLUSHES, &count) == SQLITE_OK
+    }
+
     /// The writes a connection's open WAL file was asked for and those the
     /// VFS made (nil when the connection's database was not opened through
     /// the VFS, or has no log open).

@@ -90,9 +90,10 @@ import Testing
         try await reopened.close()
     }
 
-    /// With `synchronous=OFF` SQLite never syncs the log, so nothing but the
-    /// shared-memory barrier writes the buffer before a commit is published:
-    /// a reader of another connection, of the default VFS, must still see
+    /// With `synchronous=OFF` SQLite never syncs the log, so only the VFS's
+    /// own writes (at each commit frame; the shared-memory barrier as a
+    /// guard) put a commit's frames in the file before it is published: a
+    /// reader of another connection, of the default VFS, must still see
     /// every row of every commit at once.
     @Test func readersSeeEveryCommitEvenWhenTheLogIsNeverSynced() throws {
         let directory = try SQLiteTestDirectory()
@@ -143,5 +144,131 @@ import Testing
         #expect(try await store.count(ResolvedFetch(entityName: "Tag")) == 5)
         try await store.close()
         #expect(try readPlainly(url.path, table: "ZTAG") == (5, "ok"))
+    }
+
+    // MARK: - Failed writes
+
+    /// A pool through the VFS on a table of 2,000 rows (a unique `k`, a
+    /// flag `n`, 300-byte blobs), checkpointed, its writer's page cache
+    /// 10 pages so that a transaction spills frames to the log before it
+    /// commits.
+    private func spillingPool(_ directory: SQLiteTestDirectory) throws -> (pool: DatabasePool, path: String) {
+        let path = directory.url.appendingPathComponent("spill.sqlite").path
+        let pool = try DatabasePool(path: SQLiteWALBuffer.uri(forPath: path))
+        try pool.writeWithoutTransaction { db in
+            try db.execute(sql: "PRAGMA synchronous = FULL")
+            try db.execute(sql: "CREATE TABLE t (id INTEGER PRIMARY KEY, k INTEGER UNIQUE, n INTEGER NOT NULL DEFAULT 0, v BLOB)")
+            try db.execute(sql: """
+                INSERT INTO t (k, v) WITH RECURSIVE c(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM c WHERE i < 2000)
+                SELECT i, randomblob(300) FROM c
+                """)
+            try db.execute(sql: "PRAGMA wal_checkpoint(TRUNCATE)")
+            try db.execute(sql: "PRAGMA cache_size = 10")
+        }
+        return (pool, path)
+    }
+
+    private func failNextFlush(_ db: Database) throws {
+        let connection = try #require(db.sqliteConnection)
+        #expect(SQLiteWALBuffer.failNextFlushes(1, of: connection))
+    }
+
+    /// A save whose commit cannot be written fails, writes nothing, and the
+    /// store goes on saving.
+    @Test func aCommitWhoseWriteFailsFailsAndChangesNothing() async throws {
+        let directory = try SQLiteTestDirectory()
+        defer { directory.remove() }
+        let store = try await open(directory.storeURL)
+        _ = try await store.save(tags(5, prefix: "before"))
+        let database = try store.openDatabase()
+        try await database.writeWithoutTransaction { db in try failNextFlush(db) }
+        await #expect(throws: (any Error).self) { _ = try await store.save(tags(50, prefix: "lost")) }
+        _ = try await store.save(tags(5, prefix: "after"))
+        #expect(try await store.count(ResolvedFetch(entityName: "Tag")) == 10)
+        try await store.close()
+        #expect(try readPlainly(directory.storeURL.path, table: "ZTAG") == (10, "ok"))
+    }
+
+    /// A spilled frame still in the buffer is read back by a later statement
+    /// of the same transaction and its write fails: the whole transaction
+    /// is lost (SQLite rolls it back; a full-disk error would have let it
+    /// roll back that statement and commit the rest over frames that were
+    /// never written), the file stays whole, and the next transaction works.
+    @Test func aFailedWriteOfSpilledFramesLosesTheWholeTransaction() throws {
+        let directory = try SQLiteTestDirectory()
+        defer { directory.remove() }
+        let (pool, path) = try spillingPool(directory)
+        try pool.writeWithoutTransaction { db in
+            try db.execute(sql: "BEGIN")
+            try db.execute(sql: "UPDATE t SET n = 1, v = randomblob(300) WHERE id <= 400")
+            try failNextFlush(db)
+            #expect(throws: DatabaseError.self) { try db.execute(sql: "UPDATE t SET k = k + 100000 WHERE id <= 400") }
+            #expect(db.isInsideTransaction == false)
+            if db.isInsideTransaction { try db.execute(sql: "COMMIT") }
+        }
+        let other = try DatabaseQueue(path: path)
+        #expect(try other.read { db in try Int.fetchOne(db, sql: "SELECT count(*) FROM t WHERE n = 1") } == 0)
+        #expect(try other.read { db in try String.fetchOne(db, sql: "PRAGMA integrity_check") } == "ok")
+        try pool.write { db in try db.execute(sql: "UPDATE t SET n = 2 WHERE id <= 10") }
+        #expect(try other.read { db in try Int.fetchOne(db, sql: "SELECT count(*) FROM t WHERE n = 2") } == 10)
+        try other.close()
+        try pool.close()
+    }
+
+    /// A transaction rolled back while its spilled frames cannot be written
+    /// still gives up the write lock: another connection writes at once.
+    @Test func aRollbackWhoseFramesCannotBeWrittenReleasesTheWriteLock() throws {
+        let directory = try SQLiteTestDirectory()
+        defer { directory.remove() }
+        let (pool, path) = try spillingPool(directory)
+        try pool.writeWithoutTransaction { db in
+            try db.execute(sql: "BEGIN")
+            try db.execute(sql: "INSERT INTO t (k, v) SELECT k + 10000, randomblob(700) FROM t WHERE id <= 300")
+            try failNextFlush(db)
+            try db.execute(sql: "ROLLBACK")
+        }
+        // No busy timeout: a lock still held would fail at once.
+        let other = try DatabaseQueue(path: path)
+        try other.write { db in try db.execute(sql: "UPDATE t SET n = 3 WHERE id = 1") }
+        try pool.write { db in try db.execute(sql: "UPDATE t SET n = 4 WHERE id = 2") }
+        #expect(try other.read { db in try Int.fetchOne(db, sql: "SELECT count(*) FROM t") } == 2000)
+        try other.close()
+        try pool.close()
+    }
+
+    /// What is in the log file is what recovery needs: after commits that
+    /// spilled, rewrote spilled pages in place and had their checksums
+    /// rewritten, a copy of the database and its log (without the shared
+    /// memory, so SQLite rebuilds the index from the log and checks every
+    /// frame's checksum) opened with the default VFS holds every commit.
+    @Test func aCopyOfTheLogRecoversEveryCommit() throws {
+        let directory = try SQLiteTestDirectory()
+        defer { directory.remove() }
+        let (pool, path) = try spillingPool(directory)
+        for round in 1...3 {
+            try pool.write { db in
+                try db.execute(sql: "UPDATE t SET n = ?, v = randomblob(300) WHERE id <= 600", arguments: [round])
+                try db.execute(sql: "UPDATE t SET n = ?, v = randomblob(300) WHERE id <= 600", arguments: [round * 10])
+                try db.execute(sql: "INSERT INTO t (k, n, v) VALUES (?, -1, 'marker')", arguments: [100_000 + round])
+            }
+        }
+        let copy = directory.url.appendingPathComponent("copy", isDirectory: true)
+        try FileManager.default.createDirectory(at: copy, withIntermediateDirectories: true)
+        let copied = copy.appendingPathComponent("spill.sqlite").path
+        try FileManager.default.copyItem(atPath: path, toPath: copied)
+        try FileManager.default.copyItem(atPath: path + "-wal", toPath: copied + "-wal")
+        try pool.close()
+        let recovered = try DatabaseQueue(path: copied)
+        let found = try recovered.read { db in
+            (rows: try Int.fetchOne(db, sql: "SELECT count(*) FROM t"),
+             markers: try Int.fetchOne(db, sql: "SELECT count(*) FROM t WHERE n = -1"),
+             lastRound: try Int.fetchOne(db, sql: "SELECT count(*) FROM t WHERE n = 30"),
+             integrity: try String.fetchOne(db, sql: "PRAGMA integrity_check"))
+        }
+        try recovered.close()
+        #expect(found.rows == 2003)
+        #expect(found.markers == 3)
+        #expect(found.lastRound == 600)
+        #expect(found.integrity == "ok")
     }
 }

@@ -11,18 +11,27 @@
 /// into a table with three indexes is about 120 `pwrite` calls, which this
 /// makes one.
 ///
-/// The buffer is written when SQLite has written a commit frame (the
-/// transaction's last), so that a failed write fails the commit as it would
-/// without the buffer; and, before the call goes on, when SQLite syncs the
-/// log, reads it, asks its size, truncates it, closes it, sends it a file
-/// control, writes somewhere other than just after the buffer, or touches
-/// the database's shared memory in a way that could publish the log's new
-/// frames to other connections (its barrier, which comes before readers can
-/// see a commit, and its locks). So no
-/// connection, in this process or another, can read a frame that is still
-/// in the buffer, and a commit is synced exactly as without the VFS. Every
-/// other file (the database, journals, the shared memory) goes straight to
-/// the default VFS.
+/// Only appends are gathered; a write over what the transaction already
+/// wrote (a frame rewritten in place, rewritten checksums) goes straight to
+/// the file. The buffer is written when SQLite has written a commit frame
+/// (the transaction's last append), so that a failed write fails the commit
+/// as it would without the buffer; and, before the call goes on, when SQLite
+/// syncs the log, reads it, asks its size, truncates it, closes it, sends it
+/// a file control, writes somewhere other than just after the buffer, or
+/// touches the database's shared memory in a way that could publish the
+/// log's new frames to other connections (its barrier, which comes before
+/// readers can see a commit, and its locks). So no connection, in this
+/// process or another, can read a frame that is still in the buffer, and a
+/// commit is synced exactly as without the VFS.
+///
+/// A gathered write that fails loses the whole write transaction: from then
+/// until its write lock is released, the log answers every write, read and
+/// sync with SQLITE_IOERR_WRITE, so SQLite rolls all of it back (frames it
+/// was told were written may be gone). In exclusive locking mode, which
+/// takes no shared-memory locks, the connection stays failed until it is
+/// closed. Logs of files without power-safe overwrite are not gathered.
+/// Every other file (the database, journals, the shared memory) goes
+/// straight to the default VFS.
 ///
 /// Not declared with SQLite's types, so that this header does not declare
 /// them a second time beside GRDB's module. Returns SQLite's result code
@@ -39,5 +48,10 @@ typedef struct {
 /// database, argument a `StrataWALBufferCounts *`) that reads the counts of
 /// the connection's open WAL file (zeros when it has none).
 #define STRATA_FCNTL_WAL_BUFFER_COUNTS 0x53545241
+
+/// The file control (argument an `int *`) that makes the next N writes of
+/// the connection's WAL buffer fail as a full disk would, for tests of what
+/// a failed write does (SQLITE_NOTFOUND when no log is open).
+#define STRATA_FCNTL_WAL_BUFFER_FAIL_FLUSHES 0x53545242
 
 #endif
