@@ -252,10 +252,11 @@ static int bufferedShmLock(sqlite3_file *pFile, int offset, int n, int flags) {
 static void bufferedShmBarrier(sqlite3_file *pFile) {
     BufferedFile *file = (BufferedFile *)pFile;
     // A commit's frames become visible to readers when SQLite writes the
-    // log index's header, around this barrier. They were written at the
-    // commit frame, so nothing should be pending; this is a guard. A failure
-    // cannot be reported from here: it marks the transaction failed, so the
-    // log's next write, read or sync reports it.
+    // log index's header, around this barrier. The logs this VFS gathers
+    // (power-safe, see bufferedOpen) have written every append at the commit
+    // frame, and write overwrites through, so nothing is pending here; this
+    // is a guard. A failure here could not be reported: the commit goes on
+    // and releases its write lock next, which clears the failed mark.
     if (file->wal) (void)flushPending(file->wal);
     file->real->pMethods->xShmBarrier(file->real);
 }
@@ -304,15 +305,22 @@ static int bufferedOpen(sqlite3_vfs *vfs, const char *name, sqlite3_file *pFile,
     file->base.pMethods = &bufferedMethods[version - 1];
     if (rc == SQLITE_OK && (flags & SQLITE_OPEN_WAL) && name) {
         file->isWAL = 1;
-        // Without power-safe overwrite SQLite pads a commit to a sector
-        // boundary after syncing part of it; such logs are not gathered.
-        file->buffers = (realMethods->xDeviceCharacteristics(file->real) & SQLITE_IOCAP_POWERSAFE_OVERWRITE) != 0;
         BufferedFile *database = (BufferedFile *)sqlite3_database_file_object(name);
         // Only a database opened through this VFS has these fields.
         if (database && (database->base.pMethods == &bufferedMethods[0] || database->base.pMethods == &bufferedMethods[1]
                          || database->base.pMethods == &bufferedMethods[2])) {
             file->database = database;
             database->wal = file;
+            // Without power-safe overwrite (a `psow=0` URI) SQLite pads a
+            // commit to a sector boundary and writes the last padding after
+            // the sync, so a commit's appends would not end at its commit
+            // frame; such logs are not gathered. SQLite decides it from the
+            // database file, not the log (the unix VFS applies `psow` to the
+            // database file only), and so does this. A log whose database
+            // file is unknown is not gathered either: nothing would write
+            // its buffer at the shared-memory barrier.
+            sqlite3_file *databaseFile = database->real;
+            file->buffers = (databaseFile->pMethods->xDeviceCharacteristics(databaseFile) & SQLITE_IOCAP_POWERSAFE_OVERWRITE) != 0;
         }
     }
     return rc;

@@ -8,11 +8,12 @@ import GRDBSQLite
 /// SQLite writes a WAL frame as its 24-byte header and then its page, each
 /// with its own `pwrite`. An insert into a table with three indexes dirties
 /// about three pages, so a commit group of twenty inserts made about 120
-/// calls. The VFS keeps a transaction's frames in one buffer per log file
-/// (1 MiB, allocated on the first write) and writes it once the commit
-/// frame is in, before SQLite syncs the log or lets any connection see the
-/// new frames, so a commit is as durable and as visible as without it, and
-/// a write that fails fails the commit.
+/// calls. The VFS gathers a write transaction's appends to the log in one
+/// buffer per log file (1 MiB, allocated on the first write) and writes it
+/// once the commit frame is in, before SQLite syncs the log or lets any
+/// connection see the new frames, so a commit is as durable and as visible
+/// as without it; a gathered write that fails loses the whole transaction
+/// (see `Sources/CStrataSQLite/include/CStrataSQLite.h`).
 enum SQLiteWALBuffer {
     /// Whether the VFS is registered with SQLite (once per process; false
     /// only if SQLite refused it, in which case stores use SQLite's default

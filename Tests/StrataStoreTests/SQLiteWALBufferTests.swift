@@ -146,6 +146,31 @@ import Testing
         #expect(try readPlainly(url.path, table: "ZTAG") == (5, "ok"))
     }
 
+    /// A database opened without power-safe overwrite (`psow=0`) has its
+    /// commits padded to a sector after the sync: its log is written as
+    /// SQLite asks, not gathered.
+    @Test func logsWithoutPowerSafeOverwriteAreNotGathered() throws {
+        let directory = try SQLiteTestDirectory()
+        defer { directory.remove() }
+        let path = directory.url.appendingPathComponent("psow.sqlite").path
+        let pool = try DatabasePool(path: SQLiteWALBuffer.uri(forPath: path) + "&psow=0")
+        let counts = try pool.writeWithoutTransaction { db -> (made: Int64, asked: Int64)? in
+            try db.execute(sql: "PRAGMA synchronous = FULL")
+            try db.execute(sql: "CREATE TABLE t (id INTEGER PRIMARY KEY, body TEXT)")
+            for round in 0..<5 {
+                try db.inTransaction {
+                    for row in 0..<20 { try db.execute(sql: "INSERT INTO t (body) VALUES (?)", arguments: ["\(round)-\(row)"]) }
+                    return .commit
+                }
+            }
+            return db.sqliteConnection.flatMap { SQLiteWALBuffer.counts(of: $0) }
+        }
+        let written = try #require(counts)
+        #expect(written.made == written.asked)
+        try pool.close()
+        #expect(try readPlainly(path, table: "t") == (100, "ok"))
+    }
+
     // MARK: - Failed writes
 
     /// A pool through the VFS on a table of 2,000 rows (a unique `k`, a

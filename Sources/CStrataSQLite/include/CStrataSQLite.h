@@ -29,7 +29,8 @@
 /// sync with SQLITE_IOERR_WRITE, so SQLite rolls all of it back (frames it
 /// was told were written may be gone). In exclusive locking mode, which
 /// takes no shared-memory locks, the connection stays failed until it is
-/// closed. Logs of files without power-safe overwrite are not gathered.
+/// closed. Logs of databases without power-safe overwrite (`psow=0`) are
+/// not gathered.
 /// Every other file (the database, journals, the shared memory) goes
 /// straight to the default VFS.
 ///
