@@ -120,7 +120,7 @@ import Testing
             let seenByPool = try pool.read { db in try Int.fetchOne(db, sql: "SELECT count(*) FROM t") }
             #expect(seen == expected && seenByIndex == expected && seenByPool == expected, "round \(round)")
         }
-        let counts = try pool.writeWithoutTransaction { db in db.sqliteConnection.flatMap { SQLiteWALBuffer.counts(of: $0) } }
+        let counts = pool.writeWithoutTransaction { db in db.sqliteConnection.flatMap { SQLiteWALBuffer.counts(of: $0) } }
         let gathered = try #require(counts)
         #expect(gathered.made < gathered.asked)
         try pool.close()
