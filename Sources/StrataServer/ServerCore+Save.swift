@@ -111,7 +111,7 @@ extension ServerCore {
             guard !insert.temporaryID.isEmpty else {
                 throw WireError(.invalidArgument, "insert of '\(insert.entity)' without a temporary_id", strataCode: StrataError.Code.invalidValue.rawValue)
             }
-            guard hasEntity(insert.entity) else {
+            guard model.containsEntity(named: insert.entity) else {
                 throw WireError(.invalidArgument, "insert '\(insert.temporaryID)': unknown entity '\(insert.entity)'", strataCode: StrataError.Code.invalidValue.rawValue)
             }
             let id = ObjectID.temporary(entityName: insert.entity)

@@ -96,11 +96,6 @@ final class ServerCore: Sendable {
     /// entity on every request, without copying the model.
     let entityHasFetchedProperties: [String: Bool]
 
-    /// Whether the model has an entity of this name.
-    func hasEntity(_ name: String) -> Bool {
-        entityHasFetchedProperties[name] != nil
-    }
-
     /// The batch that brings saves back to `eventLoop` (one per loop,
     /// made the first time a connection of that loop asks).
     func completionBatch(on eventLoop: any EventLoop) -> EventLoopCompletionBatch {
