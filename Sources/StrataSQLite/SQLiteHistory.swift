@@ -19,8 +19,9 @@ import StrataQuery
 /// - `Z_STRATA_HISTORY_CONSUMER`: each consumer's last merged token.
 /// - `Z_STRATA_HISTORY_PURGE`: the token up to which history was purged (one row).
 ///
-/// Every statement runs inside the caller's transaction: recording inside
-/// the save's, so a save that rolls back leaves no history.
+/// Every statement runs inside the caller's transaction. A group commit's
+/// history is written in that group's transaction, for the saves that
+/// committed (``Recorder``): a save that rolls back leaves no history.
 enum SQLiteHistory {
     static let transactionTable = SQLHistoryTables.transactions
     static let changeTable = SQLHistoryTables.changes
@@ -68,88 +69,17 @@ enum SQLiteHistory {
         return result
     }
 
-    /// The statements ``Recorder`` runs, built once (not per save).
-    static let insertTransactionSQL = "INSERT INTO \(q(transactionTable)) (\(q("Z_TIMESTAMP")), \(q("Z_AUTHOR")), \(q("Z_CONTEXT")), \(q("Z_PROCESS")), \(q("Z_ORIGIN"))) VALUES (?, ?, ?, ?, ?)"
-    static let insertChangeSQL = "INSERT INTO \(q(changeTable)) (\(q("Z_TOKEN")), \(q("Z_SEQ")), \(q("Z_TYPE")), \(q("Z_ENTITY")), \(q("Z_KEY")), \(q("Z_VERSION")), \(q("Z_PROPERTIES"))) VALUES (?, ?, ?, ?, ?, ?, ?)"
-    static let insertTombstoneSQL = "INSERT INTO \(q(tombstoneTable)) (\(q("Z_TOKEN")), \(q("Z_SEQ")), \(q("Z_NAME")), \(q("Z_VALUE"))) VALUES (?, ?, ?, ?)"
-
-    /// Records committed change sets, one transaction each, with the
-    /// statements prepared once for all the saves of a group commit (and
-    /// their values bound straight to SQLite: ``SQLiteStatementRunner``).
-    /// Lives within one database access, like its runners.
-    struct Recorder {
-        private let insertTransaction: SQLiteStatementRunner
-        private let insertChange: SQLiteStatementRunner
-        private var insertTombstone: SQLiteStatementRunner?
-        private let path: String
-
-        init(_ db: Database, path: String) throws {
-            insertTransaction = SQLiteStatementRunner(try db.cachedStatement(sql: insertTransactionSQL), path: path)
-            insertChange = SQLiteStatementRunner(try db.cachedStatement(sql: insertChangeSQL), path: path)
-            self.path = path
-        }
-
-        /// The values whose changed-property list was made last, and that list.
-        private var lastNames: (values: PropertyValues, names: String)?
-
-        /// Records one committed change set as one transaction.
-        mutating func record(_ db: Database, changes: StoreChanges, commit: StoreCommit, tombstones: [Int: [(String, DatabaseValue)]], origin: String, processID: Int32, timestamp: Date) throws {
-            try insertTransaction.run([
-                timestamp.timeIntervalSinceReferenceDate.databaseValue, changes.author.databaseValue,
-                changes.contextName.databaseValue, Int64(processID).databaseValue, origin.databaseValue,
-            ])
-            let token = db.lastInsertedRowID.databaseValue
-            var sequence: Int64 = 0
-            func add(_ kind: HistoryChange.Kind, _ id: ObjectID, version: Int64, properties: String) throws {
-                guard let key = id.primaryKey else { return }
-                sequence += 1
-                try insertChange.run([
-                    token, sequence.databaseValue, kind.rawValue.databaseValue, id.entityName.databaseValue,
-                    key.databaseValue, version.databaseValue, properties.databaseValue,
-                ])
-            }
-            func names(_ values: PropertyValues, _ toMany: [String: [ObjectID]]) -> String {
-                // Inserts of a group usually set the same names: the list
-                // made for the last one is used again.
-                if toMany.isEmpty, let last = lastNames, last.values.hasSameKeys(as: values) { return last.names }
-                let names = (values.keys + toMany.keys).sorted().joined(separator: ",")
-                if toMany.isEmpty { lastNames = (values, names) }
-                return names
-            }
-            // The commit lists the inserts' permanent IDs in the change set's order.
-            for (insert, permanent) in zip(changes.inserts, commit.insertedIDs) {
-                try add(.insert, permanent, version: 1, properties: names(insert.values, insert.toMany))
-            }
-            for update in changes.updates {
-                // An update of a row already gone (without version checks) changed nothing.
-                guard let version = commit.updatedVersions[update.objectID] else { continue }
-                try add(.update, update.objectID, version: version, properties: names(update.values, update.toMany))
-            }
-            for (index, delete) in changes.deletes.enumerated() {
-                try add(.delete, delete.objectID, version: 0, properties: "")
-                for (name, value) in tombstones[index] ?? [] {
-                    if insertTombstone == nil { insertTombstone = SQLiteStatementRunner(try db.cachedStatement(sql: insertTombstoneSQL), path: path) }
-                    try insertTombstone?.run([token, sequence.databaseValue, name.databaseValue, value])
-                }
-            }
-        }
-    }
-
     // MARK: - Reading
 
     /// The last token (0 when history is empty or missing).
     static func currentToken(_ db: Database) throws -> Int64 {
         guard try exists(db) else { return 0 }
-        // The sequence survives purges of the newest rows; MAX covers a
-        // table that never had one.
-        let sequence = try Int64.fetchOne(db.cachedStatement(sql: "SELECT seq FROM sqlite_sequence WHERE name = ?"), arguments: [transactionTable]) ?? 0
-        let maximum = try Int64.fetchOne(db.cachedStatement(sql: newestTokenSQL)) ?? 0
-        return max(sequence, maximum)
+        return try newestToken(db)
     }
 
     /// Made once: change watchers ask for the current token after every
     /// commit they see.
-    private static let newestTokenSQL = "SELECT MAX(\(q("Z_TOKEN"))) FROM \(q(transactionTable))"
+    static let newestTokenSQL = "SELECT MAX(\(q("Z_TOKEN"))) FROM \(q(transactionTable))"
 
     /// The token up to which history was purged (0: never).
     static func purgedThrough(_ db: Database) throws -> Int64 {

@@ -172,9 +172,10 @@ extension SQLiteStore {
     /// `savepointForEach`, when it writes with one statement
     /// (``SQLiteSaveTransaction/writesOneStatement``: SQLite undoes a
     /// failed statement by itself). When such a save fails after its
-    /// statement wrote (recording its history), the group is rolled back
-    /// and ``GroupFailure`` thrown: the caller writes the group again with
-    /// `savepointForEach`.
+    /// statement wrote, or the history rows gathered for several saves
+    /// cannot be written, the group is rolled back and ``GroupFailure``
+    /// thrown: the caller writes the group again with `savepointForEach`,
+    /// each save's history written in its own savepoint.
     ///
     /// A lock held by another connection (SQLite's BUSY or LOCKED) is
     /// thrown out of the whole group, after the rollback, so that
@@ -219,7 +220,21 @@ extension SQLiteStore {
             // One key allocation for the group: a save rolled back to its
             // savepoint leaves a gap in the keys.
             var keys = SQLiteKeyAllocator()
-            var recorder = try history.map { _ in try SQLiteHistory.Recorder(db, path: path) }
+            // History rows are gathered and written for the whole group
+            // (see SQLiteHistory.Recorder), outside the saves' savepoints;
+            // with a savepoint for each save, each save's as it is written,
+            // inside its savepoint, so that a failure fails that save only.
+            var recorder = history.map { _ in SQLiteHistory.Recorder(path: path) }
+            // A failure writing the rows of several saves is a GroupFailure.
+            func flushHistory(all: Bool) throws {
+                do {
+                    if all { try recorder?.flush(db) } else { try recorder?.flushIfLarge(db) }
+                } catch let error as DatabaseError where SQLiteBusyRetry.isBusy(error) {
+                    throw error
+                } catch {
+                    throw GroupFailure(underlying: error)
+                }
+            }
             // Prepared once, not parsed again for every save.
             // Run straight on SQLite (SQLiteStatementRunner.step): GRDB's
             // own bookkeeping of savepoints, for transaction observers this
@@ -230,6 +245,8 @@ extension SQLiteStore {
             var committed = 0
             for index in transactions.indices {
                 guard var transaction = transactions[index].take() else { continue }
+                // Between saves, so no save's rollback undoes them.
+                try flushHistory(all: false)
                 if shared, !savepointForEach, transaction.writesOneStatement {
                     // No savepoint: SQLite undoes a failed statement by
                     // itself; a failure after the one statement wrote
@@ -252,7 +269,8 @@ extension SQLiteStore {
                 }
                 try SQLiteStatementRunner.step(savepoint, db)
                 do {
-                    let outcome = try execute(&transaction, changes: group[index], db: db, mapping: mapping, history: history, recorder: &recorder, timestamp: timestamp, keys: &keys)
+                    let outcome = try execute(&transaction, changes: group[index], db: db, mapping: mapping, history: history, recorder: &recorder, timestamp: timestamp, keys: &keys,
+                                              flushesHistory: savepointForEach || !shared)
                     if case .committed = outcome {
                         committed += 1
                     } else {
@@ -270,6 +288,7 @@ extension SQLiteStore {
             }
             // Nothing to keep: no commit (and no sync) at all.
             guard committed > 0 else { return .rollback }
+            try flushHistory(all: true)
             try keys.record(db)
             return .commit
         }
@@ -283,7 +302,10 @@ extension SQLiteStore {
     /// With `failsGroup` (a save without a savepoint of its own), an error
     /// recording the history of a change set already written is thrown as
     /// a ``GroupFailure``: the group's transaction must be rolled back.
-    private static func execute(_ transaction: inout SQLiteSaveTransaction, changes save: StreamedChanges, db: Database, mapping: SQLiteStoreMapping, history: HistoryRecording?, recorder: inout SQLiteHistory.Recorder?, timestamp: Date, keys: inout SQLiteKeyAllocator, failsGroup: Bool = false) throws -> StoreSaveResult {
+    /// With `flushesHistory` (a save alone in its transaction or in a
+    /// savepoint of its own), its history rows are written here.
+    private static func execute(_ transaction: inout SQLiteSaveTransaction, changes save: StreamedChanges, db: Database, mapping: SQLiteStoreMapping, history: HistoryRecording?, recorder: inout SQLiteHistory.Recorder?, timestamp: Date, keys: inout SQLiteKeyAllocator,
+                                failsGroup: Bool = false, flushesHistory: Bool = false) throws -> StoreSaveResult {
         guard let history, recorder != nil else { return try transaction.execute(db, keys: &keys) }
         var changes = save.changes
         let tombstones = changes.deletes.isEmpty ? [:] : try SQLiteHistory.tombstones(db, deletes: changes.deletes, mapping: mapping, model: history.model)
@@ -293,6 +315,7 @@ extension SQLiteStore {
                 // Streamed inserts are all supplied once their rows are written.
                 if let feed = save.feed { changes.inserts = try feed.allInserts() }
                 try recorder?.record(db, changes: changes, commit: commit, tombstones: tombstones, origin: history.origin, processID: HistoryRecording.processID, timestamp: timestamp)
+                if flushesHistory { try recorder?.flush(db) }
             } catch where failsGroup {
                 throw GroupFailure(underlying: error)
             }

@@ -1334,6 +1334,53 @@ import Testing
         try await store.close()
     }
 
+    /// A group's history is written for the whole group before its
+    /// commit, in multi-row statements: each committed save is a history
+    /// transaction of its own, with consecutive tokens in the group's order
+    /// (past one statement's worth of rows), its author and its inserts;
+    /// a save refused in the group records none and leaves no gap.
+    @Test func aGroupRecordsEachCommittedSaveAsAHistoryTransactionOfItsOwn() async throws {
+        let directory = try SQLiteTestDirectory()
+        defer { directory.remove() }
+        let store = try await open(directory)
+        _ = try await store.insert("Book", ["title": .string("holder"), "isbn": .string("taken")])
+        let before = try await store.history(after: nil, limit: 10_000)
+        func book(_ title: String, isbn: String? = nil) -> StoreChanges.Insert {
+            var values: [String: PropertyValue] = ["title": .string(title)]
+            if let isbn { values["isbn"] = .string(isbn) }
+            return .init(temporaryID: .temporary(entityName: "Book"), values: values)
+        }
+        var saves = (0..<(SQLiteHistory.Recorder.rowsPerStatement + 8)).map { StoreChanges(inserts: [book("t\($0)")], author: "a\($0)") }
+        saves.insert(StoreChanges(inserts: [book("pair 1"), book("pair 2")], author: "pair"), at: 5)
+        saves.insert(StoreChanges(inserts: [book("refused", isbn: "taken")], author: "refused"), at: 9)
+        let results = try await answersInOneGroup(store, saves)
+
+        var committed: [(author: String?, ids: [ObjectID])] = []
+        for index in saves.indices {
+            switch results[index] {
+            case .success(.committed(let commit))?: committed.append((saves[index].author, commit.insertedIDs))
+            case .success(.constraintConflicts)? where saves[index].author == "refused": break
+            default: Issue.record("save \(index): \(String(describing: results[index]))")
+            }
+        }
+        #expect(committed.count == saves.count - 1)
+        // After the streamed save that held the writer (no author), the group's.
+        let all = try await store.history(after: before.last?.token, limit: 10_000)
+        let recorded = all.filter { $0.author != nil }
+        #expect(all.count == recorded.count + 1)
+        #expect(recorded.map(\.author) == committed.map(\.author))
+        #expect(recorded.map { $0.changes.map(\.objectID) } == committed.map(\.ids))
+        #expect(recorded.allSatisfy { $0.changes.allSatisfy { $0.kind == .insert && $0.version == 1 && $0.changedProperties == ["title"] } })
+        let tokens = all.map(\.token.value)
+        #expect(tokens.first == (before.last?.token.value ?? 0) + 1)
+        #expect(zip(tokens, tokens.dropFirst()).allSatisfy { $1 == $0 + 1 })
+        // The next save goes on from the group's last token.
+        _ = try await store.insert("Book", ["title": .string("after")])
+        let next = try await store.history(after: recorded.last?.token, limit: 10)
+        #expect(next.map(\.token.value) == [(tokens.last ?? 0) + 1])
+        try await store.close()
+    }
+
     /// Text is bound from the run's own copy up to the copy limit and
     /// copied by SQLite past it: both read back as written, and an empty
     /// text stays an empty text (not nil), in one save and across saves.

@@ -1,0 +1,164 @@
+import Foundation
+import GRDB
+import StrataModel
+import StrataStore
+
+extension SQLiteHistory {
+    /// Records the committed change sets of one group commit, one history
+    /// transaction each, in a few multi-row `INSERT`s for the whole group
+    /// instead of two statements per save.
+    ///
+    /// - ``record(_:changes:commit:tombstones:origin:processID:timestamp:)``
+    ///   only gathers rows: each change set gets the next token, counted
+    ///   from the store's newest (`sqlite_sequence` or the table's maximum,
+    ///   read once per group inside the writer's transaction, so that
+    ///   another process's saves are counted) as `AUTOINCREMENT` would give
+    ///   it.
+    /// - ``flush(_:)`` writes what was gathered, at most
+    ///   ``rowsPerStatement`` rows per statement. The caller runs it outside
+    ///   any save's savepoint (after a save is released, and before the
+    ///   commit): rows of saves already written must not be undone by a
+    ///   later save's rollback. A failed flush fails the whole group.
+    ///
+    /// Lives within one database access, like its statements.
+    struct Recorder {
+        /// Rows per multi-row statement (7 parameters a change row: 224,
+        /// far below SQLite's limit of 32,766).
+        static let rowsPerStatement = 32
+        /// Rows gathered past which ``flushIfLarge(_:)`` writes them.
+        static let flushRows = 512
+
+        private let path: String
+        /// The token the next recorded change set gets (read on first use).
+        private var nextToken: Int64?
+        /// Gathered rows, their columns one after the other.
+        private var transactionCells: [DatabaseValue] = []
+        private var changeCells: [DatabaseValue] = []
+        private var tombstoneCells: [DatabaseValue] = []
+        /// The values whose changed-property list was made last, and that list.
+        private var lastNames: (values: PropertyValues, names: String)?
+
+        init(path: String) {
+            self.path = path
+        }
+
+        /// Whether rows wait for ``flush(_:)``.
+        var isEmpty: Bool { transactionCells.isEmpty }
+
+        /// Gathers one committed change set as one transaction (written by
+        /// the next ``flush(_:)``).
+        mutating func record(_ db: Database, changes: StoreChanges, commit: StoreCommit, tombstones: [Int: [(String, DatabaseValue)]], origin: String, processID: Int32, timestamp: Date) throws {
+            let token: Int64
+            if let nextToken {
+                token = nextToken
+            } else {
+                token = try SQLiteHistory.newestToken(db) + 1
+            }
+            nextToken = token + 1
+            let tokenValue = token.databaseValue
+            transactionCells.append(contentsOf: [
+                tokenValue, timestamp.timeIntervalSinceReferenceDate.databaseValue, changes.author.databaseValue,
+                changes.contextName.databaseValue, Int64(processID).databaseValue, origin.databaseValue,
+            ])
+            var sequence: Int64 = 0
+            func add(_ kind: HistoryChange.Kind, _ id: ObjectID, version: Int64, properties: String) {
+                guard let key = id.primaryKey else { return }
+                sequence += 1
+                changeCells.append(contentsOf: [
+                    tokenValue, sequence.databaseValue, kind.rawValue.databaseValue, id.entityName.databaseValue,
+                    key.databaseValue, version.databaseValue, properties.databaseValue,
+                ])
+            }
+            func names(_ values: PropertyValues, _ toMany: [String: [ObjectID]]) -> String {
+                // Inserts of a group usually set the same names: the list
+                // made for the last one is used again.
+                if toMany.isEmpty, let last = lastNames, last.values.hasSameKeys(as: values) { return last.names }
+                let names = (values.keys + toMany.keys).sorted().joined(separator: ",")
+                if toMany.isEmpty { lastNames = (values, names) }
+                return names
+            }
+            // The commit lists the inserts' permanent IDs in the change set's order.
+            if changeCells.isEmpty { changeCells.reserveCapacity(7 * changes.inserts.count) }
+            for (insert, permanent) in zip(changes.inserts, commit.insertedIDs) {
+                add(.insert, permanent, version: 1, properties: names(insert.values, insert.toMany))
+            }
+            for update in changes.updates {
+                // An update of a row already gone (without version checks) changed nothing.
+                guard let version = commit.updatedVersions[update.objectID] else { continue }
+                add(.update, update.objectID, version: version, properties: names(update.values, update.toMany))
+            }
+            for (index, delete) in changes.deletes.enumerated() {
+                add(.delete, delete.objectID, version: 0, properties: "")
+                for (name, value) in tombstones[index] ?? [] {
+                    tombstoneCells.append(contentsOf: [tokenValue, sequence.databaseValue, name.databaseValue, value])
+                }
+            }
+        }
+
+        /// ``flush(_:)`` once many rows wait (a large save's, or a large
+        /// group's), so that they are not all held until the commit.
+        mutating func flushIfLarge(_ db: Database) throws {
+            if changeCells.count >= 7 * Self.flushRows || transactionCells.count >= 6 * Self.flushRows { try flush(db) }
+        }
+
+        /// The columns the gathered rows fill, and the statements for
+        /// 0…``rowsPerStatement`` rows of each (built once).
+        private static let transactionColumns = ["Z_TOKEN", "Z_TIMESTAMP", "Z_AUTHOR", "Z_CONTEXT", "Z_PROCESS", "Z_ORIGIN"]
+        private static let changeColumns = ["Z_TOKEN", "Z_SEQ", "Z_TYPE", "Z_ENTITY", "Z_KEY", "Z_VERSION", "Z_PROPERTIES"]
+        private static let tombstoneColumns = ["Z_TOKEN", "Z_SEQ", "Z_NAME", "Z_VALUE"]
+        private static let transactionSQL = statements(transactionTable, columns: transactionColumns)
+        private static let changeSQL = statements(changeTable, columns: changeColumns)
+        private static let tombstoneSQL = statements(tombstoneTable, columns: tombstoneColumns)
+
+        /// Writes every gathered row. They are dropped even when writing
+        /// fails: they belong to the save (or the group) that fails with it.
+        mutating func flush(_ db: Database) throws {
+            defer {
+                transactionCells.removeAll(keepingCapacity: true)
+                changeCells.removeAll(keepingCapacity: true)
+                tombstoneCells.removeAll(keepingCapacity: true)
+            }
+            do {
+                try Self.insert(db, Self.transactionSQL, width: Self.transactionColumns.count, cells: transactionCells, path: path)
+                try Self.insert(db, Self.changeSQL, width: Self.changeColumns.count, cells: changeCells, path: path)
+                try Self.insert(db, Self.tombstoneSQL, width: Self.tombstoneColumns.count, cells: tombstoneCells, path: path)
+            } catch {
+                // The failed rows' tokens are read again after the rollback
+                // (no gap is left when a save's own rows fail).
+                nextToken = nil
+                throw error
+            }
+        }
+
+        /// Inserts `cells` (`width` per row) with `statements` (that for
+        /// `n` rows at `n`), at most ``rowsPerStatement`` rows per statement.
+        private static func insert(_ db: Database, _ statements: [String], width: Int, cells: [DatabaseValue], path: String) throws {
+            var start = 0
+            while start < cells.count {
+                let rows = min(rowsPerStatement, (cells.count - start) / width)
+                let end = start + rows * width
+                let runner = SQLiteStatementRunner(try db.cachedStatement(sql: statements[rows]), path: path)
+                try runner.run(cells[start..<end])
+                start = end
+            }
+        }
+
+        /// `INSERT INTO table (columns) VALUES (?, …), …` for 0 (unused),
+        /// 1, … ``rowsPerStatement`` rows.
+        static func statements(_ table: String, columns: [String]) -> [String] {
+            let row = "(" + Array(repeating: "?", count: columns.count).joined(separator: ", ") + ")"
+            let head = "INSERT INTO \(q(table)) (" + columns.map(q).joined(separator: ", ") + ") VALUES "
+            return (0...rowsPerStatement).map { head + Array(repeating: row, count: $0).joined(separator: ", ") }
+        }
+    }
+
+    /// The newest token handed out, inside the caller's transaction: the
+    /// larger of the `AUTOINCREMENT` sequence (which survives purges of the
+    /// newest rows) and the table's maximum (a table that never had a row
+    /// has no sequence).
+    static func newestToken(_ db: Database) throws -> Int64 {
+        let sequence = try Int64.fetchOne(db.cachedStatement(sql: "SELECT seq FROM sqlite_sequence WHERE name = ?"), arguments: [transactionTable]) ?? 0
+        let maximum = try Int64.fetchOne(db.cachedStatement(sql: newestTokenSQL)) ?? 0
+        return max(sequence, maximum)
+    }
+}
