@@ -45,29 +45,53 @@ extension SQLiteHistory {
         /// Whether rows wait for ``flush(_:)``.
         var isEmpty: Bool { transactionCells.isEmpty }
 
+        /// Where the gathered rows end: ``rewind(to:)`` drops what a save
+        /// recorded after it.
+        struct Mark {
+            fileprivate let cells: (transactions: Int, changes: Int, tombstones: Int)
+            fileprivate let nextToken: Int64?
+        }
+
+        /// The end of the rows gathered so far.
+        var mark: Mark {
+            Mark(cells: (transactionCells.count, changeCells.count, tombstoneCells.count), nextToken: nextToken)
+        }
+
+        /// Drops the rows gathered after `mark` (a save rolled back after
+        /// it was recorded), and their tokens.
+        mutating func rewind(to mark: Mark) {
+            transactionCells.removeSubrange(min(mark.cells.transactions, transactionCells.count)...)
+            changeCells.removeSubrange(min(mark.cells.changes, changeCells.count)...)
+            tombstoneCells.removeSubrange(min(mark.cells.tombstones, tombstoneCells.count)...)
+            nextToken = mark.nextToken
+        }
+
         /// Gathers one committed change set as one transaction (written by
-        /// the next ``flush(_:)``).
-        mutating func record(_ db: Database, changes: StoreChanges, commit: StoreCommit, tombstones: [Int: [(String, DatabaseValue)]], origin: String, processID: Int32, timestamp: Date) throws {
-            let token: Int64
-            if let nextToken {
-                token = nextToken
-            } else {
-                token = try SQLiteHistory.newestToken(db) + 1
+        /// the next ``flush(_:)``). With `flushing` (the change set has the
+        /// transaction, or a savepoint, to itself), its rows are written as
+        /// they accumulate, so that a large one is not held whole.
+        mutating func record(_ db: Database, changes: StoreChanges, commit: StoreCommit, tombstones: [Int: [(String, DatabaseValue)]], origin: String, processID: Int32, timestamp: Date,
+                             flushing: Bool = false) throws {
+            let newest = try nextToken.map { $0 - 1 } ?? SQLiteHistory.newestToken(db)
+            let (token, overflow) = newest.addingReportingOverflow(1)
+            guard !overflow else {
+                throw StrataError(.storeSave, "store \(path): history has no token left after \(newest)")
             }
-            nextToken = token + 1
+            nextToken = token &+ 1
             let tokenValue = token.databaseValue
             transactionCells.append(contentsOf: [
                 tokenValue, timestamp.timeIntervalSinceReferenceDate.databaseValue, changes.author.databaseValue,
                 changes.contextName.databaseValue, Int64(processID).databaseValue, origin.databaseValue,
             ])
             var sequence: Int64 = 0
-            func add(_ kind: HistoryChange.Kind, _ id: ObjectID, version: Int64, properties: String) {
+            func add(_ kind: HistoryChange.Kind, _ id: ObjectID, version: Int64, properties: String) throws {
                 guard let key = id.primaryKey else { return }
                 sequence += 1
                 changeCells.append(contentsOf: [
                     tokenValue, sequence.databaseValue, kind.rawValue.databaseValue, id.entityName.databaseValue,
                     key.databaseValue, version.databaseValue, properties.databaseValue,
                 ])
+                if flushing { try flushIfLarge(db) }
             }
             func names(_ values: PropertyValues, _ toMany: [String: [ObjectID]]) -> String {
                 // Inserts of a group usually set the same names: the list
@@ -80,23 +104,24 @@ extension SQLiteHistory {
             // The commit lists the inserts' permanent IDs in the change set's order.
             if changeCells.isEmpty { changeCells.reserveCapacity(7 * changes.inserts.count) }
             for (insert, permanent) in zip(changes.inserts, commit.insertedIDs) {
-                add(.insert, permanent, version: 1, properties: names(insert.values, insert.toMany))
+                try add(.insert, permanent, version: 1, properties: names(insert.values, insert.toMany))
             }
             for update in changes.updates {
                 // An update of a row already gone (without version checks) changed nothing.
                 guard let version = commit.updatedVersions[update.objectID] else { continue }
-                add(.update, update.objectID, version: version, properties: names(update.values, update.toMany))
+                try add(.update, update.objectID, version: version, properties: names(update.values, update.toMany))
             }
             for (index, delete) in changes.deletes.enumerated() {
-                add(.delete, delete.objectID, version: 0, properties: "")
+                try add(.delete, delete.objectID, version: 0, properties: "")
                 for (name, value) in tombstones[index] ?? [] {
                     tombstoneCells.append(contentsOf: [tokenValue, sequence.databaseValue, name.databaseValue, value])
                 }
             }
         }
 
-        /// ``flush(_:)`` once many rows wait (a large save's, or a large
-        /// group's), so that they are not all held until the commit.
+        /// ``flush(_:)`` once many rows wait (a large group's between its
+        /// saves, a large save's while it is recorded with `flushing`), so
+        /// that they are not all held until the commit.
         mutating func flushIfLarge(_ db: Database) throws {
             if changeCells.count >= 7 * Self.flushRows || transactionCells.count >= 6 * Self.flushRows { try flush(db) }
         }

@@ -268,6 +268,7 @@ extension SQLiteStore {
                     continue
                 }
                 try SQLiteStatementRunner.step(savepoint, db)
+                let recorded = recorder?.mark
                 do {
                     let outcome = try execute(&transaction, changes: group[index], db: db, mapping: mapping, history: history, recorder: &recorder, timestamp: timestamp, keys: &keys,
                                               flushesHistory: savepointForEach || !shared)
@@ -283,6 +284,9 @@ extension SQLiteStore {
                 } catch {
                     try SQLiteStatementRunner.step(rollback, db)
                     try SQLiteStatementRunner.step(release, db)
+                    // Rolled back after it was recorded (its release failed):
+                    // its history goes too.
+                    if let recorded { recorder?.rewind(to: recorded) }
                     results[index] = .failure(error)
                 }
             }
@@ -314,7 +318,8 @@ extension SQLiteStore {
             do {
                 // Streamed inserts are all supplied once their rows are written.
                 if let feed = save.feed { changes.inserts = try feed.allInserts() }
-                try recorder?.record(db, changes: changes, commit: commit, tombstones: tombstones, origin: history.origin, processID: HistoryRecording.processID, timestamp: timestamp)
+                try recorder?.record(db, changes: changes, commit: commit, tombstones: tombstones, origin: history.origin, processID: HistoryRecording.processID, timestamp: timestamp,
+                                     flushing: flushesHistory)
                 if flushesHistory { try recorder?.flush(db) }
             } catch where failsGroup {
                 throw GroupFailure(underlying: error)

@@ -1329,6 +1329,11 @@ import Testing
              try Int64.fetchOne(db, sql: "SELECT MAX(Z_PK) FROM ZBOOK"))
         }
         #expect(authors.filter { ["a", "b", "c", "poison"].contains($0) } == ["a", "b"])
+        // The refused save's token was not kept: no gap.
+        let tokens = try await database.read { db in
+            try Int64.fetchAll(db, sql: "SELECT Z_TOKEN FROM \(SQLSchema.quote(SQLiteHistory.transactionTable)) ORDER BY Z_TOKEN")
+        }
+        #expect(zip(tokens, tokens.dropFirst()).allSatisfy { $1 == $0 + 1 }, "\(tokens)")
         #expect(highestKey != nil)
         #expect((recordedKey ?? 0) >= (highestKey ?? 1))
         try await store.close()
@@ -1345,6 +1350,13 @@ import Testing
         let store = try await open(directory)
         _ = try await store.insert("Book", ["title": .string("holder"), "isbn": .string("taken")])
         let before = try await store.history(after: nil, limit: 10_000)
+        let database = try store.openDatabase()
+        let statements = Mutex<[String]>([])
+        try await database.writeWithoutTransaction { db in
+            db.trace { event in
+                if case .statement(let statement) = event { statements.withLock { $0.append(statement.sql) } }
+            }
+        }
         func book(_ title: String, isbn: String? = nil) -> StoreChanges.Insert {
             var values: [String: PropertyValue] = ["title": .string(title)]
             if let isbn { values["isbn"] = .string(isbn) }
@@ -1354,6 +1366,16 @@ import Testing
         saves.insert(StoreChanges(inserts: [book("pair 1"), book("pair 2")], author: "pair"), at: 5)
         saves.insert(StoreChanges(inserts: [book("refused", isbn: "taken")], author: "refused"), at: 9)
         let results = try await answersInOneGroup(store, saves)
+        try await database.writeWithoutTransaction { db in db.trace(options: []) }
+        // The group written once (no retry), its history in two statements
+        // of at most 32 rows for each table: 41 transactions, 42 changes
+        // (after the statements of the streamed save that held the writer).
+        let written = statements.withLock { $0 }
+        let historyInserts = written.filter { $0.hasPrefix("INSERT INTO \(SQLSchema.quote(SQLiteHistory.transactionTable)) ") }
+        let changeInserts = written.filter { $0.hasPrefix("INSERT INTO \(SQLSchema.quote(SQLiteHistory.changeTable)) ") }
+        #expect(written.filter { $0.hasPrefix("SAVEPOINT") }.count == 1)
+        #expect(historyInserts.suffix(2).map { $0.components(separatedBy: "), (").count } == [SQLiteHistory.Recorder.rowsPerStatement, 9])
+        #expect(changeInserts.suffix(2).map { $0.components(separatedBy: "), (").count } == [SQLiteHistory.Recorder.rowsPerStatement, 10])
 
         var committed: [(author: String?, ids: [ObjectID])] = []
         for index in saves.indices {
