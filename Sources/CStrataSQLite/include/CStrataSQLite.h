@@ -55,4 +55,28 @@ typedef struct {
 /// a failed write does (SQLITE_NOTFOUND when no log is open).
 #define STRATA_FCNTL_WAL_BUFFER_FAIL_FLUSHES 0x53545242
 
+/// Whether this process's SQLite uses the page cache of `page_cache.c`:
+/// SQLite's default cache, except that a truncation of the cache below
+/// which no page can be cached is not passed on. Installed when the library
+/// loads (before anything can initialize SQLite), unless the environment
+/// sets `STRATA_SQLITE_DEFAULT_PAGE_CACHE`.
+///
+/// Why: when a B-tree split leaves new sibling pages out of order, SQLite
+/// (3.40) swaps their numbers through the lock-byte page's number (262145
+/// with 4 KiB pages); the default cache then takes every later truncation
+/// (the end of each write transaction truncates the cache to the database's
+/// size) as a reason to walk its whole hash table, about 30 µs a commit with
+/// 11 MiB cached, more with a fuller cache.
+int strata_sqlite_page_cache_installed(void);
+
+/// Truncations of page caches (all connections of the process) that
+/// ``strata_sqlite_page_cache_installed`` skipped, and those it passed on.
+typedef struct {
+    long long truncationsSkipped;
+    long long truncationsPassed;
+} StrataPageCacheCounts;
+
+/// The process's counts so far.
+StrataPageCacheCounts strata_sqlite_page_cache_counts(void);
+
 #endif
