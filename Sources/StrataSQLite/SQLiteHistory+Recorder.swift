@@ -8,8 +8,8 @@ extension SQLiteHistory {
     /// transaction each, in a few multi-row `INSERT`s for the whole group
     /// instead of two statements per save.
     ///
-    /// - ``record(_:changes:commit:tombstones:origin:processID:timestamp:)``
-    ///   only gathers rows: each change set gets the next token, counted
+    /// - ``record(_:changes:commit:tombstones:origin:processID:timestamp:flushing:)``
+    ///   gathers rows: each change set gets the next token, counted
     ///   from the store's newest (`sqlite_sequence` or the table's maximum,
     ///   read once per group inside the writer's transaction, so that
     ///   another process's saves are counted) as `AUTOINCREMENT` would give
@@ -18,7 +18,9 @@ extension SQLiteHistory {
     ///   ``rowsPerStatement`` rows per statement. The caller runs it outside
     ///   any save's savepoint (after a save is released, and before the
     ///   commit): rows of saves already written must not be undone by a
-    ///   later save's rollback. A failed flush fails the whole group.
+    ///   later save's rollback. A failed flush fails the whole group; the
+    ///   group is then written again with a savepoint for each save, each
+    ///   save's rows written inside its own (`flushing`).
     ///
     /// Lives within one database access, like its statements.
     struct Recorder {
@@ -29,8 +31,8 @@ extension SQLiteHistory {
         static let flushRows = 512
 
         private let path: String
-        /// The token the next recorded change set gets (read on first use).
-        private var nextToken: Int64?
+        /// The newest token handed out (read from the store on first use).
+        private var newest: Int64?
         /// Gathered rows, their columns one after the other.
         private var transactionCells: [DatabaseValue] = []
         private var changeCells: [DatabaseValue] = []
@@ -42,19 +44,16 @@ extension SQLiteHistory {
             self.path = path
         }
 
-        /// Whether rows wait for ``flush(_:)``.
-        var isEmpty: Bool { transactionCells.isEmpty }
-
         /// Where the gathered rows end: ``rewind(to:)`` drops what a save
         /// recorded after it.
         struct Mark {
             fileprivate let cells: (transactions: Int, changes: Int, tombstones: Int)
-            fileprivate let nextToken: Int64?
+            fileprivate let newest: Int64?
         }
 
         /// The end of the rows gathered so far.
         var mark: Mark {
-            Mark(cells: (transactionCells.count, changeCells.count, tombstoneCells.count), nextToken: nextToken)
+            Mark(cells: (transactionCells.count, changeCells.count, tombstoneCells.count), newest: newest)
         }
 
         /// Drops the rows gathered after `mark` (a save rolled back after
@@ -63,7 +62,7 @@ extension SQLiteHistory {
             transactionCells.removeSubrange(min(mark.cells.transactions, transactionCells.count)...)
             changeCells.removeSubrange(min(mark.cells.changes, changeCells.count)...)
             tombstoneCells.removeSubrange(min(mark.cells.tombstones, tombstoneCells.count)...)
-            nextToken = mark.nextToken
+            newest = mark.newest
         }
 
         /// Gathers one committed change set as one transaction (written by
@@ -72,12 +71,12 @@ extension SQLiteHistory {
         /// they accumulate, so that a large one is not held whole.
         mutating func record(_ db: Database, changes: StoreChanges, commit: StoreCommit, tombstones: [Int: [(String, DatabaseValue)]], origin: String, processID: Int32, timestamp: Date,
                              flushing: Bool = false) throws {
-            let newest = try nextToken.map { $0 - 1 } ?? SQLiteHistory.newestToken(db)
-            let (token, overflow) = newest.addingReportingOverflow(1)
+            let previous = try newest ?? SQLiteHistory.newestToken(db)
+            let (token, overflow) = previous.addingReportingOverflow(1)
             guard !overflow else {
-                throw StrataError(.storeSave, "store \(path): history has no token left after \(newest)")
+                throw StrataError(.storeSave, "store \(path): history has no token left after \(previous)")
             }
-            nextToken = token &+ 1
+            newest = token
             let tokenValue = token.databaseValue
             transactionCells.append(contentsOf: [
                 tokenValue, timestamp.timeIntervalSinceReferenceDate.databaseValue, changes.author.databaseValue,
@@ -150,7 +149,7 @@ extension SQLiteHistory {
             } catch {
                 // The failed rows' tokens are read again after the rollback
                 // (no gap is left when a save's own rows fail).
-                nextToken = nil
+                newest = nil
                 throw error
             }
         }

@@ -1403,6 +1403,31 @@ import Testing
         try await store.close()
     }
 
+    /// History tokens end at Int64.max: the save that would need the next
+    /// one fails (134030) instead of trapping, and nothing of it is written.
+    @Test func aSaveBeyondTheLastHistoryTokenFailsAndWritesNothing() async throws {
+        let directory = try SQLiteTestDirectory()
+        defer { directory.remove() }
+        let store = try await open(directory)
+        _ = try await store.insert("Book", ["title": .string("first")])
+        let database = try store.openDatabase()
+        try await database.write { db in
+            try db.execute(sql: "UPDATE sqlite_sequence SET seq = ? WHERE name = ?", arguments: [Int64.max - 1, SQLiteHistory.transactionTable])
+        }
+        _ = try await store.insert("Book", ["title": .string("last")])
+        await #expect(throws: StrataError.self) { _ = try await store.insert("Book", ["title": .string("beyond")]) }
+        do {
+            _ = try await store.insert("Book", ["title": .string("beyond")])
+        } catch let error as StrataError {
+            #expect(error.code == .storeSave)
+            #expect(error.message.contains("no token left"))
+        }
+        #expect(try await bookTitles(store) == ["first", "last"])
+        let newest = try await database.read { db in try SQLiteHistory.currentToken(db) }
+        #expect(newest == Int64.max)
+        try await store.close()
+    }
+
     /// Text is bound from the run's own copy up to the copy limit and
     /// copied by SQLite past it: both read back as written, and an empty
     /// text stays an empty text (not nil), in one save and across saves.
