@@ -1216,6 +1216,21 @@ import Testing
         return results
     }
 
+    /// ``answersInOneGroup(_:_:)``, with every statement the store's
+    /// writer ran meanwhile (the streamed save's first).
+    private func answersInOneGroupTraced(_ store: SQLiteStore, _ saves: [StoreChanges]) async throws -> (results: [Int: Result<StoreSaveResult, any Error>], statements: [String]) {
+        let database = try store.openDatabase()
+        let statements = Mutex<[String]>([])
+        try await database.writeWithoutTransaction { db in
+            db.trace { event in
+                if case .statement(let statement) = event { statements.withLock { $0.append(statement.sql) } }
+            }
+        }
+        let results = try await answersInOneGroup(store, saves)
+        try await database.writeWithoutTransaction { db in db.trace(options: []) }
+        return (results, statements.withLock { $0 })
+    }
+
     /// Every book's title, in order.
     private func bookTitles(_ store: SQLiteStore) async throws -> [String] {
         try await store.fetch("Book", sort: [StrataQuery.SortDescriptor("title")]).compactMap { snapshot -> String? in
@@ -1266,23 +1281,15 @@ import Testing
         let directory = try SQLiteTestDirectory()
         defer { directory.remove() }
         let store = try await open(directory)
-        let database = try store.openDatabase()
-        let statements = Mutex<[String]>([])
-        try await database.writeWithoutTransaction { db in
-            db.trace { event in
-                if case .statement(let statement) = event { statements.withLock { $0.append(statement.sql) } }
-            }
-        }
         func tag(_ name: String) -> StoreChanges.Insert {
             .init(temporaryID: .temporary(entityName: "Tag"), values: ["name": .string(name)])
         }
         let saves = [StoreChanges(inserts: [tag("a")]), StoreChanges(inserts: [tag("b"), tag("c")]), StoreChanges(inserts: [tag("d")]), StoreChanges(inserts: [tag("e")])]
-        let results = try await answersInOneGroup(store, saves)
+        let (results, statements) = try await answersInOneGroupTraced(store, saves)
         for index in saves.indices {
             guard case .success(.committed)? = results[index] else { Issue.record("save \(index): \(String(describing: results[index]))"); continue }
         }
-        try await database.writeWithoutTransaction { db in db.trace(options: []) }
-        let savepoints = statements.withLock { $0 }.filter { $0.hasPrefix("SAVEPOINT") }
+        let savepoints = statements.filter { $0.hasPrefix("SAVEPOINT") }
         #expect(savepoints.count == 1, "\(savepoints)")
         #expect(try await store.count(store.resolved("Tag")) == SQLiteInsertPipeline.chunkRows + 10 + 5)
         try await store.close()
@@ -1350,13 +1357,6 @@ import Testing
         let store = try await open(directory)
         _ = try await store.insert("Book", ["title": .string("holder"), "isbn": .string("taken")])
         let before = try await store.history(after: nil, limit: 10_000)
-        let database = try store.openDatabase()
-        let statements = Mutex<[String]>([])
-        try await database.writeWithoutTransaction { db in
-            db.trace { event in
-                if case .statement(let statement) = event { statements.withLock { $0.append(statement.sql) } }
-            }
-        }
         func book(_ title: String, isbn: String? = nil) -> StoreChanges.Insert {
             var values: [String: PropertyValue] = ["title": .string(title)]
             if let isbn { values["isbn"] = .string(isbn) }
@@ -1365,12 +1365,10 @@ import Testing
         var saves = (0..<(SQLiteHistory.Recorder.rowsPerStatement + 8)).map { StoreChanges(inserts: [book("t\($0)")], author: "a\($0)") }
         saves.insert(StoreChanges(inserts: [book("pair 1"), book("pair 2")], author: "pair"), at: 5)
         saves.insert(StoreChanges(inserts: [book("refused", isbn: "taken")], author: "refused"), at: 9)
-        let results = try await answersInOneGroup(store, saves)
-        try await database.writeWithoutTransaction { db in db.trace(options: []) }
+        let (results, written) = try await answersInOneGroupTraced(store, saves)
         // The group written once (no retry), its history in two statements
         // of at most 32 rows for each table: 41 transactions, 42 changes
         // (after the statements of the streamed save that held the writer).
-        let written = statements.withLock { $0 }
         let historyInserts = written.filter { $0.hasPrefix("INSERT INTO \(SQLSchema.quote(SQLiteHistory.transactionTable)) ") }
         let changeInserts = written.filter { $0.hasPrefix("INSERT INTO \(SQLSchema.quote(SQLiteHistory.changeTable)) ") }
         #expect(written.filter { $0.hasPrefix("SAVEPOINT") }.count == 1)
@@ -1390,6 +1388,9 @@ import Testing
         let all = try await store.history(after: before.last?.token, limit: 10_000)
         let recorded = all.filter { $0.author != nil }
         #expect(all.count == recorded.count + 1)
+        // The streamed save, alone in its group, wrote its rows as they
+        // accumulated: every one of them is there.
+        #expect(all.first?.changes.count == SQLiteInsertPipeline.chunkRows + 10)
         #expect(recorded.map(\.author) == committed.map(\.author))
         #expect(recorded.map { $0.changes.map(\.objectID) } == committed.map(\.ids))
         #expect(recorded.allSatisfy { $0.changes.allSatisfy { $0.kind == .insert && $0.version == 1 && $0.changedProperties == ["title"] } })
@@ -1400,6 +1401,35 @@ import Testing
         _ = try await store.insert("Book", ["title": .string("after")])
         let next = try await store.history(after: recorded.last?.token, limit: 10)
         #expect(next.map(\.token.value) == [(tokens.last ?? 0) + 1])
+        try await store.close()
+    }
+
+    /// Once a group's gathered history passes Recorder.flushRows rows, it is
+    /// written between two saves, outside both saves' savepoints: the next
+    /// save's transaction row goes in a statement of its own, and both
+    /// saves' history is whole.
+    @Test func aLargeGroupWritesItsHistoryBetweenSaves() async throws {
+        let directory = try SQLiteTestDirectory()
+        defer { directory.remove() }
+        let store = try await open(directory)
+        let large = SQLiteHistory.Recorder.flushRows + 88
+        let saves = [
+            StoreChanges(inserts: (0..<large).map { .init(temporaryID: .temporary(entityName: "Tag"), values: ["name": .string("large \($0)")]) }, author: "large"),
+            StoreChanges(inserts: [.init(temporaryID: .temporary(entityName: "Tag"), values: ["name": .string("small")])], author: "small"),
+        ]
+        let (results, statements) = try await answersInOneGroupTraced(store, saves)
+        for index in saves.indices {
+            guard case .success(.committed)? = results[index] else { Issue.record("save \(index): \(String(describing: results[index]))"); continue }
+        }
+        // The streamed save's row, then one for each save of the group.
+        let transactionRows = statements
+            .filter { $0.hasPrefix("INSERT INTO \(SQLSchema.quote(SQLiteHistory.transactionTable)) ") }
+            .map { $0.components(separatedBy: "), (").count }
+        #expect(transactionRows == [1, 1, 1])
+        let history = try await store.history(after: nil, limit: 10_000).filter { $0.author != nil }
+        #expect(history.map(\.author) == ["large", "small"])
+        #expect(history.map(\.changes.count) == [large, 1])
+        #expect(history.count == 2 && history[1].token.value == history[0].token.value + 1)
         try await store.close()
     }
 
