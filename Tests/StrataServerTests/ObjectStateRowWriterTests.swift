@@ -77,7 +77,7 @@ import Testing
         var writer = ObjectStateRowWriter(batch: allocator.buffer(capacity: 0), limit: limit, allocator: allocator)
         let rows = try #require(store.visitRowsNow(query, of: fetch.entityName, budget: .seconds(5), visitor: &writer))
         #expect(rows == snapshots.count)
-        return (expected, writer.batch, rows)
+        return (expected, writer.takeBatch(), rows)
     }
 
     @Test("Every attribute type and to-one is written as its snapshot is")
@@ -128,6 +128,29 @@ import Testing
         try await container.close()
     }
 
+    @Test("Rows of every length prefix, past the writer's first memory, are written as their snapshots are")
+    func rowsOfEveryPrefixLength() async throws {
+        // Rows whose ObjectState takes a 1-, 2- and 3-byte length (under
+        // 128 bytes, under 16 KiB, past it), so that each is moved up to
+        // its prefix by a different distance, and together more than the
+        // writer's first 4 KiB.
+        let lengths = [0, 10, 200, 5_000, 20_000, 70_000, 3]
+        let (container, directory) = try await Self.container { context in
+            for (i, length) in lengths.enumerated() {
+                let item = try context.insert("Item")
+                try item.setValue(.integer(Int64(i)), forKey: "i64")
+                if length > 0 { try item.setValue(.string(String(repeating: "abcdefg", count: length / 7)), forKey: "str") }
+            }
+        }
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let store = try #require(container.coordinator.stores(for: "Item").first as? SQLiteStore)
+        let (expected, visited, rows) = try bothEncodings(store, try fetch("Item", container.coordinator.resolver))
+        #expect(rows == lengths.count)
+        #expect(visited.readableBytes > 90_000)
+        #expect(visited.readableBytesView.elementsEqual(expected.readableBytesView))
+        try await container.close()
+    }
+
     @Test("A batch past its limit is refused as the snapshots' encoding refuses it")
     func refusesPastTheLimit() async throws {
         let (container, directory) = try await Self.container { context in
@@ -148,7 +171,7 @@ import Testing
         // Room for all the rows, then for one byte fewer.
         var fits = ObjectStateRowWriter(batch: allocator.buffer(capacity: 0), limit: whole.readableBytes, allocator: allocator)
         #expect(store.visitRowsNow(query, of: "Item", budget: .seconds(5), visitor: &fits) == 10)
-        #expect(fits.batch == whole)
+        #expect(fits.takeBatch() == whole)
         var short = ObjectStateRowWriter(batch: allocator.buffer(capacity: 0), limit: whole.readableBytes - 1, allocator: allocator)
         #expect(store.visitRowsNow(query, of: "Item", budget: .seconds(5), visitor: &short) == nil)
         var truncated = allocator.buffer(capacity: 0)
