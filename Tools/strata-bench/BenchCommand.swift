@@ -337,7 +337,8 @@ struct BenchCommand: AsyncParsableCommand {
             sortsByPages: generator == nil && predicate == "pages >= $LOW AND pages <= $HIGH",
             queryLimit: UInt32(clamping: queryLimit),
             ids: versions.keys.sorted(), versions: versions,
-            preparesGets: driver == .wire && mix.includes(.get), probe: probe
+            preparesGets: driver == .wire && mix.includes(.get),
+            preparesQueries: driver == .wire && mix.includes(.query), probe: probe
         )
         let concurrency = self.concurrency ?? connections
         let shape = LoadShape(

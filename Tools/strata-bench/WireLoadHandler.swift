@@ -298,7 +298,12 @@ final class WireLoadHandler: ChannelInboundHandler {
             // A prepared get: the frame is the request ID and its bytes.
             let get = workload.encodedGet(random: &current.random)
             buffer = context.channel.allocator.buffer(capacity: get.count + 24)
-            Self.writeRefreshFrame(requestID: id, encodedRequest: get, into: &buffer)
+            Self.writeRequestFrame(requestID: id, field: Self.refreshField, encodedRequest: get, into: &buffer)
+        } else if operation == .query, !compressRequests, workload.hasEncodedQueries {
+            // A prepared query: the frame is the request ID and its bytes.
+            let query = workload.encodedQuery(random: &current.random)
+            buffer = context.channel.allocator.buffer(capacity: query.count + 24)
+            Self.writeRequestFrame(requestID: id, field: Self.fetchField, encodedRequest: query, into: &buffer)
         } else if operation == .insert, !compressRequests, workload.generator == nil {
             // An insert framed by hand: the same message the workload
             // builds, without a message tree and its map per request.
@@ -337,15 +342,18 @@ final class WireLoadHandler: ChannelInboundHandler {
         needsFlush = true
     }
 
-    /// Frames `ClientFrame{request_id, refresh: <encodedRequest>}` (field
+    /// `ClientFrame.fetch` and `.refresh` (`Protocol/strata.proto`).
+    static let fetchField: UInt8 = 13, refreshField: UInt8 = 15
+
+    /// Frames `ClientFrame{request_id, <field>: <encodedRequest>}` (field
     /// numbers from `Protocol/strata.proto`), uncompressed.
-    static func writeRefreshFrame(requestID: UInt64, encodedRequest: [UInt8], into buffer: inout ByteBuffer) {
+    static func writeRequestFrame(requestID: UInt64, field: UInt8, encodedRequest: [UInt8], into buffer: inout ByteBuffer) {
         let payload = 1 + ByteBuffer.protobufVarintSize(requestID) + 1 + ByteBuffer.protobufVarintSize(UInt64(encodedRequest.count)) + encodedRequest.count
         buffer.writeInteger(UInt8(0))
         buffer.writeInteger(UInt32(truncatingIfNeeded: payload))
         buffer.writeInteger(UInt8(0x08))            // request_id: field 1, varint
         buffer.writeProtobufVarint(requestID)
-        buffer.writeInteger(UInt8(0x7A))            // refresh: field 15, length-delimited
+        buffer.writeInteger(field << 3 | 2)         // the request: length-delimited
         buffer.writeProtobufVarint(UInt64(encodedRequest.count))
         buffer.writeBytes(encodedRequest)
     }

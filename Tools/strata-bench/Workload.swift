@@ -24,13 +24,21 @@ final class Workload: Sendable {
     /// encoding a message per request (wrk and redis-benchmark likewise
     /// send prepared requests).
     private let encodedGets: [[UInt8]]
+    /// The query's `FetchRequest` for each lower bound of its range
+    /// (``rangeLows``), encoded once, so the wire driver frames a query as
+    /// it frames a get (pgbench likewise sends a prepared statement).
+    private let encodedQueries: [[UInt8]]
+    /// How many lower bounds the query's 10-value range draws from (1…990).
+    private static let rangeLows: UInt64 = 990
     private let versions: NIOLockedValueBox<[String: Int64]>
     /// Told of every acknowledged insert (with `--watch-port`).
     let probe: NotificationProbe?
 
     /// With `preparesGets`, each ID's get is encoded now (for the wire
-    /// driver's gets; nothing else reads them).
-    init(entity: String, predicate: String, generator: ObjectGenerator? = nil, sortsByPages: Bool, queryLimit: UInt32, ids: [String], versions: [String: Int64], preparesGets: Bool = false, probe: NotificationProbe? = nil) {
+    /// driver's gets; nothing else reads them); with `preparesQueries`,
+    /// each query of a workload without a generator (the Books').
+    init(entity: String, predicate: String, generator: ObjectGenerator? = nil, sortsByPages: Bool, queryLimit: UInt32, ids: [String], versions: [String: Int64],
+         preparesGets: Bool = false, preparesQueries: Bool = false, probe: NotificationProbe? = nil) {
         self.probe = probe
         self.entity = entity
         self.generator = generator
@@ -42,6 +50,19 @@ final class Workload: Sendable {
         self.encodedGets = preparesGets ? ids.map { id in
             (try? Strata_V1_RefreshRequest.with { $0.ids = [id]; $0.skipFetched = true }.serializedBytes()) ?? []
         } : []
+        self.encodedQueries = preparesQueries && generator == nil ? (1...Int64(Self.rangeLows)).map { low in
+            (try? Self.query(entity: entity, predicate: predicate, low: low, limit: queryLimit, sortsByPages: sortsByPages).serializedBytes()) ?? []
+        } : []
+    }
+
+    /// Whether ``encodedQuery(random:)`` has queries to give.
+    var hasEncodedQueries: Bool { !encodedQueries.isEmpty }
+
+    /// A query of a random range, its `FetchRequest` encoded (the same
+    /// draw from `random` as ``request(_:random:serial:)`` makes for a
+    /// query). Only for a workload made with `preparesQueries`.
+    func encodedQuery(random: inout SplitMix64) -> [UInt8] {
+        encodedQueries[Int(random.next() % Self.rangeLows)]
     }
 
     /// A get of a random object, its `RefreshRequest` encoded (the same
@@ -141,13 +162,8 @@ final class Workload: Sendable {
         case .refresh:
             return (.refresh(Strata_V1_RefreshRequest.with { $0.ids = [randomID(&random)] }), nil)
         case .query:
-            return (.fetch(Strata_V1_FetchRequest.with {
-                $0.entity = entity
-                $0.predicate = predicate
-                if generator == nil { $0.variables = rangeVariables(&random) }
-                $0.limit = queryLimit
-                if sortsByPages { $0.sort = [Strata_V1_SortKey.with { $0.key = "pages" }] }
-            }), nil)
+            let low = generator == nil ? Int64(random.next() % Self.rangeLows) + 1 : nil
+            return (.fetch(Self.query(entity: entity, predicate: predicate, low: low, limit: queryLimit, sortsByPages: sortsByPages)), nil)
         case .count:
             return (.fetch(Strata_V1_FetchRequest.with {
                 $0.entity = entity
@@ -242,9 +258,24 @@ final class Workload: Sendable {
     }
 
     /// `$LOW` and `$HIGH`: a random 10-page range.
+    /// The query: `predicate` over `entity`, with `$LOW` and `$HIGH`
+    /// (`low` + 10) when `low` is given.
+    private static func query(entity: String, predicate: String, low: Int64?, limit: UInt32, sortsByPages: Bool) -> Strata_V1_FetchRequest {
+        Strata_V1_FetchRequest.with {
+            $0.entity = entity
+            $0.predicate = predicate
+            if let low { $0.variables = rangeVariables(low: low) }
+            $0.limit = limit
+            if sortsByPages { $0.sort = [Strata_V1_SortKey.with { $0.key = "pages" }] }
+        }
+    }
+
     private func rangeVariables(_ random: inout SplitMix64) -> [String: Strata_V1_VariableValue] {
-        let low = Int64(random.next() % 990) + 1
-        return [
+        Self.rangeVariables(low: Int64(random.next() % Self.rangeLows) + 1)
+    }
+
+    private static func rangeVariables(low: Int64) -> [String: Strata_V1_VariableValue] {
+        [
             "LOW": Strata_V1_VariableValue.with { $0.value = PropertyValue.integer(low).wire },
             "HIGH": Strata_V1_VariableValue.with { $0.value = PropertyValue.integer(low + 10).wire },
         ]
