@@ -10,8 +10,8 @@ import StrataWire
 /// rows' snapshots, with no snapshot made and no value but decimals and
 /// non-ASCII text made into an object on the way.
 ///
-/// The entries are written into memory of the writer's own
-/// (``RowWriterMemory``) with plain stores, and appended to the batch in
+/// The entries are written into memory of the writer's own with plain
+/// stores, and appended to the batch in
 /// one copy by ``takeBatch()``: a `ByteBuffer` write checks uniqueness
 /// and capacity and goes through closures, once per value of every row.
 /// Each row's entry leaves room for the longest length prefix before
@@ -25,15 +25,14 @@ struct ObjectStateRowWriter: StoredRowVisitor {
     /// (a varint of a size below 2³⁵ bytes, far past any frame limit).
     private static let entryPrefix = 1 + 5
 
-    private var batch: ByteBuffer
+    /// Nil once taken (``takeBatch()``).
+    private var batch: ByteBuffer?
     /// What the batch held before the first row.
     private let batchBytes: Int
     private let limit: Int
-    private let memory: RowWriterMemory
-    /// The written bytes: `memory`'s, cached here so that writes do not
-    /// go through the class (whose properties are checked for exclusive
-    /// access on every read).
-    private var base: UnsafeMutableRawPointer
+    /// The entries written so far: the first ``count`` bytes (one
+    /// allocation, the object and its bytes together).
+    private var memory: ManagedBuffer<Void, UInt8>
     private var capacity: Int
     private var count = 0
     /// Where the current row's entry starts.
@@ -44,30 +43,31 @@ struct ObjectStateRowWriter: StoredRowVisitor {
     /// A writer appending to `batch`, which it will not make hold more
     /// than `limit` bytes.
     init(batch: ByteBuffer, limit: Int, allocator: ByteBufferAllocator) {
-        self.batch = batch
         self.batchBytes = batch.readableBytes
+        self.batch = batch
         self.limit = limit
-        memory = RowWriterMemory(capacity: 4096)
-        base = memory.base
+        // As much as the batch has room for: what its maker expects the
+        // rows to take.
+        memory = ManagedBuffer<Void, UInt8>.create(minimumCapacity: max(256, batch.writableBytes)) { _ in () }
         capacity = memory.capacity
     }
 
-    /// The batch with the entries written, the writer gone: moved out,
-    /// not copied, so that the batch stays uniquely referenced.
-    consuming func takeBatch() -> ByteBuffer {
-        batch.writeBytes(UnsafeRawBufferPointer(start: base, count: count))
-        return batch
+    /// The batch with the entries written, moved out of the writer
+    /// before they are appended, so that it is uniquely referenced and
+    /// not copied (empty when taken before).
+    mutating func takeBatch() -> ByteBuffer {
+        guard var taken = batch.take() else { return ByteBuffer() }
+        let written = count
+        _ = memory.withUnsafeMutablePointerToElements { taken.writeBytes(UnsafeRawBufferPointer(start: $0, count: written)) }
+        return taken
     }
 
     mutating func beginRow(storeIdentifier: String, entityName: String, key: Int64, version: Int64) throws {
         rowStart = count
         let id = ObjectID(storeIdentifier: storeIdentifier, entityName: entityName, key: .permanent(key))
         let size = ObjectStateEncoding.headerSize(id, version: version)
-        reserve(Self.entryPrefix + size)
         count += Self.entryPrefix
-        var writer = ProtobufWriter(UnsafeMutableRawBufferPointer(start: base + count, count: size))
-        writer.stateHeader(id, version: version)
-        count += writer.offset
+        write(size) { writer in writer.stateHeader(id, version: version) }
     }
 
     mutating func value(_ name: String, _ value: StoredValue) throws {
@@ -91,29 +91,47 @@ struct ObjectStateRowWriter: StoredRowVisitor {
     }
 
     mutating func endRow() throws {
-        let bodyStart = rowStart + Self.entryPrefix
+        let (rowStart, bodyStart) = (rowStart, rowStart + Self.entryPrefix)
         let size = count - bodyStart
         let prefix = 1 + ByteBuffer.protobufVarintSize(UInt64(size))
         let end = rowStart + prefix + size
         guard end <= limit - batchBytes else {
             throw ResponseWriter.tooLarge(batchBytes + end, maxFrameBytes: limit, atLeast: true)
         }
-        var writer = ProtobufWriter(UnsafeMutableRawBufferPointer(start: base + rowStart, count: prefix))
-        writer.tag(1, Self.delimitedType)
-        writer.varint(UInt64(size))
-        if prefix < Self.entryPrefix {
-            (base + rowStart + prefix).copyMemory(from: base + bodyStart, byteCount: size)
+        memory.withUnsafeMutablePointerToElements { elements in
+            var writer = ProtobufWriter(UnsafeMutableRawBufferPointer(start: elements + rowStart, count: prefix))
+            writer.tag(1, Self.delimitedType)
+            writer.varint(UInt64(size))
+            if prefix < Self.entryPrefix {
+                // Overlapping: copyMemory moves (memmove).
+                UnsafeMutableRawPointer(elements + rowStart + prefix).copyMemory(from: elements + bodyStart, byteCount: size)
+            }
         }
         count = end
     }
 
-    /// Room for `bytes` more.
+    /// Writes `bytes` (exactly) with `body` after those written so far.
     @inline(__always)
-    private mutating func reserve(_ bytes: Int) {
-        guard capacity - count < bytes else { return }
-        memory.grow(toHold: count + bytes, keeping: count)
-        base = memory.base
-        capacity = memory.capacity
+    private mutating func write(_ bytes: Int, _ body: (inout ProtobufWriter) -> Void) {
+        if capacity - count < bytes { grow(toHold: count + bytes) }
+        let start = count
+        count += memory.withUnsafeMutablePointerToElements { elements in
+            var writer = ProtobufWriter(UnsafeMutableRawBufferPointer(start: elements + start, count: bytes))
+            body(&writer)
+            return writer.offset
+        }
+    }
+
+    /// Replaces ``memory`` with at least `bytes` (at least twice as much
+    /// as now), the bytes written so far copied over.
+    private mutating func grow(toHold bytes: Int) {
+        let grown = ManagedBuffer<Void, UInt8>.create(minimumCapacity: max(bytes, 2 * capacity)) { _ in () }
+        let written = count
+        memory.withUnsafeMutablePointerToElements { old in
+            grown.withUnsafeMutablePointerToElements { new in UnsafeMutableRawPointer(new).copyMemory(from: old, byteCount: written) }
+        }
+        memory = grown
+        capacity = grown.capacity
     }
 
     /// Writes an `ObjectState.values` entry (field 4) whose `Value` body,
@@ -121,41 +139,13 @@ struct ObjectStateRowWriter: StoredRowVisitor {
     @inline(__always)
     private mutating func writeEntry(_ name: String, valueSize: Int, body: (inout ProtobufWriter) -> Void) {
         let entrySize = ProtobufWriter.delimitedSize(name.utf8.count) + ProtobufWriter.delimitedSize(valueSize)
-        let bytes = 1 + ProtobufWriter.varintSize(UInt64(entrySize)) + entrySize
-        reserve(bytes)
-        var writer = ProtobufWriter(UnsafeMutableRawBufferPointer(start: base + count, count: bytes))
-        writer.tag(4, Self.delimitedType)
-        writer.varint(UInt64(entrySize))
-        writer.string(1, name)                                       // the entry's key
-        writer.tag(2, Self.delimitedType)                            // the entry's value
-        writer.varint(UInt64(valueSize))
-        body(&writer)
-        count += writer.offset
-    }
-}
-
-/// The memory an ``ObjectStateRowWriter`` writes into, freed with it.
-final class RowWriterMemory {
-    private(set) var base: UnsafeMutableRawPointer
-    private(set) var capacity: Int
-
-    init(capacity: Int) {
-        base = .allocate(byteCount: capacity, alignment: 1)
-        self.capacity = capacity
-    }
-
-    /// Replaces the memory with at least `bytes` (at least twice as
-    /// much as now), its first `kept` bytes copied over.
-    func grow(toHold bytes: Int, keeping kept: Int) {
-        let grown = max(bytes, 2 * capacity)
-        let fresh = UnsafeMutableRawPointer.allocate(byteCount: grown, alignment: 1)
-        fresh.copyMemory(from: base, byteCount: kept)
-        base.deallocate()
-        base = fresh
-        capacity = grown
-    }
-
-    deinit {
-        base.deallocate()
+        write(1 + ProtobufWriter.varintSize(UInt64(entrySize)) + entrySize) { writer in
+            writer.tag(4, Self.delimitedType)
+            writer.varint(UInt64(entrySize))
+            writer.string(1, name)                                       // the entry's key
+            writer.tag(2, Self.delimitedType)                            // the entry's value
+            writer.varint(UInt64(valueSize))
+            body(&writer)
+        }
     }
 }
