@@ -181,8 +181,6 @@ extension SQLiteHistory {
     /// newest rows) and the table's maximum (a table that never had a row
     /// has no sequence).
     static func newestToken(_ db: Database) throws -> Int64 {
-        let sequence = try Int64.fetchOne(db.cachedStatement(sql: "SELECT seq FROM sqlite_sequence WHERE name = ?"), arguments: [transactionTable]) ?? 0
-        let maximum = try Int64.fetchOne(db.cachedStatement(sql: newestTokenSQL)) ?? 0
-        return max(sequence, maximum)
+        try Int64.fetchOne(db.cachedStatement(sql: newestTokenSQL), arguments: [transactionTable]) ?? 0
     }
 }

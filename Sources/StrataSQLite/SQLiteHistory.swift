@@ -78,8 +78,11 @@ enum SQLiteHistory {
     }
 
     /// Made once: change watchers ask for the current token after every
-    /// commit they see.
-    static let newestTokenSQL = "SELECT MAX(\(q("Z_TOKEN"))) FROM \(q(transactionTable))"
+    /// commit they see, and each commit group's history starts from it.
+    /// The larger of the `AUTOINCREMENT` sequence (bound: the table's
+    /// name) and the table's maximum, in one statement.
+    static let newestTokenSQL = "SELECT MAX(COALESCE((SELECT seq FROM sqlite_sequence WHERE name = ?), 0), "
+        + "COALESCE((SELECT MAX(\(q("Z_TOKEN"))) FROM \(q(transactionTable))), 0))"
 
     /// The token up to which history was purged (0: never).
     static func purgedThrough(_ db: Database) throws -> Int64 {

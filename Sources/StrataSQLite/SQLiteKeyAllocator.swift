@@ -28,9 +28,8 @@ struct SQLiteKeyAllocator {
         if let known = tables[table] {
             entry = known
         } else {
-            let recorded = try Int64.fetchOne(db.cachedStatement(sql: sql.recorded), arguments: [root]) ?? 0
-            let highest = try Int64.fetchOne(db.cachedStatement(sql: sql.highest)) ?? 0
-            let (next, overflow) = max(recorded, highest).addingReportingOverflow(1)
+            let highest = try Int64.fetchOne(db.cachedStatement(sql: sql.highest), arguments: [root]) ?? 0
+            let (next, overflow) = highest.addingReportingOverflow(1)
             guard !overflow else { throw Self.exhausted(table, path: path) }
             entry = Table(root: root, sql: sql, next: next)
             order.append(table)

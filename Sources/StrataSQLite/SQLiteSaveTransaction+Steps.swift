@@ -300,9 +300,9 @@ extension SQLiteSaveTransaction {
 
 /// The statements that hand out primary keys for one table.
 struct KeyAllocationSQL: Sendable {
-    /// The highest key recorded in `Z_PRIMARYKEY` for the root entity.
-    let recorded: String
-    /// The highest key in the table itself.
+    /// The larger of the highest key recorded in `Z_PRIMARYKEY` for the
+    /// root entity (bound) and the highest key in the table itself, in
+    /// one statement (run once per table and transaction).
     let highest: String
     /// Records the new highest key.
     let record: String
@@ -311,8 +311,8 @@ struct KeyAllocationSQL: Sendable {
     init(table: String) {
         let q = SQLiteSaveTransaction.q
         let keyTable = q(SQLiteStoreMetadata.primaryKeyTableName)
-        recorded = "SELECT \(q("Z_MAX")) FROM \(keyTable) WHERE \(q("Z_NAME")) = ?"
-        highest = "SELECT MAX(\(q("Z_PK"))) FROM \(q(table))"
+        highest = "SELECT MAX(COALESCE((SELECT \(q("Z_MAX")) FROM \(keyTable) WHERE \(q("Z_NAME")) = ?), 0), "
+            + "COALESCE((SELECT MAX(\(q("Z_PK"))) FROM \(q(table))), 0))"
         record = "INSERT OR REPLACE INTO \(keyTable) (\(q("Z_NAME")), \(q("Z_MAX"))) VALUES (?, ?)"
     }
 }
