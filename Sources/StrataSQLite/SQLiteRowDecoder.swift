@@ -305,51 +305,66 @@ struct SQLiteRowDecoder {
         var lastNumber: Int64 = -1
         var lastEntity: BoundEntity?
         var rows = 0
-        try SQLiteStatementRunner.forEachRow(of: statement, arguments: arguments, db) {
-            let key = Int64(sqliteStatement: sqliteStatement, index: binding.key)
-            let number = Int64(sqliteStatement: sqliteStatement, index: binding.entity)
-            if number != lastNumber {
-                lastEntity = binding.entities[number]
-                lastNumber = number
-            }
-            guard let entity = lastEntity else {
-                throw StrataError(.storeOpen, "store \(path): row \(key) of \(table) has entity number \(number), which is not an entity of this store")
-            }
-            try visitor.beginRow(storeIdentifier: identifier, entityName: entity.name, key: key, version: Int64(sqliteStatement: sqliteStatement, index: binding.version))
-            for attribute in entity.attributes {
-                if let value = try Self.storedValue(attribute.column, of: sqliteStatement, type: attribute.type) {
-                    try visitor.value(attribute.name, value)
+        // Room for a decimal's text (``storedValue(_:of:type:scratch:)``).
+        try withUnsafeTemporaryAllocation(byteCount: Self.decimalTextBytes, alignment: 1) { scratch in
+            try SQLiteStatementRunner.forEachRow(of: statement, arguments: arguments, db) {
+                let key = Int64(sqliteStatement: sqliteStatement, index: binding.key)
+                let number = Int64(sqliteStatement: sqliteStatement, index: binding.entity)
+                if number != lastNumber {
+                    lastEntity = binding.entities[number]
+                    lastNumber = number
                 }
-            }
-            for toOne in entity.toOnes {
-                let stored = DatabaseValue(sqliteStatement: sqliteStatement, index: toOne.column)
-                switch (stored.storage, toOne.field.resolution) {
-                case (.null, _):
-                    continue
-                case (.int64(let destination), .fixed(let name)), (.int64(let destination), .external(let name)):
-                    try visitor.value(toOne.name, .value(.object(ObjectID(storeIdentifier: identifier, entityName: name, key: .permanent(destination)))))
-                default:
-                    // A lookup (callers take only tables without one) or
-                    // not a key: the snapshot path reads and reports it.
-                    throw StrataError(.invalidValue, "store \(path): \(entity.name).\(toOne.name) of row \(key) cannot be read in one statement")
+                guard let entity = lastEntity else {
+                    throw StrataError(.storeOpen, "store \(path): row \(key) of \(table) has entity number \(number), which is not an entity of this store")
                 }
+                try visitor.beginRow(storeIdentifier: identifier, entityName: entity.name, key: key, version: Int64(sqliteStatement: sqliteStatement, index: binding.version))
+                for attribute in entity.attributes {
+                    if let value = try Self.storedValue(attribute.column, of: sqliteStatement, type: attribute.type, scratch: scratch) {
+                        try visitor.value(attribute.name, value)
+                    }
+                }
+                for toOne in entity.toOnes {
+                    let stored = DatabaseValue(sqliteStatement: sqliteStatement, index: toOne.column)
+                    switch (stored.storage, toOne.field.resolution) {
+                    case (.null, _):
+                        continue
+                    case (.int64(let destination), .fixed(let name)), (.int64(let destination), .external(let name)):
+                        try visitor.value(toOne.name, .value(.object(ObjectID(storeIdentifier: identifier, entityName: name, key: .permanent(destination)))))
+                    default:
+                        // A lookup (callers take only tables without one) or
+                        // not a key: the snapshot path reads and reports it.
+                        throw StrataError(.invalidValue, "store \(path): \(entity.name).\(toOne.name) of row \(key) cannot be read in one statement")
+                    }
+                }
+                try visitor.endRow()
+                rows += 1
             }
-            try visitor.endRow()
-            rows += 1
         }
         return rows
     }
 
+    /// The longest decimal text ``visitRows(statement:sql:arguments:table:_:visitor:)``
+    /// hands on as text; longer ones (exponents far from the digits) are
+    /// made into a `Decimal`.
+    private static let decimalTextBytes = 64
+
     /// A column's value for ``visitRows(statement:sql:arguments:table:_:visitor:)``:
     /// what ``column(_:of:type:)`` reads, with ASCII text not made into a
-    /// `String`.
+    /// `String` and a decimal's key written as its text into `scratch`
+    /// (no `Decimal` made).
     @inline(__always)
-    private static func storedValue(_ column: CInt, of sqliteStatement: SQLiteStatement, type: AttributeType) throws(StrataError) -> StoredValue? {
+    private static func storedValue(_ column: CInt, of sqliteStatement: SQLiteStatement, type: AttributeType,
+                                    scratch: UnsafeMutableRawBufferPointer) throws(StrataError) -> StoredValue? {
         // ASCII without U+0000 reads the same however it is read; other
         // text takes the general path (which repairs invalid UTF-8).
         if type == .string, sqlite3_column_type(sqliteStatement, column) == SQLITE_TEXT, let text = sqlite3_column_text(sqliteStatement, column) {
             let bytes = UnsafeRawBufferPointer(start: text, count: Int(sqlite3_column_bytes(sqliteStatement, column)))
             if Self.isPlainASCII(bytes) { return .text(bytes) }
+        }
+        // A malformed key takes the general path, which reports it.
+        if type == .decimal, sqlite3_column_type(sqliteStatement, column) == SQLITE_TEXT, let text = sqlite3_column_text(sqliteStatement, column),
+           let length = DecimalKey.writeText(ofKey: UnsafeRawBufferPointer(start: text, count: Int(sqlite3_column_bytes(sqliteStatement, column))), into: scratch) {
+            return .decimalText(UnsafeRawBufferPointer(rebasing: scratch[..<length]))
         }
         return try Self.column(column, of: sqliteStatement, type: type).map { StoredValue.value($0) }
     }

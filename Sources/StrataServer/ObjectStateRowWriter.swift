@@ -7,8 +7,8 @@ import StrataWire
 /// Writes `FetchBatch.objects` entries (field 1) from rows as a store
 /// reads them (``StoredRowVisitor``): the bytes
 /// ``ObjectStateEncoding/writeStates(of:into:limit:)`` writes for the same
-/// rows' snapshots, with no snapshot made and no value but decimals and
-/// non-ASCII text made into an object on the way.
+/// rows' snapshots, with no snapshot made and no value but non-ASCII text
+/// (and decimals whose text is long) made into an object on the way.
 ///
 /// The entries are written into memory of the writer's own with plain
 /// stores, and appended to the batch in
@@ -77,6 +77,13 @@ struct ObjectStateRowWriter: StoredRowVisitor {
             let valueSize = ProtobufWriter.delimitedSize(bytes.count)
             writeEntry(name, valueSize: valueSize) { writer in
                 writer.tag(4, Self.delimitedType)
+                writer.varint(UInt64(bytes.count))
+                writer.raw(bytes)
+            }
+        case .decimalText(let bytes):
+            // Value.decimal (field 3).
+            writeEntry(name, valueSize: ProtobufWriter.delimitedSize(bytes.count)) { writer in
+                writer.tag(3, Self.delimitedType)
                 writer.varint(UInt64(bytes.count))
                 writer.raw(bytes)
             }

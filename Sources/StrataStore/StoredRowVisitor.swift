@@ -21,6 +21,9 @@ public enum StoredValue {
     /// `.string` whose UTF-8 bytes (ASCII, without U+0000) are these,
     /// valid only during the call.
     case text(UnsafeRawBufferPointer)
+    /// `.decimal` whose text (plain notation, as `Decimal.description`
+    /// writes it) is these ASCII bytes, valid only during the call.
+    case decimalText(UnsafeRawBufferPointer)
     /// Any other value, as the snapshot holds it.
     case value(PropertyValue)
 }

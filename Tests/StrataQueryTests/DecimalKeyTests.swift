@@ -124,7 +124,44 @@ import Testing
         }
     }
 
+    /// `writeText(ofKey:into:)` over `key`'s bytes into `capacity` bytes.
+    private static func text(ofKey key: String, capacity: Int = 256) -> String? {
+        var key = key
+        return key.withUTF8 { keyBytes in
+            withUnsafeTemporaryAllocation(byteCount: capacity, alignment: 1) { buffer in
+                DecimalKey.writeText(ofKey: UnsafeRawBufferPointer(keyBytes), into: buffer).map { String(decoding: buffer[..<$0], as: UTF8.self) }
+            }
+        }
+    }
+
+    @Test("A key's text, written from the key, is the decoded decimal's description")
+    func textFromKeyIsTheDescription() throws {
+        var written = 0
+        let values = Self.randomDecimals(count: 3000, seed: 11)
+            + ["0", "12.34", "-12.34", "0.005", "-0.005", "1200", "-1200", "1e37", "9999999999999999999999999999999999999e-128"].compactMap { Decimal(string: $0) }
+        for value in values {
+            let key = try #require(DecimalKey.encode(value))
+            let decoded = try #require(DecimalKey.decode(key))
+            guard let text = Self.text(ofKey: key) else {
+                // Only more than 38 digits, or a text past the 256 bytes, is
+                // left to the caller.
+                let digits = key.utf8.count - 4 - (key.hasSuffix("~") ? 1 : 0)
+                #expect(digits > 38 || decoded.description.utf8.count > 256, "\(value) → \(key)")
+                continue
+            }
+            #expect(text == decoded.description, "\(value) → \(key)")
+            written += 1
+        }
+        #expect(written > values.count / 2)
+        // Too little room: nil, not a cut text.
+        #expect(Self.text(ofKey: try #require(DecimalKey.encode(Decimal(string: "-12.34") ?? 0)), capacity: 5) == nil)
+        #expect(Self.text(ofKey: try #require(DecimalKey.encode(Decimal(string: "-12.34") ?? 0)), capacity: 6) == "-12.34")
+    }
+
     @Test func rejectsMalformedKeys() {
+        for key in ["", "3", "10", "2", "2500", "25000", "25050", "0499~", "04994", "0abc5~", "2x005", "1 ", "250012a", "0499x~"] {
+            #expect(Self.text(ofKey: key) == nil, "\(key)")
+        }
         for key in ["", "3", "10", "2", "2500", "25000", "25050", "0499~", "04994", "0abc5~", "2x005", "1 "] {
             #expect(DecimalKey.decode(key) == nil, "\(key)")
         }

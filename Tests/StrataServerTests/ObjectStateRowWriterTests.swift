@@ -44,6 +44,10 @@ import Testing
     /// place), empty, non-ASCII and U+0000 (stored as a BLOB).
     private static let texts = ["plain", "", "naïve 👩‍👩‍👧", "nul\u{0}inside", "x"]
 
+    /// Decimals (one per item after the first) written from their keys as
+    /// text, and one whose text is too long for that (made a `Decimal`).
+    private static let decimals = ["", "-123456789012345678.25", "0.005", "3e50", "-1e70"]
+
     /// A container over one SQLite store of ``model``, filled by `fill`
     /// and saved, and its directory.
     private static func container(_ fill: @escaping @Sendable (isolated Context) async throws -> Void) async throws -> (PersistentContainer, URL) {
@@ -92,7 +96,7 @@ import Testing
                 guard i > 0 else { continue }
                 try item.setValue(.integer(Int64(i) * 1000 - 32768), forKey: "i16")
                 try item.setValue(.integer(Int64(Int32.min) + Int64(i)), forKey: "i32")
-                try item.setValue(.decimal(Decimal(string: "-123456789012345678.25") ?? 0), forKey: "dec")
+                try item.setValue(.decimal(Decimal(string: Self.decimals[i]) ?? 0), forKey: "dec")
                 try item.setValue(.double(i == 2 ? -0.0 : Double(i) / 3), forKey: "dbl")
                 try item.setValue(.double(Double(Float(i) / 7)), forKey: "flt")
                 try item.setValue(.string(text), forKey: "str")
