@@ -159,7 +159,7 @@ extension SQLiteStore {
     /// use ``snapshotsNow(_:of:budget:)`` for those). After nil, what
     /// `visitor` received is to be dropped.
     public nonisolated func visitRowsNow(_ query: CompiledQuery, of entity: String, budget: Duration, visitor: inout some StoredRowVisitor) -> Int? {
-        guard visitsRowsNow(of: entity), (try? openDatabase()) != nil, let table = mapping.schema.table(for: entity)?.name,
+        guard let table = mapping.oneStatementTableByEntity[entity], (try? openDatabase()) != nil,
               !query.matchesRegularExpressions else { return nil }
         let decoder = self.decoder
         return inlineReaders.read(oneStatement: true, budget: budget, statement: query.sql) { db in
@@ -171,8 +171,7 @@ extension SQLiteStore {
     /// `entity`: those whose to-ones name their entity without a second
     /// statement.
     public nonisolated func visitsRowsNow(of entity: String) -> Bool {
-        guard let table = mapping.schema.table(for: entity)?.name else { return false }
-        return decoder.decodesInOneStatement(table: table)
+        mapping.oneStatementTableByEntity[entity] != nil
     }
 
     /// The count `query` (a ``countQuery(_:)``) answers, read at once on

@@ -156,6 +156,10 @@ package final class SQLStoreMapping<Extras: Sendable>: Sendable {
     /// entity must be looked up (a destination with subentities in one
     /// table).
     package let tablesDecodedInOneStatement: Set<String>
+    /// Each held entity's table when it is one of
+    /// ``tablesDecodedInOneStatement`` (for readers asking per fetch,
+    /// without copying the schema's table or hashing its name).
+    package let oneStatementTableByEntity: [String: String]
 
     /// The mapping of `schema`, whose queries `compiler` writes; `extras`
     /// makes a backend's values for each entity (given the entity's name,
@@ -242,7 +246,7 @@ package final class SQLStoreMapping<Extras: Sendable>: Sendable {
         self.joinTables = Dictionary(schema.joinTables.map { ($0.name, $0) }, uniquingKeysWith: { a, _ in a })
         self.joinReferences = references
         self.tables = Dictionary(schema.tables.map { ($0.name, $0) }, uniquingKeysWith: { a, _ in a })
-        self.tablesDecodedInOneStatement = Set(schema.tables.filter { table in
+        let oneStatement = Set(schema.tables.filter { table in
             table.entities.allSatisfy { name in
                 entities[name]?.toOnes.allSatisfy { toOne in
                     if case .lookup = toOne.resolution { return false }
@@ -250,6 +254,8 @@ package final class SQLStoreMapping<Extras: Sendable>: Sendable {
                 } ?? true
             }
         }.map(\.name))
+        self.tablesDecodedInOneStatement = oneStatement
+        self.oneStatementTableByEntity = entities.compactMapValues { oneStatement.contains($0.table) ? $0.table : nil }
     }
 
     private static func resolution(of destination: String, schema: SQLSchema) -> DestinationResolution {
