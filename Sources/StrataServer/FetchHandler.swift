@@ -136,7 +136,7 @@ final class FetchHandler: EventLoopAnswering, RemovableChannelHandler {
             let count: Int
             if plan.store.visitsRowsNow(of: plan.entity) {
                 // Rows written as they are read, with no snapshots.
-                guard let (rows, visited) = Self.visitRows(plan, budget: readBudget, into: Self.buffer(capacity: capacity, headroom: headroom, allocator: allocator), limit: bytes, allocator: allocator) else { return nil }
+                guard let (rows, visited) = Self.visitRows(plan, budget: readBudget, into: Self.buffer(capacity: capacity, headroom: headroom, allocator: allocator), limit: bytes) else { return nil }
                 // Moved, not copied: the batch stays uniquely referenced,
                 // so that writing to it never copies it.
                 batch = consume visited
@@ -169,8 +169,8 @@ final class FetchHandler: EventLoopAnswering, RemovableChannelHandler {
     /// The rows `plan` reads, written into `batch` (which this call holds
     /// the only reference to, so that writing never copies it), and how
     /// many there were; nil when they are not read here.
-    private static func visitRows(_ plan: FetchPlanCache.Plan, budget: Duration, into batch: consuming ByteBuffer, limit: Int, allocator: ByteBufferAllocator) -> (Int, ByteBuffer)? {
-        var writer = ObjectStateRowWriter(batch: consume batch, limit: limit, allocator: allocator)
+    private static func visitRows(_ plan: FetchPlanCache.Plan, budget: Duration, into batch: consuming ByteBuffer, limit: Int) -> (Int, ByteBuffer)? {
+        var writer = ObjectStateRowWriter(batch: consume batch, limit: limit)
         guard let rows = plan.store.visitRowsNow(plan.query, of: plan.entity, budget: budget, visitor: &writer) else { return nil }
         return (rows, writer.takeBatch())
     }

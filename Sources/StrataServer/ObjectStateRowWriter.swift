@@ -42,7 +42,7 @@ struct ObjectStateRowWriter: StoredRowVisitor {
 
     /// A writer appending to `batch`, which it will not make hold more
     /// than `limit` bytes.
-    init(batch: ByteBuffer, limit: Int, allocator: ByteBufferAllocator) {
+    init(batch: ByteBuffer, limit: Int) {
         self.batchBytes = batch.readableBytes
         self.batch = batch
         self.limit = limit

@@ -78,7 +78,7 @@ import Testing
         let snapshots = try #require(store.snapshotsNow(query, of: fetch.entityName, budget: .seconds(5)))
         var expected = allocator.buffer(capacity: 0)
         try ObjectStateEncoding.writeStates(of: snapshots, into: &expected, limit: limit)
-        var writer = ObjectStateRowWriter(batch: allocator.buffer(capacity: 0), limit: limit, allocator: allocator)
+        var writer = ObjectStateRowWriter(batch: allocator.buffer(capacity: 0), limit: limit)
         let rows = try #require(store.visitRowsNow(query, of: fetch.entityName, budget: .seconds(5), visitor: &writer))
         #expect(rows == snapshots.count)
         return (expected, writer.takeBatch(), rows)
@@ -127,7 +127,7 @@ import Testing
         // second statement: left to the snapshots.
         let notes = try fetch("Note", resolver)
         #expect(!store.visitsRowsNow(of: "Note"))
-        var writer = ObjectStateRowWriter(batch: ByteBufferAllocator().buffer(capacity: 0), limit: 1 << 20, allocator: ByteBufferAllocator())
+        var writer = ObjectStateRowWriter(batch: ByteBufferAllocator().buffer(capacity: 0), limit: 1 << 20)
         #expect(store.visitRowsNow(try store.rowQuery(notes), of: "Note", budget: .seconds(5), visitor: &writer) == nil)
         try await container.close()
     }
@@ -173,10 +173,10 @@ import Testing
         var whole = allocator.buffer(capacity: 0)
         try ObjectStateEncoding.writeStates(of: snapshots, into: &whole, limit: 1 << 20)
         // Room for all the rows, then for one byte fewer.
-        var fits = ObjectStateRowWriter(batch: allocator.buffer(capacity: 0), limit: whole.readableBytes, allocator: allocator)
+        var fits = ObjectStateRowWriter(batch: allocator.buffer(capacity: 0), limit: whole.readableBytes)
         #expect(store.visitRowsNow(query, of: "Item", budget: .seconds(5), visitor: &fits) == 10)
         #expect(fits.takeBatch() == whole)
-        var short = ObjectStateRowWriter(batch: allocator.buffer(capacity: 0), limit: whole.readableBytes - 1, allocator: allocator)
+        var short = ObjectStateRowWriter(batch: allocator.buffer(capacity: 0), limit: whole.readableBytes - 1)
         #expect(store.visitRowsNow(query, of: "Item", budget: .seconds(5), visitor: &short) == nil)
         var truncated = allocator.buffer(capacity: 0)
         #expect(throws: WireError.self) { try ObjectStateEncoding.writeStates(of: snapshots, into: &truncated, limit: whole.readableBytes - 1) }
