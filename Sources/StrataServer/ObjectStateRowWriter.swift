@@ -66,6 +66,9 @@ struct ObjectStateRowWriter: StoredRowVisitor {
         rowStart = count
         let id = ObjectID(storeIdentifier: storeIdentifier, entityName: entityName, key: .permanent(key))
         let size = ObjectStateEncoding.headerSize(id, version: version)
+        // Room for the prefix's gap and the header together, so that the
+        // gap is never past the memory (``count`` never passes ``capacity``).
+        reserve(Self.entryPrefix + size)
         count += Self.entryPrefix
         write(size) { writer in writer.stateHeader(id, version: version) }
     }
@@ -120,13 +123,19 @@ struct ObjectStateRowWriter: StoredRowVisitor {
     /// Writes `bytes` (exactly) with `body` after those written so far.
     @inline(__always)
     private mutating func write(_ bytes: Int, _ body: (inout ProtobufWriter) -> Void) {
-        if capacity - count < bytes { grow(toHold: count + bytes) }
+        reserve(bytes)
         let start = count
         count += memory.withUnsafeMutablePointerToElements { elements in
             var writer = ProtobufWriter(UnsafeMutableRawBufferPointer(start: elements + start, count: bytes))
             body(&writer)
             return writer.offset
         }
+    }
+
+    /// Room for `bytes` more after the ``count`` written.
+    @inline(__always)
+    private mutating func reserve(_ bytes: Int) {
+        if capacity - count < bytes { grow(toHold: count + bytes) }
     }
 
     /// Replaces ``memory`` with at least `bytes` (at least twice as much

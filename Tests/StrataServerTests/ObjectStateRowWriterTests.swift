@@ -155,6 +155,30 @@ import Testing
         try await container.close()
     }
 
+    @Test("Rows of random sizes, each written across the writer's memory growing, are their snapshots' bytes")
+    func rowsAcrossEveryGrowth() throws {
+        // Driven directly: 600 rows from 0 to 400 bytes, so that rows
+        // begin at every distance from the end of the memory as it grows.
+        var state: UInt64 = 0x5EED
+        var writer = ObjectStateRowWriter(batch: ByteBufferAllocator().buffer(capacity: 0), limit: 1 << 24)
+        var snapshots: [Snapshot] = []
+        for key in 1...600 {
+            state = state &* 6364136223846793005 &+ 1442695040888963407
+            let text = String(repeating: "x", count: Int(state >> 33) % 401)
+            try writer.beginRow(storeIdentifier: "S", entityName: "Item", key: Int64(key), version: Int64(key % 3))
+            // One value: a snapshot's values of one entity need not come in
+            // the order they were given.
+            var bytes = text
+            try bytes.withUTF8 { try writer.value("str", .text(UnsafeRawBufferPointer($0))) }
+            try writer.endRow()
+            snapshots.append(Snapshot(objectID: ObjectID(storeIdentifier: "S", entityName: "Item", key: .permanent(Int64(key))), version: Int64(key % 3),
+                                      values: ["str": .string(text)]))
+        }
+        var expected = ByteBufferAllocator().buffer(capacity: 0)
+        try ObjectStateEncoding.writeStates(of: snapshots, into: &expected, limit: 1 << 24)
+        #expect(writer.takeBatch() == expected)
+    }
+
     @Test("A batch past its limit is refused as the snapshots' encoding refuses it")
     func refusesPastTheLimit() async throws {
         let (container, directory) = try await Self.container { context in
