@@ -230,7 +230,7 @@ extension Coordinator {
         } else {
             store = candidates.count == 1 ? candidates.first : nil
         }
-        guard let store, !store.isReadOnly else { return nil }
+        guard let store, readOnlyStores.isEmpty || !store.isReadOnly else { return nil }
         return store
     }
 }

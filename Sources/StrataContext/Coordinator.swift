@@ -24,6 +24,9 @@ public final class Coordinator: Sendable {
     public let transientRules: [String: [String: TransientRule]]
     /// Snapshots last read by object ID, shared by the contexts.
     public let rowCache: RowCache
+    /// The stores that refuse writes, in the order they were added (read
+    /// once: asking a store copies its description).
+    public let readOnlyStores: [any PersistentStore]
 
     /// Entity layouts for setting values, by entity.
     let layouts = ModelCache<ObjectGraph.EntityLayout>()
@@ -61,6 +64,7 @@ public final class Coordinator: Sendable {
         }
         self.model = model
         self.stores = stores
+        self.readOnlyStores = stores.filter { $0.isReadOnly }
         self.resolver = PredicateResolver(model: model)
         let rowCache = RowCache(capacity: rowCacheCapacity)
         self.rowCache = rowCache
@@ -108,7 +112,7 @@ public final class Coordinator: Sendable {
     /// does not have (names come from clients: only the model's own are
     /// kept).
     func entityPlan(of entity: String) -> EntityPlan? {
-        guard model.entity(named: entity) != nil else { return nil }
+        guard model.containsEntity(named: entity) else { return nil }
         return entityPlans.value(for: entity) {
             let model = self.model
             let layout = layouts.value(for: entity) { ObjectGraph.EntityLayout(entity: entity, model: model) }

@@ -63,15 +63,14 @@ final class SQLiteSaveQueue: Sendable {
     /// it are resumed.
     func nextGroup() -> [PendingSave]? {
         let (group, waiters): ([PendingSave]?, [CheckedContinuation<Void, Never>]) = state.withLockedValue { state in
-            guard let first = state.pending.first else {
+            guard !state.pending.isEmpty else {
                 state.isDraining = false
                 let waiters = state.idleWaiters
                 state.idleWaiters.removeAll()
                 return (nil, waiters)
             }
-            if first.feed != nil {
-                state.pending.removeFirst()
-                return ([first], [])
+            if state.pending[0].feed != nil {
+                return ([state.pending.removeFirst()], [])
             }
             if let streamed = state.pending.firstIndex(where: { $0.feed != nil }) {
                 let group = Array(state.pending[..<streamed])

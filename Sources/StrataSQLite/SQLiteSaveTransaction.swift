@@ -5,7 +5,7 @@ import StrataStore
 import StrataQuery
 
 /// One ``SQLiteStore/save(_:)``: the change set checked and encoded first
-/// (``init(changes:feed:mapping:storeIdentifier:path:)``, no database access), then
+/// (``init(changes:feed:environment:)``, no database access), then
 /// written inside one `BEGIN IMMEDIATE` transaction (``execute(_:)``).
 /// The rows of a large insert are encoded in chunks while earlier chunks
 /// are written (``SQLiteInsertPipeline``); their attribute values are then
@@ -121,16 +121,39 @@ struct SQLiteSaveTransaction {
         var destinations: [ObjectID]
     }
 
-    let mapping: SQLiteStoreMapping
-    let model: ObjectModel
-    let storeIdentifier: String
-    let path: String
+    /// What the saves of a group share: the store's mapping, and the
+    /// checks and row decoder made from it. One object, so that a
+    /// transaction holds one reference to them, not one to each of their
+    /// parts (a transaction is made, moved and dropped for every save).
+    final class Environment {
+        let mapping: SQLiteStoreMapping
+        let storeIdentifier: String
+        let path: String
+        let decoder: SQLiteRowDecoder
+        /// The checks shared with the other SQL stores.
+        let checks: SQLSaveChecks<SQLiteEntityExtras>
+
+        /// The environment of saves into the store at `path` (`place`
+        /// names it in errors: ``SQLiteSaveTransaction/place(_:)`` by default).
+        init(mapping: SQLiteStoreMapping, storeIdentifier: String, path: String, place: String? = nil) {
+            self.mapping = mapping
+            self.storeIdentifier = storeIdentifier
+            self.path = path
+            self.decoder = SQLiteRowDecoder(mapping: mapping, storeIdentifier: storeIdentifier, path: path)
+            self.checks = SQLSaveChecks(mapping: mapping, storeIdentifier: storeIdentifier, place: place ?? SQLiteSaveTransaction.place(path))
+        }
+    }
+
+    let environment: Environment
+    var mapping: SQLiteStoreMapping { environment.mapping }
+    var model: ObjectModel { environment.mapping.schema.model }
+    var storeIdentifier: String { environment.storeIdentifier }
+    var path: String { environment.path }
+    var decoder: SQLiteRowDecoder { environment.decoder }
+    var checks: SQLSaveChecks<SQLiteEntityExtras> { environment.checks }
     let checksVersions: Bool
     /// Access-rule conditions checked inside the transaction.
     let guards: [StoreGuard]
-    let decoder: SQLiteRowDecoder
-    /// The checks shared with the other SQL stores.
-    let checks: SQLSaveChecks<SQLiteEntityExtras>
     /// The change set, to name the references to missing objects.
     let changes: StoreChanges
 
@@ -198,16 +221,10 @@ struct SQLiteSaveTransaction {
     /// their entities are checked here; their values, which must be
     /// attributes only, are checked as their rows are encoded, once
     /// supplied.
-    init(changes: StoreChanges, feed: StoreInsertFeed? = nil, mapping: SQLiteStoreMapping, storeIdentifier: String, path: String,
-         place: String? = nil) throws(StrataError) {
-        self.mapping = mapping
-        self.model = mapping.schema.model
-        self.storeIdentifier = storeIdentifier
-        self.path = path
+    init(changes: StoreChanges, feed: StoreInsertFeed? = nil, environment: Environment) throws(StrataError) {
+        self.environment = environment
         self.checksVersions = changes.checksVersions
         self.guards = changes.guards
-        self.decoder = SQLiteRowDecoder(mapping: mapping, storeIdentifier: storeIdentifier, path: path)
-        self.checks = SQLSaveChecks(mapping: mapping, storeIdentifier: storeIdentifier, place: place ?? SQLiteSaveTransaction.place(path))
         self.changes = changes
 
         let insertIDs = feed?.temporaryIDs

@@ -128,20 +128,19 @@ extension SQLiteStore {
         let started = clock.now
         let history = recordsHistory ? HistoryRecording(origin: historyOrigin, model: model) : nil
         while let group = saveQueue.nextGroup() {
-            let changes = group.map { StreamedChanges(changes: $0.changes, feed: $0.feed) }
             var results: [Result<StoreSaveResult, any Error>]
             let groupStarted = clock.now
             do {
                 do {
                     results = try SQLiteBusyRetry.runBlocking(deadline: storeDescription.busyTimeout) {
-                        try Self.write(changes, db: db, mapping: mapping, identifier: identifier, path: path, history: history)
+                        try Self.write(group, db: db, mapping: mapping, identifier: identifier, path: path, history: history)
                     }
                 } catch is GroupFailure {
                     // A save without a savepoint failed after it wrote: the
                     // group is written again, every save in a savepoint, so
                     // that only that save fails.
                     results = try SQLiteBusyRetry.runBlocking(deadline: storeDescription.busyTimeout) {
-                        try Self.write(changes, db: db, mapping: mapping, identifier: identifier, path: path, history: history, savepointForEach: true)
+                        try Self.write(group, db: db, mapping: mapping, identifier: identifier, path: path, history: history, savepointForEach: true)
                     }
                 }
             } catch {
@@ -180,7 +179,7 @@ extension SQLiteStore {
     /// A lock held by another connection (SQLite's BUSY or LOCKED) is
     /// thrown out of the whole group, after the rollback, so that
     /// ``SQLiteBusyRetry`` writes the group again.
-    private static func write(_ group: [StreamedChanges], db: Database, mapping: SQLiteStoreMapping, identifier: String, path: String, history: HistoryRecording?,
+    private static func write(_ group: [PendingSave], db: Database, mapping: SQLiteStoreMapping, identifier: String, path: String, history: HistoryRecording?,
                               savepointForEach: Bool = false) throws -> [Result<StoreSaveResult, any Error>] {
         // Each save's checked and encoded transaction, or why it failed;
         // a transaction is moved out when written, never copied.
@@ -188,19 +187,20 @@ extension SQLiteStore {
         transactions.reserveCapacity(group.count)
         var results: [Result<StoreSaveResult, any Error>] = []
         results.reserveCapacity(group.count)
-        let place = SQLiteSaveTransaction.place(path)
-        for save in group {
+        let environment = SQLiteSaveTransaction.Environment(mapping: mapping, storeIdentifier: identifier, path: path)
+        for index in group.indices {
             // Made in place in the array: a transaction is large, and a
             // copy would retain everything it holds.
+            let feed = group[index].feed
             do {
-                transactions.append(try SQLiteSaveTransaction(changes: save.changes, feed: save.feed, mapping: mapping, storeIdentifier: identifier, path: path, place: place))
+                transactions.append(try SQLiteSaveTransaction(changes: group[index].changes, feed: feed, environment: environment))
             } catch {
                 transactions.append(nil)
                 results.append(.failure(error))
                 continue
             }
             // The write lock is taken once the first rows are there.
-            if let feed = save.feed {
+            if let feed {
                 do {
                     _ = try feed.inserts(0..<min(feed.count, SQLiteInsertPipeline.chunkRows))
                 } catch {
@@ -308,7 +308,7 @@ extension SQLiteStore {
     /// a ``GroupFailure``: the group's transaction must be rolled back.
     /// With `flushesHistory` (a save alone in its transaction or in a
     /// savepoint of its own), its history rows are written here.
-    private static func execute(_ transaction: inout SQLiteSaveTransaction, changes save: StreamedChanges, db: Database, mapping: SQLiteStoreMapping, history: HistoryRecording?, recorder: inout SQLiteHistory.Recorder?, timestamp: Date, keys: inout SQLiteKeyAllocator,
+    private static func execute(_ transaction: inout SQLiteSaveTransaction, changes save: PendingSave, db: Database, mapping: SQLiteStoreMapping, history: HistoryRecording?, recorder: inout SQLiteHistory.Recorder?, timestamp: Date, keys: inout SQLiteKeyAllocator,
                                 failsGroup: Bool = false, flushesHistory: Bool = false) throws -> StoreSaveResult {
         guard let history, recorder != nil else { return try transaction.execute(db, keys: &keys) }
         var changes = save.changes
@@ -353,11 +353,5 @@ struct PendingSave: Sendable {
     let feed: StoreInsertFeed?
     /// Told the save's result, on the writer's thread.
     let completion: @Sendable (Result<StoreSaveResult, any Error>) -> Void
-}
-
-/// One save of a group: its change set and, when streamed, its inserts' feed.
-struct StreamedChanges: Sendable {
-    let changes: StoreChanges
-    let feed: StoreInsertFeed?
 }
 

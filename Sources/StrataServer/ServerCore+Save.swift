@@ -317,8 +317,7 @@ extension ServerCore {
     /// Refuses, before anything is touched, a save that writes to a
     /// read-only store: PERMISSION_DENIED with 134030.
     func checkWritable(_ request: Strata_V1_SaveRequest) throws {
-        let readOnly = coordinator.stores.filter(\.isReadOnly)
-        guard !readOnly.isEmpty else { return }
+        guard !coordinator.readOnlyStores.isEmpty else { return }
         func refuse(_ what: String, _ store: any PersistentStore) -> WireError {
             WireError(.permissionDenied, "\(what): the store of configuration \(store.configurationName ?? "default") (\(store.identifier)) is read-only; nothing was saved", strataCode: StrataError.Code.storeSave.rawValue)
         }
