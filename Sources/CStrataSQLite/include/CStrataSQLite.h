@@ -79,4 +79,20 @@ typedef struct {
 /// The process's counts so far.
 StrataPageCacheCounts strata_sqlite_page_cache_counts(void);
 
+/// Whether this process's SQLite allocates through `block_cache.c`: blocks
+/// of at most 4 KiB rounded up to a size class, and a freed one kept on the
+/// freeing thread's list for its class (a bounded number of them, 88 KiB a
+/// thread at most, freed when the thread ends) for that thread's next
+/// allocation of the class; larger blocks straight from malloc. It stands
+/// in for SQLite's lookaside allocator, which Debian's build leaves out:
+/// without either, every statement run mallocs and frees the same blocks
+/// again (a cursor per table and index, a record buffer per row).
+/// Installed when the library loads, unless the environment sets
+/// `STRATA_SQLITE_SYSTEM_MALLOC` or the build uses AddressSanitizer (a
+/// cached block would hide a use after free).
+int strata_sqlite_block_cache_installed(void);
+
+/// How many freed blocks the calling thread keeps for its next allocations.
+int strata_sqlite_block_cache_thread_count(void);
+
 #endif
