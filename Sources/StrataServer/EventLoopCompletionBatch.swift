@@ -27,8 +27,15 @@ final class EventLoopCompletionBatch: Sendable {
     /// The loop the completions run on.
     let eventLoop: any EventLoop
 
+    /// A queued completion. In a struct, the closure is stored as it is:
+    /// an array of closures holds them through a reabstraction thunk,
+    /// allocated for every closure appended.
+    private struct Task: Sendable {
+        let run: @Sendable () -> Void
+    }
+
     private struct Queue {
-        var tasks: [@Sendable () -> Void] = []
+        var tasks: [Task] = []
         /// Whether a task to run the queue is scheduled on the loop.
         var isScheduled = false
     }
@@ -44,11 +51,11 @@ final class EventLoopCompletionBatch: Sendable {
         var releases: [InFlightLimiter] = []
         /// The queue's spare storage, swapped with the queued tasks so that
         /// a batch allocates no array.
-        var spare: [@Sendable () -> Void] = []
+        var spare: [Task] = []
     }
 
     /// What a task's slot holds once it ran.
-    private static let done: @Sendable () -> Void = {}
+    private static let done = Task(run: {})
 
     private let queue = NIOLockedValueBox(Queue())
     private let loopState: NIOLoopBoundBox<LoopState>
@@ -64,7 +71,7 @@ final class EventLoopCompletionBatch: Sendable {
     /// meanwhile. Any thread may call it; it never blocks on the loop.
     func submit(_ task: @escaping @Sendable () -> Void) {
         let schedules = queue.withLockedValue { queue in
-            queue.tasks.append(task)
+            queue.tasks.append(Task(run: task))
             guard !queue.isScheduled else { return false }
             queue.isScheduled = true
             return true
@@ -109,7 +116,7 @@ final class EventLoopCompletionBatch: Sendable {
             // next group.
             let task = tasks[index]
             tasks[index] = Self.done
-            task()
+            task.run()
         }
         state.isRunning = false
         tasks.removeAll(keepingCapacity: true)
