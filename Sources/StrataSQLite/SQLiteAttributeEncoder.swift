@@ -12,4 +12,12 @@ enum SQLiteAttributeEncoder {
         if case .null = value { return .null }
         return try SQLAttributeEncoder.encode(value, type: type, entity: entity, attribute: attribute).databaseValue
     }
+
+    /// ``encode(_:type:entity:attribute:)`` as the SQL layer's value, for
+    /// an insert row (``SQLiteRunnerValue`` binds it in its stored form).
+    @inline(__always)
+    static func cell(_ value: PropertyValue, type: AttributeType, entity: String, attribute: String) throws(StrataError) -> SQLValue {
+        if case .null = value { return .null }
+        return try SQLAttributeEncoder.encode(value, type: type, entity: entity, attribute: attribute)
+    }
 }

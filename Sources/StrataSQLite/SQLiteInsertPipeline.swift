@@ -1,6 +1,6 @@
 import Foundation
-import GRDB
 import StrataModel
+import StrataQuery
 import StrataStore
 
 /// Encodes the INSERT rows of one save in chunks of ``chunkRows`` rows,
@@ -45,23 +45,23 @@ final class SQLiteInsertPipeline: @unchecked Sendable {
         let inserts: [StoreChanges.Insert]
         /// The inserts of a streamed save, taken as they are supplied.
         let feed: StoreInsertFeed?
-        /// The entity of each insert.
-        let entities: [SQLiteStoreMapping.Entity]
+        /// The transaction's inserts, for the entity of each.
+        let transactionInserts: [SQLiteSaveTransaction.Insert]
 
         /// How many rows there are.
         var count: Int { feed?.count ?? inserts.count }
 
         /// Encodes `rows` into one buffer, the rows one after the other
         /// (streamed rows once supplied: see ``StoreInsertFeed``).
-        func encode(_ rows: Range<Int>) throws(StrataError) -> [DatabaseValue] {
+        func encode(_ rows: Range<Int>) throws(StrataError) -> [SQLValue] {
             var total = 0
-            for i in rows { total += entities[i].insertColumns.count }
+            for i in rows { total += transactionInserts[i].entity.insertColumns.count }
             var cells = SQLiteSaveTransaction.nulls(total)
             var plan: SQLiteInsertPlan?
             var start = 0
             let streamed = try feed?.inserts(rows)
             for i in rows {
-                let entity = entities[i]
+                let entity = transactionInserts[i].entity
                 let values = streamed?[i - rows.lowerBound].values ?? inserts[i].values
                 let layout = values.layout
                 if plan?.fits(entity, layout) != true { plan = SQLiteInsertPlan(entity: entity, layout: layout) }
@@ -98,7 +98,7 @@ final class SQLiteInsertPipeline: @unchecked Sendable {
     /// Chunks the writer has taken.
     private var taken = 0
     /// Chunks encoded and not taken yet.
-    private var ready: [Int: Result<[DatabaseValue], StrataError>] = [:]
+    private var ready: [Int: Result<[SQLValue], StrataError>] = [:]
     private var cancelled = false
     private var helperStarted = false
     /// For a save encoded at once: the first value that does not fit, which
@@ -135,7 +135,7 @@ final class SQLiteInsertPipeline: @unchecked Sendable {
     /// the helper when it is encoding that chunk, encodes it here when
     /// nobody has started it. Throws the first value that does not fit its
     /// attribute.
-    func take(_ chunk: Int) throws(StrataError) -> [DatabaseValue] {
+    func take(_ chunk: Int) throws(StrataError) -> [SQLValue] {
         condition.lock()
         if claimForWriter(chunk) {
             // The first chunk of a large save: the helper starts on the

@@ -1,4 +1,3 @@
-import GRDB
 import NIOConcurrencyHelpers
 import StrataModel
 import StrataStore
@@ -86,13 +85,13 @@ struct SQLiteInsertPlan: Sendable {
     /// attribute and every to-one that names a saved object. `Z_PK`,
     /// to-ones naming inserts of the save and to-many foreign keys are left
     /// to the transaction, which knows the keys.
-    func encode(_ values: PropertyValues, into cells: inout [DatabaseValue], at start: Int) throws(StrataError) {
-        cells[start + 1] = entity.number.databaseValue
+    func encode(_ values: PropertyValues, into cells: inout [SQLValue], at start: Int) throws(StrataError) {
+        cells[start + 1] = .integer(entity.number)
         for (slot, step) in steps.enumerated() {
             guard let value = values[slot: slot] else { continue }
             switch step {
             case .attribute(let position, let type, let name):
-                cells[start + position] = try SQLiteAttributeEncoder.encode(value, type: type, entity: entity.name, attribute: name)
+                cells[start + position] = try SQLiteAttributeEncoder.cell(value, type: type, entity: entity.name, attribute: name)
             case .toOne(let position):
                 cells[start + position] = Self.storedKey(value)
             case .other:
@@ -104,7 +103,7 @@ struct SQLiteInsertPlan: Sendable {
         for (name, value) in outside {
             switch entity.slot(named: name) {
             case .attribute(let field, let position)?:
-                cells[start + position] = try SQLiteAttributeEncoder.encode(value, type: entity.attributes[field].type, entity: entity.name, attribute: name)
+                cells[start + position] = try SQLiteAttributeEncoder.cell(value, type: entity.attributes[field].type, entity: entity.name, attribute: name)
             case .toOne(_, let position)?:
                 cells[start + position] = Self.storedKey(value)
             case nil:
@@ -115,8 +114,8 @@ struct SQLiteInsertPlan: Sendable {
 
     /// The stored key of a to-one value already checked: a saved object's
     /// primary key, NULL otherwise (no object, or an insert of this save).
-    static func storedKey(_ value: PropertyValue) -> DatabaseValue {
-        if case .object(let target) = value, case .permanent(let key) = target.key { return key.databaseValue }
+    static func storedKey(_ value: PropertyValue) -> SQLValue {
+        if case .object(let target) = value, case .permanent(let key) = target.key { return .integer(key) }
         return .null
     }
 }

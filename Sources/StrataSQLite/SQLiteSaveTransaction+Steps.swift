@@ -133,21 +133,21 @@ extension SQLiteSaveTransaction {
     }
 
     /// Inserts the rows `rows`, whose cells are `cells`, one after the other.
-    private mutating func insertChunk(_ db: Database, cells: consuming [DatabaseValue], rows: Range<Int>, runner: inout SQLiteStatementRunner?, runnerEntity: inout Entity?) throws {
+    private mutating func insertChunk(_ db: Database, cells: consuming [SQLValue], rows: Range<Int>, runner: inout SQLiteStatementRunner?, runnerEntity: inout Entity?) throws {
         var cells = cells
         var start = 0
         for i in rows {
             let entity = inserts[i].entity
             let width = entity.insertColumns.count
             defer { start += width }
-            cells[start] = inserts[i].key.databaseValue
+            cells[start] = .integer(inserts[i].key)
             // A to-one naming an insert wins over a to-many's inverse
             // for the same column (an inconsistent change set).
             if !insertOverrides.isEmpty, let overrides = insertOverrides[i] {
                 for (position, value) in overrides { cells[start + position] = value }
             }
             for reference in inserts[i].references {
-                cells[start + reference.position] = try key(of: reference.target).databaseValue
+                cells[start + reference.position] = .integer(try key(of: reference.target))
             }
             if runnerEntity !== entity {
                 runner = nil
@@ -162,7 +162,7 @@ extension SQLiteSaveTransaction {
                 runner = nil
                 let insert = inserts[i]
                 try recordConstraintConflict(db, entity: entity, objectID: insert.objectID, key: insert.key,
-                                             written: Dictionary(zip(entity.insertColumns, cells[start..<(start + width)]), uniquingKeysWith: { a, _ in a }), error: error)
+                                             written: Dictionary(zip(entity.insertColumns, cells[start..<(start + width)].map(\.databaseValue)), uniquingKeysWith: { a, _ in a }), error: error)
             }
         }
     }

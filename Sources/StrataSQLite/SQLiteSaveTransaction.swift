@@ -51,12 +51,12 @@ struct SQLiteSaveTransaction {
     typealias Entity = SQLiteStoreMapping.Entity
 
     /// A value position whose temporary ID gets its primary key in step 2.
-    struct Reference {
+    struct Reference: Sendable {
         var position: Int
         var target: ObjectID
     }
 
-    struct Insert {
+    struct Insert: Sendable {
         var objectID: ObjectID
         var entity: Entity
         var key: Int64 = 0
@@ -162,7 +162,7 @@ struct SQLiteSaveTransaction {
     enum InsertRows {
         /// A save of at most one chunk of rows (not streamed): its cells,
         /// encoded before the transaction, rows one after the other.
-        case encoded([DatabaseValue])
+        case encoded([SQLValue])
         /// Larger and streamed saves: encoded in chunks, ahead of the writer.
         case pipelined(SQLiteInsertPipeline.Owner)
     }
@@ -171,7 +171,7 @@ struct SQLiteSaveTransaction {
     var insertRowSource: InsertRows?
     /// Cells of insert rows set by the transaction (foreign keys and
     /// orders of to-manys stored through an inverse), by insert index.
-    var insertOverrides: [Int: [(position: Int, value: DatabaseValue)]] = [:]
+    var insertOverrides: [Int: [(position: Int, value: SQLValue)]] = [:]
     var updates: [Update] = []
     var deletes: [Delete] = []
     var toManys: [ToMany] = []
@@ -230,36 +230,33 @@ struct SQLiteSaveTransaction {
         let insertIDs = feed?.temporaryIDs
         let insertCount = insertIDs?.count ?? changes.inserts.count
         inserts.reserveCapacity(insertCount)
-        // Entities of the inserts (consecutive inserts usually share one).
-        var entities: [Entity] = []
-        entities.reserveCapacity(insertCount)
-        // By index, reading fields in place: copying an `Insert` retains
-        // its values' storage, a cache miss per insert.
+        // Each insert with its entity (consecutive inserts usually share
+        // one); its references come below. By index, reading fields in
+        // place: copying a change set's `Insert` retains its values'
+        // storage, a cache miss per insert.
         for i in 0..<insertCount {
             let id = insertIDs?[i] ?? changes.inserts[i].temporaryID
             guard id.isTemporary else {
                 throw StrataError(.invalidValue, "store \(path): insert of \(id) needs a temporary ID")
             }
-            if let last = entities.last, last.name == id.entityName {
-                entities.append(last)
+            let entity: Entity
+            if let last = inserts.last?.entity, last.name == id.entityName {
+                entity = last
             } else {
-                let entity = try checks.heldEntity(id)
+                entity = try checks.heldEntity(id)
                 if entity.isAbstract {
                     throw StrataError(.invalidValue, "store \(path): \(entity.name) is abstract and cannot be inserted")
                 }
-                entities.append(entity)
             }
+            inserts.append(Insert(objectID: id, entity: entity, references: []))
         }
 
         // To-ones and names that are not attributes are checked here;
         // attribute values when their rows are encoded.
         var plan: SQLiteInsertPlan?
-        if let insertIDs {
-            for (id, entity) in zip(insertIDs, entities) { inserts.append(Insert(objectID: id, entity: entity, references: [])) }
-        }
         for i in changes.inserts.indices {
             let id = changes.inserts[i].temporaryID
-            let entity = entities[i]
+            let entity = inserts[i].entity
             let layout = changes.inserts[i].values.layout
             if plan?.fits(entity, layout) != true { plan = SQLiteInsertPlan(entity: entity, layout: layout) }
             var references: [Reference] = []
@@ -271,7 +268,7 @@ struct SQLiteSaveTransaction {
             if !changes.inserts[i].values.valuesOutsideLayout.isEmpty {
                 for (name, value) in changes.inserts[i].values.valuesOutsideLayout { try check(name, value, of: entity, object: id, references: &references) }
             }
-            inserts.append(Insert(objectID: id, entity: entity, references: references))
+            if !references.isEmpty { inserts[i].references = references }
             if !changes.inserts[i].toMany.isEmpty {
                 for (name, destinations) in changes.inserts[i].toMany.sorted(by: { $0.key < $1.key }) {
                     let field = try checks.toManyField(name, of: entity)
@@ -351,7 +348,7 @@ struct SQLiteSaveTransaction {
         }
         temporaryReferences = []
         if !inserts.isEmpty {
-            let source = SQLiteInsertPipeline.Source(inserts: changes.inserts, feed: feed, entities: entities)
+            let source = SQLiteInsertPipeline.Source(inserts: changes.inserts, feed: feed, transactionInserts: inserts)
             if feed == nil, source.count <= SQLiteInsertPipeline.chunkRows {
                 // A small save (every server request): no pipeline to set up.
                 insertRowSource = .encoded(try source.encode(0..<source.count))
@@ -448,8 +445,8 @@ struct SQLiteSaveTransaction {
                     if let i = insertIndex?[destination], inserts[i].entity.table == table,
                        let fk = inserts[i].entity.insertPosition[column],
                        order == nil || order.flatMap({ inserts[i].entity.insertPosition[$0] }) != nil {
-                        insertOverrides[i, default: []].append((fk, source.databaseValue))
-                        if let order, let o = inserts[i].entity.insertPosition[order] { insertOverrides[i, default: []].append((o, Int64(position).databaseValue)) }
+                        insertOverrides[i, default: []].append((fk, .integer(source)))
+                        if let order, let o = inserts[i].entity.insertPosition[order] { insertOverrides[i, default: []].append((o, .integer(Int64(position)))) }
                     } else {
                         assignments.append((table, column, order, destination, try key(of: destination), source, position))
                     }
@@ -593,8 +590,8 @@ struct SQLiteSaveTransaction {
     /// `count` NULLs. (Not `unsafeUninitializedCapacity`: for a count of 0
     /// it writes the shared empty-array singleton, which ThreadSanitizer
     /// reports as a race between concurrent saves.)
-    static func nulls(_ count: Int) -> [DatabaseValue] {
-        [DatabaseValue](repeating: .null, count: count)
+    static func nulls(_ count: Int) -> [SQLValue] {
+        [SQLValue](repeating: .null, count: count)
     }
 
     /// The primary key of a saved object or of an insert of this save.

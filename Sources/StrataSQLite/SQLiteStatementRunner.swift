@@ -52,20 +52,14 @@ struct SQLiteStatementRunner {
 
     /// Binds `values` to parameters 1, 2, … and runs the statement.
     ///
-    /// Text and blobs (up to ``copyLimit`` each) are copied into one
+    /// Text and blobs (up to ``SQLiteRunnerBinding/copyLimit`` each) are copied into one
     /// buffer for the run (on the stack when they are small) and bound from
     /// it without SQLite copying them again (`SQLITE_STATIC`; SQLite's own
     /// copy is an allocation per value): the buffer outlives the
     /// statement's execution, and the bindings are cleared before it goes.
-    func run(_ values: some Collection<DatabaseValue>) throws {
+    func run<Values: Collection>(_ values: Values) throws where Values.Element: SQLiteRunnerValue {
         var bytes = 0
-        for value in values {
-            switch value.storage {
-            case .string(let text): bytes += Self.copied(text.utf8.count)
-            case .blob(let data): bytes += Self.copied(data.count)
-            default: break
-            }
-        }
+        for value in values { bytes += value.copiedBytes }
         try withUnsafeTemporaryAllocation(byteCount: max(bytes, 1), alignment: 1) { buffer in
             let sqliteStatement = statement.sqliteStatement
             // No binding may point into the buffer once it is gone, even
@@ -77,13 +71,13 @@ struct SQLiteStatementRunner {
 
     /// ``run(_:)`` with `buffer` (large enough for every text and blob of
     /// `values`) holding the bound bytes.
-    private func run(_ values: some Collection<DatabaseValue>, copyingInto buffer: UnsafeMutableRawBufferPointer) throws {
+    private func run<Values: Collection>(_ values: Values, copyingInto buffer: UnsafeMutableRawBufferPointer) throws where Values.Element: SQLiteRunnerValue {
         let sqliteStatement = statement.sqliteStatement
         var index: CInt = 1
         var offset = 0
         for value in values {
             let start = offset
-            var code = Self.bind(value, to: sqliteStatement, at: index, buffer: buffer, offset: &offset)
+            var code = value.bind(to: sqliteStatement, at: index, buffer: buffer, offset: &offset)
             if code == Self.misuse, index == 1 {
                 sqlite3_reset(sqliteStatement)
                 if values.count <= Self.smallStatement {
@@ -92,7 +86,7 @@ struct SQLiteStatementRunner {
                     _ = try Row.fetchCursor(statement)
                 }
                 offset = start
-                code = Self.bind(value, to: sqliteStatement, at: index, buffer: buffer, offset: &offset)
+                code = value.bind(to: sqliteStatement, at: index, buffer: buffer, offset: &offset)
             }
             guard code == 0 else {
                 throw StrataError(.storeSave, "store \(path): binding parameter \(index) failed with SQLite error \(code)")
@@ -154,57 +148,5 @@ struct SQLiteStatementRunner {
     private static func rollback(_ db: Database) throws {
         guard sqlite3_get_autocommit(db.sqliteConnection) == 0 else { return }
         try step(db.cachedStatement(sql: "ROLLBACK TRANSACTION"), db)
-    }
-
-    /// SQLite uses the bytes it is given without copying them: they must
-    /// stay until the binding is replaced or cleared.
-    private static let unmanaged: sqlite3_destructor_type? = nil
-    /// SQLite copies the bytes it is given before the bind returns.
-    private static let transient = unsafeBitCast(-1, to: sqlite3_destructor_type.self)
-    /// Values up to this size are copied into the run's buffer; larger ones
-    /// (rare: a big text or blob) are handed to SQLite to copy, so that
-    /// the buffer stays small and a value SQLite refuses (past its length
-    /// limit) is never copied first.
-    static let copyLimit = 64 * 1024
-
-    /// The bytes a value of `count` bytes takes in the run's buffer.
-    private static func copied(_ count: Int) -> Int {
-        count <= copyLimit ? count : 0
-    }
-
-    /// Binds one value, text and blobs up to ``copyLimit`` from their copy
-    /// in `buffer` at `offset` (moved past it); SQLite's result code.
-    private static func bind(_ value: DatabaseValue, to statement: SQLiteStatement, at index: CInt, buffer: UnsafeMutableRawBufferPointer, offset: inout Int) -> CInt {
-        switch value.storage {
-        case .string(var text):
-            return text.withUTF8 { bytes in
-                // SQLite's own answer for text past its length type.
-                guard bytes.count <= Int(CInt.max) else { return SQLITE_TOOBIG }
-                guard bytes.count <= copyLimit, let base = buffer.baseAddress, offset + bytes.count <= buffer.count else {
-                    // An empty buffer may have no address, which would bind NULL.
-                    let source = bytes.baseAddress.map(UnsafeRawPointer.init) ?? UnsafeRawPointer(("" as StaticString).utf8Start)
-                    return sqlite3_bind_text(statement, index, source.assumingMemoryBound(to: CChar.self), CInt(bytes.count), transient)
-                }
-                let copy = base + offset
-                // A zero-length copy still has an address (an empty text, not NULL).
-                if let source = bytes.baseAddress, !bytes.isEmpty { copy.copyMemory(from: source, byteCount: bytes.count) }
-                offset += bytes.count
-                return sqlite3_bind_text(statement, index, copy.bindMemory(to: CChar.self, capacity: max(bytes.count, 1)), CInt(bytes.count), unmanaged)
-            }
-        case .blob(let data) where !data.isEmpty && data.count <= copyLimit:
-            return data.withUnsafeBytes { bytes in
-                guard let source = bytes.baseAddress, let base = buffer.baseAddress, offset + bytes.count <= buffer.count else {
-                    return value.bind(to: statement, at: index)
-                }
-                let copy = base + offset
-                copy.copyMemory(from: source, byteCount: bytes.count)
-                offset += bytes.count
-                return sqlite3_bind_blob(statement, index, copy, CInt(bytes.count), unmanaged)
-            }
-        default:
-            // NULL, numbers, an empty blob (NULL, as GRDB binds it) and a
-            // value past the copy limit (copied by SQLite).
-            return value.bind(to: statement, at: index)
-        }
     }
 }

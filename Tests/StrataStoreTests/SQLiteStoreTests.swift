@@ -1461,8 +1461,8 @@ import Testing
         let directory = try SQLiteTestDirectory()
         defer { directory.remove() }
         let store = try await open(directory)
-        let large = String(repeating: "é", count: SQLiteStatementRunner.copyLimit)
-        let names = ["", "a", large, "b", String(repeating: "x", count: SQLiteStatementRunner.copyLimit)]
+        let large = String(repeating: "é", count: SQLiteRunnerBinding.copyLimit)
+        let names = ["", "a", large, "b", String(repeating: "x", count: SQLiteRunnerBinding.copyLimit)]
         let changes = StoreChanges(inserts: names.map { .init(temporaryID: .temporary(entityName: "Tag"), values: ["name": .string($0)]) })
         guard case .committed = try await store.save(changes) else { Issue.record("not committed"); return }
         _ = try await store.insert("Tag", ["name": .string("")])
