@@ -40,8 +40,13 @@ extension SQLiteHistory {
         /// The values whose changed-property list was made last, and that list.
         private var lastNames: (values: PropertyValues, names: String)?
 
-        init(path: String) {
+        /// A recorder for saves into the store at `path`; room is made for
+        /// the rows of `saves` saves changing `objects` objects (what a
+        /// group holds), so that the rows are not moved as they come.
+        init(path: String, saves: Int = 0, objects: Int = 0) {
             self.path = path
+            transactionCells.reserveCapacity(6 * min(saves, Self.flushRows))
+            changeCells.reserveCapacity(7 * min(objects, Self.flushRows))
         }
 
         /// Where the gathered rows end: ``rewind(to:)`` drops what a save
@@ -78,18 +83,24 @@ extension SQLiteHistory {
             }
             newest = token
             let tokenValue = token.databaseValue
-            transactionCells.append(contentsOf: [
-                tokenValue, timestamp.timeIntervalSinceReferenceDate.databaseValue, changes.author.databaseValue,
-                changes.contextName.databaseValue, Int64(processID).databaseValue, origin.databaseValue,
-            ])
+            // Cell by cell: appending an array literal makes the array first.
+            transactionCells.append(tokenValue)
+            transactionCells.append(timestamp.timeIntervalSinceReferenceDate.databaseValue)
+            transactionCells.append(changes.author.databaseValue)
+            transactionCells.append(changes.contextName.databaseValue)
+            transactionCells.append(Int64(processID).databaseValue)
+            transactionCells.append(origin.databaseValue)
             var sequence: Int64 = 0
             func add(_ kind: HistoryChange.Kind, _ id: ObjectID, version: Int64, properties: String) throws {
                 guard let key = id.primaryKey else { return }
                 sequence += 1
-                changeCells.append(contentsOf: [
-                    tokenValue, sequence.databaseValue, kind.rawValue.databaseValue, id.entityName.databaseValue,
-                    key.databaseValue, version.databaseValue, properties.databaseValue,
-                ])
+                changeCells.append(tokenValue)
+                changeCells.append(sequence.databaseValue)
+                changeCells.append(kind.rawValue.databaseValue)
+                changeCells.append(id.entityName.databaseValue)
+                changeCells.append(key.databaseValue)
+                changeCells.append(version.databaseValue)
+                changeCells.append(properties.databaseValue)
                 if flushing { try flushIfLarge(db) }
             }
             func names(_ values: PropertyValues, _ toMany: [String: [ObjectID]]) -> String {

@@ -224,7 +224,9 @@ extension SQLiteStore {
             // (see SQLiteHistory.Recorder), outside the saves' savepoints;
             // with a savepoint for each save, each save's as it is written,
             // inside its savepoint, so that a failure fails that save only.
-            var recorder = history.map { _ in SQLiteHistory.Recorder(path: path) }
+            var recorder = history.map { _ in
+                SQLiteHistory.Recorder(path: path, saves: group.count, objects: group.reduce(0) { $0 + $1.changes.inserts.count + $1.changes.updates.count + $1.changes.deletes.count })
+            }
             // A failure writing the rows of several saves is a GroupFailure.
             func flushHistory(all: Bool) throws {
                 do {
