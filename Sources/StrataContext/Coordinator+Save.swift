@@ -213,8 +213,8 @@ extension Coordinator {
         changeSet.inserted = insertedIDs
         if rowCache.isEnabled {
             // As a context's save does: the rows as the store now holds them.
-            let snapshots = zip(insertedIDs, changes.inserts).map { Snapshot(objectID: $0, version: 1, values: $1.values) }
-            rowCache.store(snapshots, readAt: direct.generation)
+            // Made as they are stored: no array of them.
+            rowCache.store(zip(insertedIDs, changes.inserts).lazy.map { Snapshot(objectID: $0, version: 1, values: $1.values) }, readAt: direct.generation)
         }
         self.changes.publish(changeSet)
         return .saved(SaveOutcome(insertedIDs: insertedIDs, changes: changeSet, route: .direct))
