@@ -54,6 +54,11 @@ enum RequestTarget {
         } catch {
             throw FuzzFinding(.request, "the sample container did not open: \(error)")
         }
+        // The event loop's reading of a save of inserts agrees with the
+        // full path's.
+        if let disagreement = probe.checkInsertScan(payload: input).disagreement {
+            throw FuzzFinding(.request, "the insert scan read a frame otherwise than the decoder: \(disagreement): \(input)")
+        }
         let outcome = await probe.run(payload: input)
         guard let status = outcome.status else { return }
         if status.code == .ok {

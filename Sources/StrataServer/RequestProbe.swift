@@ -20,7 +20,7 @@ package struct RequestProbe: Sendable {
         package var status: Strata_V1_Status?
     }
 
-    private let core: ServerCore
+    let core: ServerCore
 
     /// A probe over `coordinator`'s stores with the server's default
     /// configuration; it logs nothing.

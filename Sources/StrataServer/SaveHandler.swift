@@ -6,8 +6,10 @@ import Tracing
 import SwiftProtobuf
 
 /// Starts saves from the event loop: a Save frame is decoded as it is read
-/// (a save of inserts only by its fields, ``SaveFrameScan``; any other in
-/// full) and the save started from here (``start(_:requestID:core:recorder:state:maxFrameBytes:logger:reply:batch:)``:
+/// (a save of inserts only from a caller bound by no access rules straight
+/// into the coordinator's request, ``InsertSaveScan``; another save of
+/// inserts by its fields, ``SaveFrameScan``; any other in full) and the
+/// save started from here (``start(_:requestID:core:recorder:state:maxFrameBytes:logger:reply:batch:)``:
 /// a small insert goes from the loop to the store's writer and back with
 /// no task, anything else runs in a task of its own), its answer written
 /// back on the loop, without the async side's inbound stream, request
@@ -70,9 +72,22 @@ final class SaveHandler: ChannelInboundHandler, RemovableChannelHandler {
             context.fireChannelRead(data)
             return
         }
-        // The common save, inserts only, is read by its fields; anything
-        // else is decoded in full, which also finds frames that are not
-        // protobuf.
+        // The common save, inserts only from a caller bound by no rules,
+        // is read straight into the coordinator's request; other saves of
+        // inserts by their fields; anything else is decoded in full, which
+        // also finds frames that are not protobuf.
+        if state.policy == nil, core.savesWithoutTasks,
+           let scan = InsertSaveScan(scanning: frame.payload, core: core, clientName: state.clientName, identity: state.identity) {
+            guard scan.requestID != 0 else {
+                state.limiter.release()
+                context.fireChannelRead(data)
+                return
+            }
+            state.activity.touch()
+            Self.start(.scanned(scan), requestID: scan.requestID, core: core, recorder: recorder, state: state, maxFrameBytes: maxFrameBytes, logger: logger,
+                       reply: NIOLoopBound(context, eventLoop: context.eventLoop), batch: batch)
+            return
+        }
         let requestID: UInt64
         let save: Strata_V1_SaveRequest
         if let scan = SaveFrameScan(scanning: frame.payload) {
@@ -98,7 +113,7 @@ final class SaveHandler: ChannelInboundHandler, RemovableChannelHandler {
             return
         }
         state.activity.touch()
-        Self.start(save, requestID: requestID, core: core, recorder: recorder, state: state, maxFrameBytes: maxFrameBytes, logger: logger,
+        Self.start(.message(save), requestID: requestID, core: core, recorder: recorder, state: state, maxFrameBytes: maxFrameBytes, logger: logger,
                    reply: NIOLoopBound(context, eventLoop: context.eventLoop), batch: batch)
     }
 
@@ -109,14 +124,23 @@ final class SaveHandler: ChannelInboundHandler, RemovableChannelHandler {
     /// answered back on this loop with the rest of its commit group, with
     /// no task. Any other save runs in a task of its own (a rule-bound
     /// caller's rules are checked against the stores first).
-    private static func start(_ save: Strata_V1_SaveRequest, requestID: UInt64, core: ServerCore, recorder: ServerStats.OperationRecorder, state: ConnectionState, maxFrameBytes: Int, logger: Logger,
+    private static func start(_ incoming: Incoming, requestID: UInt64, core: ServerCore, recorder: ServerStats.OperationRecorder, state: ConnectionState, maxFrameBytes: Int, logger: Logger,
                               reply: NIOLoopBound<ChannelHandlerContext>, batch: EventLoopCompletionBatch) {
         let started = ContinuousClock.now
-        let span = Session.startSpan(operation: operationName, requestID: requestID, request: .save(save))
+        let names: [String]
+        let span: any Span
+        switch incoming {
+        case .scanned(let scan):
+            names = scan.names
+            span = Session.startSpan(operation: operationName, requestID: requestID, entity: Session.entity(of: scan.save))
+        case .message(let save):
+            names = save.inserts.map(\.temporaryID)
+            span = Session.startSpan(operation: operationName, requestID: requestID, request: .save(save))
+        }
         // Encoded where the save ends: on the loop for a direct insert, in
         // the task otherwise.
         let finish: @Sendable (Result<SaveOutcome, any Error>) -> Void = { result in
-            let written = answer(to: save, requestID: requestID, result: result, state: state, maxFrameBytes: maxFrameBytes,
+            let written = answer(names: names, requestID: requestID, result: result, state: state, maxFrameBytes: maxFrameBytes,
                                  redactor: core.redactor, logger: logger, span: span)
             span.end()
             recorder.record(duration: .now - started, failed: written.failed)
@@ -130,6 +154,14 @@ final class SaveHandler: ChannelInboundHandler, RemovableChannelHandler {
             } else {
                 batch.submit { batch.write(buffer, to: reply.value, releasing: state.limiter) }
             }
+        }
+        let save: Strata_V1_SaveRequest
+        switch incoming {
+        case .scanned(let scan):
+            core.startSave(scan, handingBackTo: batch, completion: finish)
+            return
+        case .message(let message):
+            save = message
         }
         let policy = state.policy
         if policy == nil, core.savesWithoutTasks {
@@ -147,21 +179,29 @@ final class SaveHandler: ChannelInboundHandler, RemovableChannelHandler {
         }
     }
 
-    /// The answer frame to a save: its response, or the refusal of its
+    /// A save as the handler took it.
+    private enum Incoming {
+        /// Read straight into the coordinator's request.
+        case scanned(InsertSaveScan)
+        /// Decoded into the protocol's message.
+        case message(Strata_V1_SaveRequest)
+    }
+
+    /// The answer frame to a save whose inserts the client named `names`: its response, or the refusal of its
     /// error (logged as the async side logs it); empty when not even the
     /// refusal could be encoded.
-    private static func answer(to save: Strata_V1_SaveRequest, requestID: UInt64, result: Result<SaveOutcome, any Error>, state: ConnectionState,
+    private static func answer(names: [String], requestID: UInt64, result: Result<SaveOutcome, any Error>, state: ConnectionState,
                                maxFrameBytes: Int, redactor: PathRedactor, logger: Logger, span: any Span) -> (buffer: ByteBuffer, failed: Bool) {
         let error: any Error
         do {
             let outcome = try result.get()
-            if let direct = SaveAnswerEncoding.frame(requestID: requestID, names: save.inserts.lazy.map(\.temporaryID), outcome: outcome,
+            if let direct = SaveAnswerEncoding.frame(requestID: requestID, names: names, outcome: outcome,
                                                      compresses: state.compresses, maxFrameBytes: maxFrameBytes) {
                 return (direct, false)
             }
             var answer = Strata_V1_ServerFrame()
             answer.requestID = requestID
-            answer.response = .save(ServerCore.response(to: save, outcome: outcome))
+            answer.response = .save(ServerCore.response(names: names, outcome: outcome))
             return (try framed(answer, compresses: state.compresses, maxFrameBytes: maxFrameBytes), false)
         } catch let caught {
             error = caught

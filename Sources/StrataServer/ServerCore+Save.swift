@@ -58,6 +58,23 @@ extension ServerCore {
         }
     }
 
+    /// A save ``InsertSaveScan`` read from its frame, started as
+    /// ``startSave(_:clientName:identity:handingBackTo:completion:)`` starts
+    /// a decoded one, for a caller bound by no access rules (the scan did
+    /// the decoding and the checks: it takes no save that writes to a
+    /// read-only store).
+    func startSave(_ scan: InsertSaveScan, handingBackTo batch: EventLoopCompletionBatch,
+                   completion: @escaping @Sendable (Result<SaveOutcome, any Error>) -> Void) {
+        let save = scan.save
+        let names = scan.names
+        coordinator.save(save, finish: { batch.submit($0) }) { result in
+            completion(result.mapError { error in
+                guard let error = error as? StrataError else { return error }
+                return Self.refusal(error, inserts: save.inserts, names: names)
+            })
+        }
+    }
+
     /// A wire save decoded (``decode(_:)``) and described for the
     /// coordinator: merge policy, author (see
     /// ``author(given:clientName:identity:)``) and the caller's rules.
@@ -74,12 +91,18 @@ extension ServerCore {
     /// new version of every object inserted or updated, the objects deleted
     /// and updated.
     static func response(to request: Strata_V1_SaveRequest, outcome: SaveOutcome) -> Strata_V1_SaveResponse {
+        response(names: request.inserts.map(\.temporaryID), outcome: outcome)
+    }
+
+    /// ``response(to:outcome:)`` for a save whose inserts the client named
+    /// `names`, in order.
+    static func response(names: [String], outcome: SaveOutcome) -> Strata_V1_SaveResponse {
         let changes = outcome.changes
         return Strata_V1_SaveResponse.with { response in
-            response.inserted.reserveCapacity(request.inserts.count)
-            for (insert, id) in zip(request.inserts, outcome.insertedIDs) {
+            response.inserted.reserveCapacity(names.count)
+            for (name, id) in zip(names, outcome.insertedIDs) {
                 response.inserted.append(Strata_V1_InsertedID.with {
-                    $0.temporaryID = insert.temporaryID
+                    $0.temporaryID = name
                     $0.id = id.uriRepresentation
                 })
             }

@@ -152,13 +152,20 @@ actor Session {
     /// operation, the request ID and the entity the request is about.
     static func startSpan(operation: String, requestID: UInt64, request: Strata_V1_ClientFrame.OneOf_Request?,
                           at instant: DefaultTracerClock.Instant = DefaultTracerClock.now) -> any Span {
+        startSpan(operation: operation, requestID: requestID, entity: entity(of: request), at: instant)
+    }
+
+    /// ``startSpan(operation:requestID:request:at:)`` for a request about
+    /// `entity` (worked out only when the span records).
+    static func startSpan(operation: String, requestID: UInt64, entity: @autoclosure () -> String?,
+                          at instant: DefaultTracerClock.Instant = DefaultTracerClock.now) -> any Span {
         let span = Tracing.startSpan("strata.\(operation)", ofKind: .server, at: instant)
         // Without a tracer (the default) nothing is recorded: the
         // attributes, the save's set of entities above all, are not made.
         guard span.isRecording else { return span }
         span.attributes["strata.operation"] = operation
         span.attributes["strata.request_id"] = Int(truncatingIfNeeded: requestID)
-        if let entity = entity(of: request) { span.attributes["strata.entity"] = entity }
+        if let entity = entity() { span.attributes["strata.entity"] = entity }
         return span
     }
 
@@ -166,6 +173,12 @@ actor Session {
     static func failed(_ span: any Span, status: Strata_V1_Status) {
         span.setStatus(SpanStatus(code: .error, message: "\(status.code)"))
         span.attributes["strata.status"] = "\(status.code)"
+    }
+
+    /// The entities a save names, as ``entity(of:)`` names a wire save's.
+    static func entity(of save: SaveRequest) -> String? {
+        let entities = Set(save.inserts.map(\.entity) + save.updates.map(\.id.entityName) + save.deletes.map(\.id.entityName))
+        return entities.isEmpty ? nil : entities.sorted().joined(separator: ",")
     }
 
     /// The entity a request is about, when it names one (for its span).

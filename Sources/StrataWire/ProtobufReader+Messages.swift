@@ -3,16 +3,16 @@ import NIOCore
 
 extension ProtobufReader {
     /// Wire types.
-    static let varintType: UInt64 = 0
-    static let fixed64Type: UInt64 = 1
-    static let delimitedType: UInt64 = 2
+    package static let varintType: UInt64 = 0
+    package static let fixed64Type: UInt64 = 1
+    package static let delimitedType: UInt64 = 2
 
     /// Reads a `ClientFrame` payload that holds `request_id` (field 1) and
     /// one request in field `field`, whose body `read` reads; nil for any
     /// other top-level field, the request given twice (protobuf would merge
     /// them), no request, `read` declining, or malformed bytes. A
     /// `request_id` given twice counts once, the last, as the decoder reads it.
-    static func clientFrame<Request>(_ payload: ByteBuffer, requestField field: UInt64,
+    package static func clientFrame<Request>(_ payload: ByteBuffer, requestField field: UInt64,
                                      _ read: (inout ProtobufReader) -> Request?) -> (requestID: UInt64, request: Request)? {
         payload.withUnsafeReadableBytes { bytes in
             var reader = ProtobufReader(bytes: bytes)
@@ -90,7 +90,7 @@ extension ProtobufReader {
     /// scan leaves it to the decoder: a value given twice (the decoder
     /// merges them), `value` declining, an unknown field, a wire type that
     /// does not match, a key that is not UTF-8, or malformed bytes.
-    mutating func stringKeyedEntry<Value>(_ value: (inout ProtobufReader) -> Value?) -> (key: String, value: Value?)? {
+    package mutating func stringKeyedEntry<Value>(_ value: (inout ProtobufReader) -> Value?) -> (key: String, value: Value?)? {
         var key = ""
         var read: Value?
         while !isAtEnd {
@@ -109,10 +109,53 @@ extension ProtobufReader {
         return (key, read)
     }
 
+    /// Reads an `InsertedObject` body (this reader's bytes, to its end) as
+    /// SwiftProtobuf decodes it: its text fields, returned, and each
+    /// `values` entry's key and value (read by `value`; nil when the entry
+    /// has none) handed to `add` in order, so that a key given again
+    /// replaces the value, as the decoder does. `reserve` is told how many
+    /// entries there are before the first. Nil where a scan leaves the
+    /// message to the decoder: an entry ``stringKeyedEntry(_:)`` declines,
+    /// an unknown field, a wire type that does not match, text that is not
+    /// UTF-8, or malformed bytes.
+    package mutating func insertedObject<Value>(reserve: (Int) -> Void, value: (inout ProtobufReader) -> Value?,
+                                                add: (String, Value?) -> Void) -> (temporaryID: String, entity: String, configuration: String)? {
+        var fields = (temporaryID: "", entity: "", configuration: "")
+        var reserved = false
+        while !isAtEnd {
+            let field = self
+            guard let key = varint() else { return nil }
+            switch key {
+            case 1 << 3 | Self.delimitedType:
+                guard let text = text() else { return nil }
+                fields.temporaryID = text
+            case 2 << 3 | Self.delimitedType:
+                guard let text = text() else { return nil }
+                fields.entity = text
+            case 3 << 3 | Self.delimitedType:
+                guard let text = text() else { return nil }
+                fields.configuration = text
+            case 4 << 3 | Self.delimitedType:
+                if !reserved {
+                    // Room for every entry at once (a dictionary grown one
+                    // entry at a time is reallocated on the way).
+                    guard let count = field.count(ofKey: 4 << 3 | Self.delimitedType) else { return nil }
+                    reserve(count)
+                    reserved = true
+                }
+                guard var entry = delimited(), let (name, read) = entry.stringKeyedEntry(value) else { return nil }
+                add(name, read)
+            default:
+                return nil
+            }
+        }
+        return fields
+    }
+
     /// How many fields with this key (a field number and wire type) the
     /// rest of the message holds from this position (a field's start) on;
     /// nil when it is malformed. For sizing a map or list once.
-    func count(ofKey wanted: UInt64) -> Int? {
+    package func count(ofKey wanted: UInt64) -> Int? {
         var reader = self
         var count = 0
         while !reader.isAtEnd {

@@ -64,38 +64,17 @@ public struct SaveFrameScan: Sendable, Equatable {
 
     private static func readInsert(_ reader: inout ProtobufReader) -> Strata_V1_InsertedObject? {
         var insert = Strata_V1_InsertedObject()
-        var reserved = false
-        while !reader.isAtEnd {
-            let field = reader
-            guard let key = reader.varint() else { return nil }
-            switch key {
-            case 1 << 3 | delimited:
-                guard let text = reader.text() else { return nil }
-                insert.temporaryID = text
-            case 2 << 3 | delimited:
-                guard let text = reader.text() else { return nil }
-                insert.entity = text
-            case 3 << 3 | delimited:
-                guard let text = reader.text() else { return nil }
-                insert.configuration = text
-            case 4 << 3 | delimited:
-                if !reserved {
-                    // Room for every entry at once (a dictionary grown one
-                    // entry at a time is reallocated on the way).
-                    guard let count = field.count(ofKey: 4 << 3 | delimited) else { return nil }
-                    insert.values.reserveCapacity(count + 1)
-                    reserved = true
-                }
-                guard var entry = reader.delimited(),
-                      let (name, kind) = entry.stringKeyedEntry({ $0.valueKind() }) else { return nil }
-                // A key given again replaces the value, as the decoder does.
-                var value = Strata_V1_Value()
-                value.kind = kind ?? nil
-                insert.values[name] = value
-            default:
-                return nil
-            }
+        var values: [String: Strata_V1_Value] = [:]
+        let fields = reader.insertedObject(reserve: { values.reserveCapacity($0 + 1) }, value: { $0.valueKind() }) { name, kind in
+            var value = Strata_V1_Value()
+            value.kind = kind ?? nil
+            values[name] = value
         }
+        guard let fields else { return nil }
+        insert.temporaryID = fields.temporaryID
+        insert.entity = fields.entity
+        insert.configuration = fields.configuration
+        insert.values = values
         return insert
     }
 }
