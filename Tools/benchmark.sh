@@ -402,10 +402,11 @@ if [ -z "${SKIP_ALLOCATIONS:-}" ]; then
     for f in malloc calloc realloc posix_memalign aligned_alloc; do
         perf probe -l 2>/dev/null | grep -q "probe_libc:$f " || perf probe -q -x "$LIBC" "$f" > /dev/null 2>&1 || probes_ok=0
     done
-    # SQLite's own allocations (every sqlite3Malloc is one malloc: the
-    # system SQLite uses the system allocator and is built without
-    # lookaside memory), told apart where its symbols let perf place a
-    # uprobe on that internal function (Debian: libsqlite3-0-dbgsym).
+    # The blocks SQLite asks for (sqlite3Malloc calls: the system SQLite
+    # is built without lookaside memory, and most of them are served by
+    # Sources/CStrataSQLite/block_cache.c, not malloc), counted where its
+    # symbols let perf place a uprobe on that internal function (Debian:
+    # libsqlite3-0-dbgsym).
     SQLITE_LIB=$(ldd "$BIN/strata-server" | awk '/libsqlite3/ {print $3}')
     sqlite_event=""
     if perf probe -l 2>/dev/null | grep -q "probe_libsqlite3:sqlite3Malloc " \
@@ -449,7 +450,7 @@ if [ -z "${SKIP_ALLOCATIONS:-}" ]; then
             detail="threshold $limit ($verdict)"
             if [ -n "$sqlite_event" ]; then
                 sqlite_total=$(awk '/probe_libsqlite3/ {gsub(",", "", $1); sum += $1} END {print sum + 0}' "$WORK/allocations-$op.txt")
-                detail="$detail; SQLite's own $(python3 -c "import sys; print(round(int(sys.argv[1]) / int(sys.argv[2]), 1))" "$sqlite_total" "$n")"
+                detail="$detail; SQLite asked for $(python3 -c "import sys; print(round(int(sys.argv[1]) / int(sys.argv[2]), 1))" "$sqlite_total" "$n") blocks"
             fi
             row "$op: server allocations per request" "$per" "$detail" ""
             # Reference counting (swift_retain and swift_release calls, on
