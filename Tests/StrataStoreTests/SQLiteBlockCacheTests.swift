@@ -61,10 +61,9 @@ import Testing
             let grown = try #require(SQLiteBlockCache.reallocate(memory, next))
             // What was there before is still there.
             if size > 0 {
-                let kept = min(size, next)
-                for offset in 0..<kept {
-                    #expect(grown.load(fromByteOffset: offset, as: UInt8.self) == UInt8(truncatingIfNeeded: offset &* 31 &+ 7), "byte \(offset) after reallocating \(size) to \(next)")
-                }
+                let kept = UnsafeRawBufferPointer(start: grown, count: min(size, next))
+                let changed = kept.indices.first { kept[$0] != UInt8(truncatingIfNeeded: $0 &* 31 &+ 7) }
+                #expect(changed == nil, "byte \(changed ?? 0) changed in reallocating \(size) bytes to \(next)")
             }
             #expect(SQLiteBlockCache.size(grown) >= next)
             for offset in 0..<next { grown.storeBytes(of: UInt8(truncatingIfNeeded: offset &* 31 &+ 7), toByteOffset: offset, as: UInt8.self) }
