@@ -20,11 +20,21 @@ enum SQLiteBlockCache {
     /// How many freed blocks the calling thread keeps.
     static var threadCachedBlocks: Int { Int(strata_sqlite_block_cache_thread_count()) }
 
-    /// SQLite's allocation functions, for tests of the allocator itself.
+    // SQLite's allocation functions, for tests of the allocator itself.
+
+    /// `sqlite3_malloc64`: at least `bytes` bytes, or nil.
     static func allocate(_ bytes: Int) -> UnsafeMutableRawPointer? { sqlite3_malloc64(sqlite3_uint64(bytes)) }
+
+    /// `sqlite3_realloc64`: `memory` (nil: none) resized to `bytes`, its
+    /// bytes kept up to the smaller size; nil when it failed (`memory` is
+    /// then untouched).
     static func reallocate(_ memory: UnsafeMutableRawPointer?, _ bytes: Int) -> UnsafeMutableRawPointer? {
         sqlite3_realloc64(memory, sqlite3_uint64(bytes))
     }
+
+    /// `sqlite3_free`.
     static func free(_ memory: UnsafeMutableRawPointer?) { sqlite3_free(memory) }
+
+    /// `sqlite3_msize`: the usable bytes of `memory`.
     static func size(_ memory: UnsafeMutableRawPointer?) -> Int { Int(sqlite3_msize(memory)) }
 }
