@@ -43,7 +43,7 @@ extension SQLiteHistory {
         /// A recorder for saves into the store at `path`; room is made for
         /// the rows of `saves` saves changing `objects` objects (what a
         /// group holds), so that the rows are not moved as they come.
-        init(path: String, saves: Int = 0, objects: Int = 0) {
+        init(path: String, saves: Int, objects: Int) {
             self.path = path
             transactionCells.reserveCapacity(6 * min(saves, Self.flushRows))
             changeCells.reserveCapacity(7 * min(objects, Self.flushRows))

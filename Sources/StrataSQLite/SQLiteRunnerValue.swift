@@ -33,7 +33,8 @@ enum SQLiteRunnerBinding {
     }
 
     /// Binds `bytes` as a blob, from a copy in `buffer` at `offset` (moved
-    /// past it) when they fit, else copied by SQLite.
+    /// past it) when they fit, else copied by SQLite (empty bytes, which no
+    /// caller passes, as a zero-length blob).
     static func bindBlob(_ bytes: UnsafeRawBufferPointer, to statement: SQLiteStatement, at index: CInt, buffer: UnsafeMutableRawBufferPointer, offset: inout Int) -> CInt {
         guard let source = bytes.baseAddress, !bytes.isEmpty else { return sqlite3_bind_zeroblob(statement, index, 0) }
         guard bytes.count <= copyLimit, let base = buffer.baseAddress, offset + bytes.count <= buffer.count else {
@@ -73,12 +74,7 @@ extension DatabaseValue: SQLiteRunnerValue {
                 return sqlite3_bind_text(statement, index, copy.bindMemory(to: CChar.self, capacity: max(bytes.count, 1)), CInt(bytes.count), SQLiteRunnerBinding.unmanaged)
             }
         case .blob(let data) where !data.isEmpty && data.count <= SQLiteRunnerBinding.copyLimit:
-            return data.withUnsafeBytes { bytes in
-                guard bytes.baseAddress != nil, buffer.baseAddress != nil, offset + bytes.count <= buffer.count else {
-                    return self.bind(to: statement, at: index)
-                }
-                return SQLiteRunnerBinding.bindBlob(bytes, to: statement, at: index, buffer: buffer, offset: &offset)
-            }
+            return data.withUnsafeBytes { SQLiteRunnerBinding.bindBlob($0, to: statement, at: index, buffer: buffer, offset: &offset) }
         default:
             // NULL, numbers, an empty blob (NULL, as GRDB binds it) and a
             // value past the copy limit (copied by SQLite).
