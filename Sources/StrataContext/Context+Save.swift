@@ -43,7 +43,6 @@ extension Context {
             }
             var committed: [(StoreSaveUnit, StoreCommit)] = []
             var retry = false
-            let cacheGeneration = coordinator.rowCache.generation
             for unit in plan.units {
                 let result: StoreSaveResult
                 do {
@@ -80,36 +79,9 @@ extension Context {
                 continue
             }
             let changes = finishSave(committed)
-            cacheInsertedRows(of: committed, readAt: cacheGeneration)
             coordinator.changes.publish(changes)
             return changes
         }
-    }
-
-    /// The most inserted objects a save puts in the row cache: a small save
-    /// (a server request) is read back soon; a bulk import would only
-    /// evict what readers use.
-    public static let rowCacheWriteThroughLimit = 256
-
-    /// Puts the rows a small save inserted into the coordinator's row
-    /// cache, as the store now holds them (version 1, the values written),
-    /// so reading them back needs no store. Dropped when any invalidation
-    /// happened since `generation` (read before the commit): a concurrent
-    /// save may have changed or deleted them already.
-    private func cacheInsertedRows(of committed: [(StoreSaveUnit, StoreCommit)], readAt generation: UInt64) {
-        let cache = coordinator.rowCache
-        guard cache.isEnabled else { return }
-        let count = committed.reduce(0) { $0 + $1.1.insertedIDs.count }
-        guard count > 0, count <= Self.rowCacheWriteThroughLimit else { return }
-        var snapshots: [Snapshot] = []
-        snapshots.reserveCapacity(count)
-        for (_, commit) in committed {
-            for id in commit.insertedIDs {
-                guard let object = graph.registeredObject(for: id), !object.isInserted, let values = object.committed else { continue }
-                snapshots.append(Snapshot(objectID: id, version: object.version, values: values))
-            }
-        }
-        cache.store(snapshots, readAt: generation)
     }
 
     /// A store's refusal after other stores of the same save committed:

@@ -5,7 +5,7 @@ extension Coordinator {
     /// The most objects a save writes without a context: past this, the
     /// cost of a context is spread over enough objects not to matter (and
     /// a context streams large saves to the store).
-    public static let directInsertLimit = Context.rowCacheWriteThroughLimit
+    public static let directInsertLimit = 256
 
     /// The origin of change sets saved without a context: no context's
     /// token (a UUID), so every context merges them (a context skips only
@@ -22,8 +22,8 @@ extension Coordinator {
     ///   its derived attributes computed and it is validated once, from the
     ///   entity's plan; validation problems throw what a context's save
     ///   throws (1570, 1610–1680; several: 1560). The store writes them in
-    ///   one transaction (history under ``SaveRequest/author``), the row
-    ///   cache keeps them and the change set is published.
+    ///   one transaction (history under ``SaveRequest/author``) and the
+    ///   change set is published.
     /// - **Context** (``SaveOutcome/Route/context``): everything else, and
     ///   a direct save the store refused for a uniqueness constraint (the
     ///   merge policy resolves it). A fresh context applies the request
@@ -60,7 +60,7 @@ extension Coordinator {
     /// for callers that are not tasks: a save the direct route takes into
     /// a store that takes completion handlers (``CompletionSavingStore``)
     /// is checked on the calling thread, written by the store's writer and
-    /// finished (row cache, change set published, `completion`) in whatever
+    /// finished (change set published, `completion`) in whatever
     /// `finish` runs it on, with no task: the writer only hands it over,
     /// so that publishing to many subscribers never holds up the next
     /// commit. Every other save, and one the direct route hands on to a
@@ -75,8 +75,7 @@ extension Coordinator {
     /// only way to its completion.
     ///
     /// A direct insert's change set is published where `finish` runs it,
-    /// after its commit: subscribers may hear of a later commit first (the
-    /// row cache is kept right by the generation it was read at).
+    /// after its commit: subscribers may hear of a later commit first.
     public func save(_ request: SaveRequest, finish: @escaping @Sendable (@escaping @Sendable () -> Void) -> Void,
                      completion: @escaping @Sendable (Result<SaveOutcome, any Error>) -> Void) {
         let direct: DirectInsert
@@ -129,12 +128,10 @@ extension Coordinator {
         return try await context.perform { context in try await context.save(request, prepared: prepared) }
     }
 
-    /// A save the direct route writes: its change set, its store, and the
-    /// row cache's generation before the write.
+    /// A save the direct route writes: its change set and its store.
     private struct DirectInsert: Sendable {
         let changes: StoreChanges
         let store: any PersistentStore
-        let generation: UInt64
     }
 
     /// Where the direct route's first part left a save.
@@ -192,11 +189,11 @@ extension Coordinator {
         // before it validates.
         guard oneStore, let store else { return .needsContext(prepared: changes.inserts.map(\.values)) }
         guard problems.isEmpty else { throw StrataError.validation(problems) }
-        return .ready(DirectInsert(changes: changes, store: store, generation: rowCache.generation))
+        return .ready(DirectInsert(changes: changes, store: store))
     }
 
-    /// The direct route's last part, once the store answered: the row
-    /// cache keeps the new rows and the change set is published.
+    /// The direct route's last part, once the store answered: the change
+    /// set is published.
     private func finishDirect(_ direct: DirectInsert, result: StoreSaveResult, author: String?) -> DirectSave {
         let changes = direct.changes
         guard case .committed(let commit) = result else { return .needsContext(prepared: changes.inserts.map(\.values)) }
@@ -211,11 +208,6 @@ extension Coordinator {
         }
         var changeSet = ChangeSet(contextName: author, origin: Self.directInsertOrigin)
         changeSet.inserted = insertedIDs
-        if rowCache.isEnabled {
-            // As a context's save does: the rows as the store now holds them.
-            // Made as they are stored: no array of them.
-            rowCache.store(zip(insertedIDs, changes.inserts).lazy.map { Snapshot(objectID: $0, version: 1, values: $1.values) }, readAt: direct.generation)
-        }
         self.changes.publish(changeSet)
         return .saved(SaveOutcome(insertedIDs: insertedIDs, changes: changeSet, route: .direct))
     }

@@ -6,6 +6,13 @@ import StrataStore
 /// by every context, so fetching an object by ID (a fault, `existingObject`,
 /// a server's get) need not reach the store.
 ///
+/// Rows enter the cache when they are read by ID, as the store holds
+/// them; saves do not add rows. A stream of inserts would otherwise push
+/// out the rows readers use, every one of them in turn (the cache is
+/// first in, first out), and cost each insert a snapshot kept and, once
+/// the cache is full, an older one dropped; an inserted object is read
+/// from its store once, by its first read by ID.
+///
 /// Coherent with saves made through the coordinator: every published
 /// change set drops the updated and deleted objects before the saving
 /// context returns. A read that raced with such a save does not fill the

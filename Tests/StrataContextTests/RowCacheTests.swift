@@ -69,10 +69,10 @@ struct RowCacheTests {
         try await container.close()
     }
 
-    @Test("A small save's inserted rows are cached as the store holds them; a bulk save's are not", arguments: ContextFixture.storeKinds)
-    func smallSavesWriteThrough(_ kind: StoreDescription.StoreType) async throws {
+    @Test("Saves add no rows; a read by ID caches the row as the store holds it, and inserts evict nothing", arguments: ContextFixture.storeKinds)
+    func readsFillTheCacheSavesDoNot(_ kind: StoreDescription.StoreType) async throws {
         let directory = TemporaryDirectory()
-        let container = try await Self.container(kind, in: directory, rowCache: 1000)
+        let container = try await Self.container(kind, in: directory, rowCache: 4)
         let cache = container.coordinator.rowCache
         func insert(_ count: Int) async throws -> [ObjectID] {
             try await container.newBackgroundContext().perform { context in
@@ -89,20 +89,25 @@ struct RowCacheTests {
                 return books.map(\.objectID)
             }
         }
-        let small = try await insert(3)
-        let cached = try #require(cache.cachedSnapshots(small))
-        // Exactly what the store answers (nil attributes aside).
-        let store = try #require(container.coordinator.store(identifier: small[0].storeIdentifier))
-        let stored = try await store.snapshots(for: small)
-        for (fromCache, fromStore) in zip(cached, stored.sorted { small.firstIndex(of: $0.objectID)! < small.firstIndex(of: $1.objectID)! }) {
+        let read = try await insert(3)
+        #expect(cache.statistics.count == 0, "a save added rows to the cache")
+        let store = try #require(container.coordinator.store(identifier: read[0].storeIdentifier))
+        let fromCoordinator = try await container.coordinator.snapshots(for: read, in: store)
+        #expect(fromCoordinator.count == 3)
+        let cached = try #require(cache.cachedSnapshots(read))
+        // Exactly what the store answers.
+        let stored = try await store.snapshots(for: read)
+        for (fromCache, fromStore) in zip(cached, stored.sorted { read.firstIndex(of: $0.objectID)! < read.firstIndex(of: $1.objectID)! }) {
             #expect(fromCache.objectID == fromStore.objectID)
             #expect(fromCache.version == 1 && fromStore.version == 1)
-            #expect(fromCache.values.filter { !$0.value.isNull } == fromStore.values.filter { !$0.value.isNull })
-            #expect(fromCache.values["canonicalTitle"] != nil, "the derived attribute is cached as saved")
+            #expect(fromCache.values == fromStore.values)
+            #expect(fromCache.values["canonicalTitle"] != nil, "the derived attribute is cached as stored")
         }
-        let bulk = try await insert(Context.rowCacheWriteThroughLimit + 1)
-        #expect(cache.cachedSnapshots(bulk) == nil)
-        #expect(cache.cachedSnapshots([bulk[0]]) == nil)
+        // More inserts than the cache holds leave the rows read in place.
+        let others = try await insert(8)
+        #expect(cache.cachedSnapshots(read) != nil, "inserts evicted rows that were read")
+        #expect(cache.cachedSnapshots([others[0]]) == nil)
+        #expect(cache.statistics.count == 3)
         try await container.close()
     }
 

@@ -32,9 +32,8 @@ import Testing
         }
         let coordinator = container.coordinator
         let store = try #require(coordinator.store(identifier: ids[0].storeIdentifier))
-        // The save cached both rows (write-through): start from an empty
-        // cache and read only the first.
-        coordinator.rowCache.removeAll()
+        // Saves add no rows to the cache: read only the first.
+        #expect(coordinator.rowCache.statistics.count == 0)
         _ = try await coordinator.snapshots(for: [ids[0]], in: store)
         return (quietCore(coordinator), ids[0], ids[1])
     }
