@@ -158,8 +158,6 @@ extension SQLiteSaveTransaction {
                 runner = current
                 try current.run(cells[start..<(start + width)])
             } catch let error as DatabaseError where error.extendedResultCode == .SQLITE_CONSTRAINT_UNIQUE {
-                // GRDB drops a failed statement from its cache: prepare it again.
-                runner = nil
                 let insert = inserts[i]
                 try recordConstraintConflict(db, entity: entity, objectID: insert.objectID, key: insert.key,
                                              written: Dictionary(zip(entity.insertColumns, cells[start..<(start + width)].map(\.databaseValue)), uniquingKeysWith: { a, _ in a }), error: error)

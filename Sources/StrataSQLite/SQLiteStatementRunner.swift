@@ -4,48 +4,39 @@ import StrataModel
 import StrataStore
 
 /// Runs one prepared statement many times, binding positional values
-/// straight to the SQLite statement instead of building a
-/// `StatementArguments` (an array, and a walk over every parameter) per run.
+/// straight to the SQLite statement and stepping it on SQLite directly,
+/// instead of building a `StatementArguments` (an array, and a walk over
+/// every parameter) per run and going through GRDB's execution (checks for
+/// aborted transactions, suspension and cancellation, the region of the
+/// database read, transaction observers: none of which a store's writer
+/// uses; the writer's transactions are begun and ended on SQLite directly
+/// too, see ``inImmediateTransaction(_:_:)``).
 ///
-/// How it stays within GRDB's public contract:
-/// - `setUncheckedArguments` (once, when the runner is made) resets the
-///   statement, clears its bindings and records that its arguments are set,
-///   so that `execute()` runs with whatever is bound;
-/// - each value is bound on `Statement.sqliteStatement`, every parameter
+/// - Each value is bound on `Statement.sqliteStatement`, every parameter
 ///   every time: text and blobs from one buffer of the run's, which SQLite
 ///   reads without a copy of its own (GRDB's `String.bind` converts text
 ///   to a new C string, and SQLite copies what GRDB binds), anything else
 ///   with GRDB's public `bind(to:at:)`; the bindings are cleared after the
-///   run;
-/// - SQLite refuses to bind (`SQLITE_MISUSE`) a statement that ran since its
-///   last reset: the runner resets it after each run with `sqlite3_reset`
-///   (which keeps GRDB's record that the arguments are bound; GRDB resets
-///   again before stepping, which is harmless). A statement someone else ran
-///   meanwhile is reset on that refusal, through `setUncheckedArguments`
-///   again for statements with few parameters, or by creating a GRDB cursor
-///   (which resets the statement, as documented on `DatabaseCursor`, and a
-///   reset keeps the bindings, SQLite's contract) for the large multi-row
-///   ones, and binds again.
+///   run.
+/// - The statement is reset after each run, whether it succeeded or failed,
+///   so that the next run's binds are accepted. SQLite refuses to bind
+///   (`SQLITE_MISUSE`) a statement that ran since its last reset: one that
+///   someone else ran meanwhile is reset on that refusal and bound again.
+/// - A failed step throws a `DatabaseError` with SQLite's extended code and
+///   message, as GRDB's would. The statement stays usable (the reset clears
+///   its error), though GRDB, had it run the statement, would have dropped
+///   it from its cache.
 ///
-/// A runner lives within one database access; a statement that failed is
-/// dropped from GRDB's cache, so the caller makes a new runner after an error.
+/// A runner lives within one database access.
 struct SQLiteStatementRunner {
     /// `SQLITE_MISUSE`.
     private static let misuse: CInt = 21
-    /// Up to this many parameters, resetting through `setUncheckedArguments`
-    /// (which walks every parameter) costs less than through a cursor (two
-    /// small allocations).
-    private static let smallStatement = 24
 
     let statement: Statement
     private let path: String
 
     /// Prepares `statement` for runs.
     init(_ statement: Statement, path: String) {
-        // GRDB's reset traps on the error of a statement whose last run
-        // failed (SQLite's reset answers it again): reset it here first.
-        sqlite3_reset(statement.sqliteStatement)
-        statement.setUncheckedArguments(StatementArguments())
         self.statement = statement
         self.path = path
     }
@@ -80,11 +71,6 @@ struct SQLiteStatementRunner {
             var code = value.bind(to: sqliteStatement, at: index, buffer: buffer, offset: &offset)
             if code == Self.misuse, index == 1 {
                 sqlite3_reset(sqliteStatement)
-                if values.count <= Self.smallStatement {
-                    statement.setUncheckedArguments(StatementArguments())
-                } else {
-                    _ = try Row.fetchCursor(statement)
-                }
                 offset = start
                 code = value.bind(to: sqliteStatement, at: index, buffer: buffer, offset: &offset)
             }
@@ -93,27 +79,39 @@ struct SQLiteStatementRunner {
             }
             index += 1
         }
-        // Reset now, whether it ran or failed (GRDB resets before each
-        // execution, after the binds), so that the next run's binds are
-        // accepted at once: otherwise the first one fails with
-        // SQLITE_MISUSE and the statement is reset and its bindings
-        // cleared, every row; and GRDB's own reset traps on a failed run's
-        // error.
+        // Reset now, whether it ran or failed, so that the next run's binds
+        // are accepted at once (and the error of a failed run is cleared).
         defer { sqlite3_reset(sqliteStatement) }
-        try statement.execute()
+        while true {
+            switch sqlite3_step(sqliteStatement) {
+            case SQLITE_DONE:
+                return
+            case SQLITE_ROW:
+                continue
+            default:
+                throw Self.failure(of: statement)
+            }
+        }
+    }
+
+    /// The error of `statement`'s failed step, as GRDB reports one: the
+    /// connection's extended result code and message, and the SQL.
+    private static func failure(of statement: Statement) -> DatabaseError {
+        let connection = sqlite3_db_handle(statement.sqliteStatement)
+        let code = sqlite3_extended_errcode(connection)
+        let message = sqlite3_errmsg(connection).map { String(cString: $0) }
+        return DatabaseError(resultCode: ResultCode(rawValue: code), message: message, sql: statement.sql)
     }
 
     /// Runs `statement` (one without parameters or rows, such as
     /// `SAVEPOINT`, if any) once, stepping it on SQLite directly: GRDB does
     /// not see it run. Throws SQLite's error as a `DatabaseError`.
-    static func step(_ statement: Statement?, _ db: Database) throws {
-        guard let sqliteStatement = statement?.sqliteStatement else { return }
+    static func step(_ statement: Statement?) throws {
+        guard let statement else { return }
+        let sqliteStatement = statement.sqliteStatement
         sqlite3_reset(sqliteStatement)
-        let code = sqlite3_step(sqliteStatement)
-        sqlite3_reset(sqliteStatement)
-        guard code == SQLITE_DONE else {
-            throw DatabaseError(resultCode: ResultCode(rawValue: code), message: db.lastErrorMessage, sql: statement?.sql)
-        }
+        defer { sqlite3_reset(sqliteStatement) }
+        guard sqlite3_step(sqliteStatement) == SQLITE_DONE else { throw failure(of: statement) }
     }
 
     /// Runs `body` in an immediate transaction, begun and ended with kept
@@ -122,7 +120,7 @@ struct SQLiteStatementRunner {
     /// `body` returns `.commit`, rolled back when it returns `.rollback` or
     /// throws, or when the commit fails.
     static func inImmediateTransaction(_ db: Database, _ body: () throws -> Database.TransactionCompletion) throws {
-        try step(db.cachedStatement(sql: "BEGIN IMMEDIATE TRANSACTION"), db)
+        try step(db.cachedStatement(sql: "BEGIN IMMEDIATE TRANSACTION"))
         let completion: Database.TransactionCompletion
         do {
             completion = try body()
@@ -133,7 +131,7 @@ struct SQLiteStatementRunner {
         switch completion {
         case .commit:
             do {
-                try step(db.cachedStatement(sql: "COMMIT TRANSACTION"), db)
+                try step(db.cachedStatement(sql: "COMMIT TRANSACTION"))
             } catch {
                 try? rollback(db)
                 throw error
@@ -147,6 +145,6 @@ struct SQLiteStatementRunner {
     /// statement may have ended it already).
     private static func rollback(_ db: Database) throws {
         guard sqlite3_get_autocommit(db.sqliteConnection) == 0 else { return }
-        try step(db.cachedStatement(sql: "ROLLBACK TRANSACTION"), db)
+        try step(db.cachedStatement(sql: "ROLLBACK TRANSACTION"))
     }
 }

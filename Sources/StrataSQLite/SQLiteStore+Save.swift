@@ -269,7 +269,7 @@ extension SQLiteStore {
                     }
                     continue
                 }
-                try SQLiteStatementRunner.step(savepoint, db)
+                try SQLiteStatementRunner.step(savepoint)
                 let recorded = recorder?.mark
                 do {
                     let outcome = try execute(&transaction, changes: group[index], db: db, mapping: mapping, history: history, recorder: &recorder, timestamp: timestamp, keys: &keys,
@@ -277,15 +277,15 @@ extension SQLiteStore {
                     if case .committed = outcome {
                         committed += 1
                     } else {
-                        try SQLiteStatementRunner.step(rollback, db)
+                        try SQLiteStatementRunner.step(rollback)
                     }
-                    try SQLiteStatementRunner.step(release, db)
+                    try SQLiteStatementRunner.step(release)
                     results[index] = .success(outcome)
                 } catch let error as DatabaseError where SQLiteBusyRetry.isBusy(error) {
                     throw error
                 } catch {
-                    try SQLiteStatementRunner.step(rollback, db)
-                    try SQLiteStatementRunner.step(release, db)
+                    try SQLiteStatementRunner.step(rollback)
+                    try SQLiteStatementRunner.step(release)
                     // Rolled back after it was recorded (its release failed):
                     // its history goes too.
                     if let recorded { recorder?.rewind(to: recorded) }
