@@ -25,7 +25,7 @@ public final class RowCache: Sendable {
     /// snapshot and goes whenever the snapshot does (eviction,
     /// invalidation, a newer read, ``removeAll()``).
     public struct CachedRow: Sendable {
-        /// The row as last read or written.
+        /// The row as last read from its store.
         public let snapshot: Snapshot
         /// Bytes attached with ``attach(_:to:readAt:)``, if any.
         public let attachment: [UInt8]?
@@ -111,10 +111,6 @@ public final class RowCache: Sendable {
             state.entries[snapshot.objectID] = CachedRow(snapshot: snapshot, attachment: attachment)
         }
     }
-
-    /// The invalidation count now: hand it to ``store(_:readAt:)`` with
-    /// snapshots known to be current as of this moment.
-    var generation: UInt64 { state.withLockedValue { $0.generation } }
 
     /// Keeps snapshots read from a store, unless a save invalidated
     /// anything since `generation` (the read may predate it).

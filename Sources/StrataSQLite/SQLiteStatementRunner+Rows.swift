@@ -14,10 +14,9 @@ extension SQLiteStatementRunner {
     /// its rows. Here the values are bound straight to SQLite: numbers
     /// with no copy, text, blobs, decimals and UUIDs as GRDB binds them.
     ///
-    /// How it stays within GRDB's contract, as ``SQLiteStatementRunner``
-    /// does: the statement is reset before its bindings are set (SQLite
-    /// refuses to bind a statement that ran since its last reset) and
-    /// reset and cleared after the read, whether it completed or failed, so
+    /// How it stays within GRDB's contract: the statement is reset before
+    /// its bindings are set (SQLite refuses to bind a statement that ran
+    /// since its last reset) and reset and cleared after the read, whether it completed or failed, so
     /// that GRDB's own next use of the cached statement never meets the
     /// error of a failed step (its `setArguments` would throw it again,
     /// and `setUncheckedArguments` trap on it). GRDB does not see this

@@ -26,6 +26,10 @@ import StrataStore
 ///   message, as GRDB's would. The statement stays usable (the reset clears
 ///   its error), though GRDB, had it run the statement, would have dropped
 ///   it from its cache.
+/// - GRDB does not record the values bound here as the statement's
+///   arguments: a GRDB execution of the same cached statement must pass
+///   its own (one without would run with the parameters cleared). Only
+///   runners run these statements.
 ///
 /// A runner lives within one database access.
 struct SQLiteStatementRunner {
@@ -64,6 +68,7 @@ struct SQLiteStatementRunner {
     /// `values`) holding the bound bytes.
     private func run<Values: Collection>(_ values: Values, copyingInto buffer: UnsafeMutableRawBufferPointer) throws where Values.Element: SQLiteRunnerValue {
         let sqliteStatement = statement.sqliteStatement
+        assert(values.count == Int(sqlite3_bind_parameter_count(sqliteStatement)), "a value for each parameter")
         var index: CInt = 1
         var offset = 0
         for value in values {
@@ -88,18 +93,17 @@ struct SQLiteStatementRunner {
                 return
             case SQLITE_ROW:
                 continue
-            default:
-                throw Self.failure(of: statement)
+            case let code:
+                throw Self.failure(code, of: statement)
             }
         }
     }
 
-    /// The error of `statement`'s failed step, as GRDB reports one: the
-    /// connection's extended result code and message, and the SQL.
-    private static func failure(of statement: Statement) -> DatabaseError {
-        let connection = sqlite3_db_handle(statement.sqliteStatement)
-        let code = sqlite3_extended_errcode(connection)
-        let message = sqlite3_errmsg(connection).map { String(cString: $0) }
+    /// The error of `statement`'s step that answered `code` (extended: GRDB
+    /// turns extended result codes on), as GRDB reports one: the code, the
+    /// connection's message and the SQL.
+    private static func failure(_ code: CInt, of statement: Statement) -> DatabaseError {
+        let message = sqlite3_errmsg(sqlite3_db_handle(statement.sqliteStatement)).map { String(cString: $0) }
         return DatabaseError(resultCode: ResultCode(rawValue: code), message: message, sql: statement.sql)
     }
 
@@ -111,7 +115,8 @@ struct SQLiteStatementRunner {
         let sqliteStatement = statement.sqliteStatement
         sqlite3_reset(sqliteStatement)
         defer { sqlite3_reset(sqliteStatement) }
-        guard sqlite3_step(sqliteStatement) == SQLITE_DONE else { throw failure(of: statement) }
+        let code = sqlite3_step(sqliteStatement)
+        guard code == SQLITE_DONE else { throw failure(code, of: statement) }
     }
 
     /// Runs `body` in an immediate transaction, begun and ended with kept

@@ -8,7 +8,7 @@ import Testing
 
 /// `Coordinator.save(_:)`, the one entry point for saves described by
 /// value, against what a fresh context saves for the same objects: on its
-/// direct route the same rows, row cache entries, change sets and history;
+/// direct route the same rows, change sets and history;
 /// on either route the same errors.
 @Suite struct CoordinatorSaveTests {
     /// Paintings (defaults, bounds, a pattern, a derived attribute, a
@@ -118,7 +118,8 @@ import Testing
             referenceValues["code"] = nil
             #expect(comparable == referenceValues, "sample \(index)")
             #expect((stored.values["code"] ?? .null) == (direct["code"] ?? .null))
-            #expect(container.coordinator.rowCache.cachedSnapshots([id]) == nil, "a save added its row to the cache")
+            #expect(container.coordinator.rowCache.cachedSnapshots([id]) == nil, "a direct save added its row to the cache")
+            #expect(container.coordinator.rowCache.cachedSnapshots([viaContext]) == nil, "a context's save added its row to the cache")
             _ = try await container.coordinator.snapshots(for: [id], in: store)
             let cached = try #require(container.coordinator.rowCache.cachedSnapshots([id])?.first)
             #expect(cached.version == 1)

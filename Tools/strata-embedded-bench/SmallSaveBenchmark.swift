@@ -14,7 +14,7 @@ import StrataSQLite
 /// - `store`: each save is a ``StoreChanges`` handed straight to the store
 ///   (group commit, history, the store's own checks).
 /// - `direct`: each save is a ``Coordinator/save(_:)`` of one insert (its direct route)
-///   (defaults, derivation, validation, row cache, change set; no context),
+///   (defaults, derivation, validation, change set; no context),
 ///   as `strata-server` handles an insert request.
 /// - `context`: each save goes through a fresh context (insert, set values,
 ///   save), as `strata-server` handles any other save.
