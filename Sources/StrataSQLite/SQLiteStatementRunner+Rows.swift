@@ -16,15 +16,15 @@ extension SQLiteStatementRunner {
     ///
     /// How it stays within GRDB's contract: the statement is reset before
     /// its bindings are set (SQLite refuses to bind a statement that ran
-    /// since its last reset) and reset and cleared after the read, whether it completed or failed, so
-    /// that GRDB's own next use of the cached statement never meets the
-    /// error of a failed step (its `setArguments` would throw it again,
-    /// and `setUncheckedArguments` trap on it). GRDB does not see this
-    /// statement run: callers use it for one-statement reads only, on
-    /// connections with no transaction observer. GRDB still records the
-    /// arguments it last bound itself: every GRDB read of these statements
-    /// passes its arguments, which binds them again (a read without
-    /// arguments would run with the parameters cleared here).
+    /// since its last reset) and reset and cleared after the read, whether
+    /// it completed or failed, so that GRDB's own next use of the cached
+    /// statement never meets the error of a failed step (its `setArguments`
+    /// would throw it again, and `setUncheckedArguments` trap on it). GRDB
+    /// does not see this statement run: callers use it for one-statement
+    /// reads only, on connections with no transaction observer. GRDB still
+    /// records the arguments it last bound itself: every GRDB read of these
+    /// statements passes its arguments, which binds them again (a read
+    /// without arguments would run with the parameters cleared here).
     ///
     /// Throws SQLite's error as a `DatabaseError` (an interrupted read
     /// as `SQLITE_INTERRUPT`), and `body`'s errors as they are.
