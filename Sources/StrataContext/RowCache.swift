@@ -114,7 +114,7 @@ public final class RowCache: Sendable {
 
     /// Keeps snapshots read from a store, unless a save invalidated
     /// anything since `generation` (the read may predate it).
-    func store(_ snapshots: some Sequence<Snapshot>, readAt generation: UInt64) {
+    func store(_ snapshots: [Snapshot], readAt generation: UInt64) {
         guard isEnabled else { return }
         state.withLockedValue { state in
             guard state.generation == generation else { return }
