@@ -240,3 +240,8 @@ int strata_sqlite_block_cache_thread_count(void) {
     for (int sizeClass = 0; sizeClass < CLASS_COUNT; sizeClass++) total += threadCache.count[sizeClass];
     return total;
 }
+
+int strata_sqlite_block_cache_thread_count_of_class(int64_t bytes) {
+    int sizeClass = bytes > 0 ? classOf((uint64_t)bytes) : -1;
+    return sizeClass < 0 ? 0 : threadCache.count[sizeClass];
+}

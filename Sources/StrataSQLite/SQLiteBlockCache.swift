@@ -20,6 +20,12 @@ enum SQLiteBlockCache {
     /// How many freed blocks the calling thread keeps.
     static var threadCachedBlocks: Int { Int(strata_sqlite_block_cache_thread_count()) }
 
+    /// How many freed blocks the calling thread keeps in the size class of
+    /// an allocation of `bytes`.
+    static func threadCachedBlocks(ofClassFor bytes: Int) -> Int {
+        Int(strata_sqlite_block_cache_thread_count_of_class(Int64(bytes)))
+    }
+
     // SQLite's allocation functions, for tests of the allocator itself.
 
     /// `sqlite3_malloc64`: at least `bytes` bytes, or nil.

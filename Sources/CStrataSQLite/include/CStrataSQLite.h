@@ -1,6 +1,8 @@
 #ifndef STRATA_SQLITE_WAL_BUFFER_H
 #define STRATA_SQLITE_WAL_BUFFER_H
 
+#include <stdint.h>
+
 /// The name of the VFS ``strata_sqlite_register_wal_buffer_vfs`` registers.
 #define STRATA_WAL_BUFFER_VFS_NAME "strata-wal-buffer"
 
@@ -94,5 +96,9 @@ int strata_sqlite_block_cache_installed(void);
 
 /// How many freed blocks the calling thread keeps for its next allocations.
 int strata_sqlite_block_cache_thread_count(void);
+
+/// How many freed blocks the calling thread keeps in the size class of an
+/// allocation of `bytes` (0 past the largest class, which keeps none).
+int strata_sqlite_block_cache_thread_count_of_class(int64_t bytes);
 
 #endif
