@@ -113,8 +113,10 @@ extension SQLiteHistory {
             }
             // The commit lists the inserts' permanent IDs in the change set's order.
             if changeCells.isEmpty { changeCells.reserveCapacity(7 * changes.inserts.count) }
-            for (insert, permanent) in zip(changes.inserts, commit.insertedIDs) {
-                try add(.insert, permanent, version: 1, properties: names(insert.values, insert.toMany))
+            // By index: iterating a zip copies every insert.
+            let insertedIDs = commit.insertedIDs
+            for index in 0..<min(changes.inserts.count, insertedIDs.count) {
+                try add(.insert, insertedIDs[index], version: 1, properties: names(changes.inserts[index].values, changes.inserts[index].toMany))
             }
             for update in changes.updates {
                 // An update of a row already gone (without version checks) changed nothing.

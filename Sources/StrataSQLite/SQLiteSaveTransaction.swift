@@ -5,7 +5,7 @@ import StrataStore
 import StrataQuery
 
 /// One ``SQLiteStore/save(_:)``: the change set checked and encoded first
-/// (``init(changes:feed:environment:)``, no database access), then
+/// (``prepare(feed:)``, no database access), then
 /// written inside one `BEGIN IMMEDIATE` transaction (``execute(_:)``).
 /// The rows of a large insert are encoded in chunks while earlier chunks
 /// are written (``SQLiteInsertPipeline``); their attribute values are then
@@ -207,6 +207,15 @@ struct SQLiteSaveTransaction {
 
     // MARK: - Preparation (no database access)
 
+    /// A transaction for `changes`, not yet checked: ``prepare(feed:)``
+    /// checks and encodes them.
+    init(changes: StoreChanges, environment: Environment) {
+        self.environment = environment
+        self.checksVersions = changes.checksVersions
+        self.guards = changes.guards
+        self.changes = changes
+    }
+
     /// Checks and encodes `changes` (the inserts' attribute values only
     /// when there are at most 2048 inserts: see ``SQLiteInsertPipeline``;
     /// a larger save checks them as its rows are encoded, in the
@@ -221,12 +230,12 @@ struct SQLiteSaveTransaction {
     /// their entities are checked here; their values, which must be
     /// attributes only, are checked as their rows are encoded, once
     /// supplied.
-    init(changes: StoreChanges, feed: StoreInsertFeed? = nil, environment: Environment) throws(StrataError) {
-        self.environment = environment
-        self.checksVersions = changes.checksVersions
-        self.guards = changes.guards
-        self.changes = changes
-
+    ///
+    /// A method on a transaction made by ``init(changes:environment:)``,
+    /// not an initializer: a throwing initializer that calls mutating
+    /// methods keeps `self` in memory and returns a copy of it, retaining
+    /// everything the transaction holds once more for every save.
+    mutating func prepare(feed: StoreInsertFeed?) throws(StrataError) {
         let insertIDs = feed?.temporaryIDs
         let insertCount = insertIDs?.count ?? changes.inserts.count
         inserts.reserveCapacity(insertCount)
@@ -237,15 +246,15 @@ struct SQLiteSaveTransaction {
         for i in 0..<insertCount {
             let id = insertIDs?[i] ?? changes.inserts[i].temporaryID
             guard id.isTemporary else {
-                throw StrataError(.invalidValue, "store \(path): insert of \(id) needs a temporary ID")
+                throw StrataError(.invalidValue, "store \(environment.path): insert of \(id) needs a temporary ID")
             }
             let entity: Entity
             if let last = inserts.last?.entity, last.name == id.entityName {
                 entity = last
             } else {
-                entity = try checks.heldEntity(id)
+                entity = try environment.checks.heldEntity(id)
                 if entity.isAbstract {
-                    throw StrataError(.invalidValue, "store \(path): \(entity.name) is abstract and cannot be inserted")
+                    throw StrataError(.invalidValue, "store \(environment.path): \(entity.name) is abstract and cannot be inserted")
                 }
             }
             inserts.append(Insert(objectID: id, entity: entity, references: []))
@@ -271,8 +280,8 @@ struct SQLiteSaveTransaction {
             if !references.isEmpty { inserts[i].references = references }
             if !changes.inserts[i].toMany.isEmpty {
                 for (name, destinations) in changes.inserts[i].toMany.sorted(by: { $0.key < $1.key }) {
-                    let field = try checks.toManyField(name, of: entity)
-                    let checked = try checks.checkedDestinations(destinations, field: field, entity: entity)
+                    let field = try environment.checks.toManyField(name, of: entity)
+                    let checked = try environment.checks.checkedDestinations(destinations, field: field, entity: entity)
                     if let table = field.destinationTable {
                         for target in checked {
                             if case .permanent(let key) = target.key { noteInsertTarget(target, key: key, table: table) }
@@ -284,11 +293,11 @@ struct SQLiteSaveTransaction {
         }
 
         for update in changes.updates {
-            let (entity, key) = try checks.savedObject(update.objectID, operation: "update")
+            let (entity, key) = try environment.checks.savedObject(update.objectID, operation: "update")
             var assignments: [(column: String, value: DatabaseValue, reference: ObjectID?)] = []
             var savedTargets: [SavedTarget] = []
             for (name, value) in update.values {
-                guard let (column, stored, reference) = try checks.encode(name, value, of: entity, object: update.objectID) else { continue }
+                guard let (column, stored, reference) = try environment.checks.encode(name, value, of: entity, object: update.objectID) else { continue }
                 assignments.append((column, stored.databaseValue, reference))
                 if let i = entity.toOneIndex[name], let table = entity.toOnes[i].destinationTable,
                    case .object(let target) = value, case .permanent(let key) = target.key {
@@ -307,8 +316,8 @@ struct SQLiteSaveTransaction {
                 if case .object(let target) = value, target.isTemporary { temporaryReferences.append((target, entity.name, name)) }
             }
             for (name, destinations) in update.toMany.sorted(by: { $0.key < $1.key }) {
-                let field = try checks.toManyField(name, of: entity)
-                let checked = try checks.checkedDestinations(destinations, field: field, entity: entity)
+                let field = try environment.checks.toManyField(name, of: entity)
+                let checked = try environment.checks.checkedDestinations(destinations, field: field, entity: entity)
                 if let table = field.destinationTable {
                     for target in checked {
                         if case .permanent(let key) = target.key { savedTargets.append(SavedTarget(target: target, key: key, table: table)) }
@@ -324,7 +333,7 @@ struct SQLiteSaveTransaction {
         }
 
         for delete in changes.deletes {
-            let (entity, key) = try checks.savedObject(delete.objectID, operation: "delete")
+            let (entity, key) = try environment.checks.savedObject(delete.objectID, operation: "delete")
             deletes.append(Delete(objectID: delete.objectID, key: key, entity: entity, expectedVersion: delete.expectedVersion))
         }
 
@@ -370,7 +379,7 @@ struct SQLiteSaveTransaction {
             break
         case .toOne(let field, let position)?:
             let toOneField = entity.toOnes[field]
-            let (_, pending) = try checks.toOne(value, field: toOneField, entity: entity)
+            let (_, pending) = try environment.checks.toOne(value, field: toOneField, entity: entity)
             if let pending {
                 references.append(Reference(position: position, target: pending))
                 temporaryReferences.append((pending, entity.name, name))
@@ -378,7 +387,7 @@ struct SQLiteSaveTransaction {
                 noteInsertTarget(target, key: key, table: table)
             }
         case nil:
-            _ = try checks.encode(name, value, of: entity, object: object)
+            _ = try environment.checks.encode(name, value, of: entity, object: object)
         }
     }
 

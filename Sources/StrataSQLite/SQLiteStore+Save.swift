@@ -147,8 +147,9 @@ extension SQLiteStore {
                 results = Array(repeating: .failure(error), count: group.count)
             }
             metrics.recordCommit(saves: group.count, duration: groupStarted.duration(to: clock.now))
-            for (pending, result) in zip(group, results) {
-                pending.completion(result.mapError { error in
+            // By index: iterating a zip copies every save and result.
+            for index in group.indices {
+                group[index].completion(results[index].mapError { error in
                     error as? StrataError ?? strataError(error, failure: .storeSave, operation: "save")
                 })
             }
@@ -189,11 +190,13 @@ extension SQLiteStore {
         results.reserveCapacity(group.count)
         let environment = SQLiteSaveTransaction.Environment(mapping: mapping, storeIdentifier: identifier, path: path)
         for index in group.indices {
-            // Made in place in the array: a transaction is large, and a
-            // copy would retain everything it holds.
+            // Moved into the array, not copied: a copy of a transaction
+            // retains everything it holds.
             let feed = group[index].feed
             do {
-                transactions.append(try SQLiteSaveTransaction(changes: group[index].changes, feed: feed, environment: environment))
+                var transaction = SQLiteSaveTransaction(changes: group[index].changes, environment: environment)
+                try transaction.prepare(feed: feed)
+                transactions.append(consume transaction)
             } catch {
                 transactions.append(nil)
                 results.append(.failure(error))
@@ -313,15 +316,20 @@ extension SQLiteStore {
     private static func execute(_ transaction: inout SQLiteSaveTransaction, changes save: PendingSave, db: Database, mapping: SQLiteStoreMapping, history: HistoryRecording?, recorder: inout SQLiteHistory.Recorder?, timestamp: Date, keys: inout SQLiteKeyAllocator,
                                 failsGroup: Bool = false, flushesHistory: Bool = false) throws -> StoreSaveResult {
         guard let history, recorder != nil else { return try transaction.execute(db, keys: &keys) }
-        var changes = save.changes
-        let tombstones = changes.deletes.isEmpty ? [:] : try SQLiteHistory.tombstones(db, deletes: changes.deletes, mapping: mapping, model: history.model)
+        let tombstones = save.changes.deletes.isEmpty ? [:] : try SQLiteHistory.tombstones(db, deletes: save.changes.deletes, mapping: mapping, model: history.model)
         let outcome = try transaction.execute(db, keys: &keys)
         if case .committed(let commit) = outcome {
             do {
-                // Streamed inserts are all supplied once their rows are written.
-                if let feed = save.feed { changes.inserts = try feed.allInserts() }
-                try recorder?.record(db, changes: changes, commit: commit, tombstones: tombstones, origin: history.origin, processID: HistoryRecording.processID, timestamp: timestamp,
-                                     flushing: flushesHistory)
+                if let feed = save.feed {
+                    // Streamed inserts are all supplied once their rows are written.
+                    var changes = save.changes
+                    changes.inserts = try feed.allInserts()
+                    try recorder?.record(db, changes: changes, commit: commit, tombstones: tombstones, origin: history.origin, processID: HistoryRecording.processID, timestamp: timestamp,
+                                         flushing: flushesHistory)
+                } else {
+                    try recorder?.record(db, changes: save.changes, commit: commit, tombstones: tombstones, origin: history.origin, processID: HistoryRecording.processID, timestamp: timestamp,
+                                         flushing: flushesHistory)
+                }
                 if flushesHistory { try recorder?.flush(db) }
             } catch where failsGroup {
                 throw GroupFailure(underlying: error)

@@ -6,7 +6,10 @@ import StrataModel
 /// come out in their ``SQLValue`` form; each store converts them for its
 /// driver. Errors name the store as `place` does (`store /path/file`,
 /// `PostgreSQL store postgresql://…`).
-package struct SQLSaveChecks<Extras: Sendable>: Sendable {
+///
+/// A class: a store's save transactions share one, and its properties
+/// are many references that a struct copy would retain one by one.
+package final class SQLSaveChecks<Extras: Sendable>: Sendable {
     package typealias Entity = SQLStoreMapping<Extras>.Entity
 
     package let mapping: SQLStoreMapping<Extras>
