@@ -60,7 +60,7 @@ struct InsertSaveScan {
         var objects: [(insert: Int, property: String, id: String)] = []
         var wirePolicy = Strata_V1_MergePolicy.error
         var author = ""
-        let scanned = ProtobufReader.clientFrame(payload, requestField: SaveHandler.saveField) { (reader: inout ProtobufReader) -> Bool? in
+        let requestID = ProtobufReader.clientFrameRequestID(payload, requestField: SaveHandler.saveField) { (reader: inout ProtobufReader) -> Bool? in
             while !reader.isAtEnd {
                 guard let key = reader.varint() else { return nil }
                 switch key {
@@ -98,7 +98,7 @@ struct InsertSaveScan {
             }
             return true
         }
-        guard let requestID = scanned?.requestID, !names.isEmpty,
+        guard let requestID, !names.isEmpty,
               let mergePolicy = try? ServerCore.mergePolicy(wirePolicy) else { return nil }
         // As ServerCore.decode resolves them: the only insert by its name,
         // any insert by its name, else a saved object's ID.
@@ -125,7 +125,7 @@ struct InsertSaveScan {
     /// An `InsertedObject` body.
     private static func readInsert(_ reader: inout ProtobufReader) -> Read? {
         var read = Read()
-        let fields = reader.insertedObject(reserve: { read.values.reserveCapacity($0) }, value: { $0.scannedValue() }) { name, scanned in
+        let fields = reader.scannedInsertedObject(reserve: { read.values.reserveCapacity($0) }) { name, scanned in
             // A key given again replaces the value, as the decoder does.
             if read.objects != nil { read.objects?.removeAll { $0.property == name } }
             switch scanned ?? .value(.null) {

@@ -35,6 +35,14 @@ extension ProtobufReader {
         }
     }
 
+    /// ``clientFrame(_:requestField:_:)`` for a `read` that keeps what it
+    /// reads itself (answering whether it read the request), specialized
+    /// here: a generic function called from another module runs
+    /// unspecialized, instantiating type metadata on every call.
+    package static func clientFrameRequestID(_ payload: ByteBuffer, requestField field: UInt64, _ read: (inout ProtobufReader) -> Bool?) -> UInt64? {
+        clientFrame(payload, requestField: field, read)?.requestID
+    }
+
     /// Reads a `Value` message's body (this reader's bytes, to its end)
     /// as SwiftProtobuf decodes it: its kind, or nil inside when it has
     /// none. Nil when a scan leaves it to the decoder: two kinds in one

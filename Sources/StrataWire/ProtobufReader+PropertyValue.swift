@@ -11,6 +11,14 @@ extension ProtobufReader {
         case object(String)
     }
 
+    /// ``insertedObject(reserve:value:add:)`` with each value read by
+    /// ``scannedValue()``, specialized here: a generic function called from
+    /// another module runs unspecialized, instantiating type metadata for
+    /// every entry.
+    package mutating func scannedInsertedObject(reserve: (Int) -> Void, add: (String, ScannedValue?) -> Void) -> (temporaryID: String, entity: String, configuration: String)? {
+        insertedObject(reserve: reserve, value: { $0.scannedValue() }, add: add)
+    }
+
     /// Reads a `Value` message's body (this reader's bytes, to its end)
     /// into what ``PropertyValue/init(wire:field:objectID:)`` makes of the
     /// message SwiftProtobuf decodes from it, with no message in between
