@@ -140,7 +140,7 @@ extension Context {
                 // Inserted objects' values are read and written by slot.
                 let layout = plan.layout
                 for (object, raw) in zip(objects, values) {
-                    let checked = try ObjectGraph.checked(EntityPlan.Derivation.converted(raw, to: attribute), for: attribute, entity: entity)
+                    let checked = try ObjectGraph.checked(EntityPlan.Derivation.converted(raw, to: attribute.type), for: attribute, entity: entity)
                     if attribute.isTransient {
                         object.transients[attribute.name] = checked
                     } else if let slot = derivation.slot, object.isInserted {

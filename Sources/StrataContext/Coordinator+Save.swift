@@ -35,10 +35,9 @@ extension Coordinator {
     /// temporary, 1550; whatever `setValue(_:forKey:)`, `existingObject(with:)`
     /// (133000 for an object gone), `rebase` and a context's save throw.
     public func save(_ request: SaveRequest) async throws -> SaveOutcome {
-        switch try prepareDirect(request) {
-        case .ready(let direct): return try await writeDirect(direct, request)
-        case .needsContext(let values): return try await saveInContext(request, prepared: values)
-        }
+        var prepared: [PropertyValues]?
+        guard let direct = try prepareDirect(request, prepared: &prepared) else { return try await saveInContext(request, prepared: prepared) }
+        return try await writeDirect(direct, request)
     }
 
     /// The direct route's write, awaited: the store saves the checked
@@ -50,10 +49,10 @@ extension Coordinator {
         } catch {
             throw StrataError.storeFailure(error, in: direct.store, committed: [])
         }
-        switch finishDirect(direct, result: result, author: request.author) {
-        case .saved(let outcome): return outcome
-        case .needsContext(let values): return try await saveInContext(request, prepared: values)
+        guard let outcome = finishDirect(direct, result: result, author: request.author) else {
+            return try await saveInContext(request, prepared: direct.changes.inserts.map(\.values))
         }
+        return outcome
     }
 
     /// ``save(_:)`` answered through `completion` (called exactly once),
@@ -78,14 +77,15 @@ extension Coordinator {
     /// after its commit: subscribers may hear of a later commit first.
     public func save(_ request: SaveRequest, finish: @escaping @Sendable (@escaping @Sendable () -> Void) -> Void,
                      completion: @escaping @Sendable (Result<SaveOutcome, any Error>) -> Void) {
+        // Optionals rather than enums with payloads, which are copied
+        // out of the enum: a direct insert is unwrapped where it is.
         let direct: DirectInsert
         do {
-            switch try prepareDirect(request) {
-            case .ready(let ready):
-                direct = ready
-            case .needsContext(let values):
-                return inTask(completion) { try await self.saveInContext(request, prepared: values) }
+            var prepared: [PropertyValues]?
+            guard let ready = try prepareDirect(request, prepared: &prepared) else {
+                return inTask(completion) { [prepared] in try await self.saveInContext(request, prepared: prepared) }
             }
+            direct = ready
         } catch {
             return completion(.failure(error))
         }
@@ -98,11 +98,11 @@ extension Coordinator {
                 case .failure(let error):
                     completion(.failure(StrataError.storeFailure(error, in: direct.store, committed: [])))
                 case .success(let result):
-                    switch self.finishDirect(direct, result: result, author: request.author) {
-                    case .saved(let outcome):
+                    if let outcome = self.finishDirect(direct, result: result, author: request.author) {
                         completion(.success(outcome))
-                    case .needsContext(let values):
-                        self.inTask(completion) { try await self.saveInContext(request, prepared: values) }
+                    } else {
+                        let prepared = direct.changes.inserts.map(\.values)
+                        self.inTask(completion) { try await self.saveInContext(request, prepared: prepared) }
                     }
                 }
             }
@@ -134,28 +134,14 @@ extension Coordinator {
         let store: any PersistentStore
     }
 
-    /// Where the direct route's first part left a save.
-    private enum DirectPlan {
-        /// Checked and ready to write.
-        case ready(DirectInsert)
-        /// A context must save it; the inserts' checked values (defaults
-        /// and derived values included), when every one could be checked.
-        case needsContext(prepared: [PropertyValues]?)
-    }
-
-    /// Where a save the direct route wrote ended.
-    private enum DirectSave {
-        case saved(SaveOutcome)
-        /// A context must save it (the store answered a uniqueness
-        /// conflict), with the inserts' checked values.
-        case needsContext(prepared: [PropertyValues]?)
-    }
-
     /// The direct route's first part, on the calling thread: the request's
     /// IDs checked, and, when the route can take it, each insert's values
     /// checked, derived and validated from its entity's plan (validation
-    /// problems thrown as a context's save throws them).
-    private func prepareDirect(_ request: SaveRequest) throws -> DirectPlan {
+    /// problems thrown as a context's save throws them). Nil when a context
+    /// must save it; `prepared` then has the inserts' checked values
+    /// (defaults and derived values included) when every one could be
+    /// checked.
+    private func prepareDirect(_ request: SaveRequest, prepared: inout [PropertyValues]?) throws -> DirectInsert? {
         if request.inserts.count > 1, Set(request.inserts.lazy.map(\.id)).count < request.inserts.count {
             throw StrataError(.invalidValue, "two inserts of the save have the same ID")
         }
@@ -163,21 +149,23 @@ extension Coordinator {
             throw StrataError(.invalidValue, "insert \(insert.id): a new object's ID must be temporary")
         }
         guard request.saveGuards == nil, request.updates.isEmpty, request.deletes.isEmpty,
-              !request.inserts.isEmpty, request.inserts.count <= Self.directInsertLimit else { return .needsContext(prepared: nil) }
+              !request.inserts.isEmpty, request.inserts.count <= Self.directInsertLimit else { return nil }
         var changes = StoreChanges(checksVersions: request.mergePolicy != .overwrite, author: request.author, contextName: request.author)
         changes.inserts.reserveCapacity(request.inserts.count)
         var problems: [PropertyFailure] = []
         var plan: EntityPlan?
         var store: (any PersistentStore)?
         var oneStore = true
-        for insert in request.inserts {
-            if plan?.entity != insert.entity { plan = entityPlan(of: insert.entity) }
-            guard let plan, let values = plan.directInsertValues(insert.values, id: insert.id, problems: &problems) else {
-                return .needsContext(prepared: nil)
+        // By index: iterating the inserts copies each one.
+        for index in request.inserts.indices {
+            let entity = request.inserts[index].entity
+            if plan?.entity != entity { plan = entityPlan(of: entity) }
+            guard let plan, let values = plan.directInsertValues(request.inserts[index].values, id: request.inserts[index].id, problems: &problems) else {
+                return nil
             }
-            changes.inserts.append(StoreChanges.Insert(temporaryID: insert.id, values: values))
+            changes.inserts.append(StoreChanges.Insert(temporaryID: request.inserts[index].id, values: values))
             if oneStore {
-                let target = directInsertStore(for: insert)
+                let target = directInsertStore(for: request.inserts[index])
                 if let target, store == nil || store?.identifier == target.identifier {
                     store = target
                 } else {
@@ -187,29 +175,40 @@ extension Coordinator {
         }
         // A context names the store problem (or saves into several stores)
         // before it validates.
-        guard oneStore, let store else { return .needsContext(prepared: changes.inserts.map(\.values)) }
+        guard oneStore, let store else {
+            prepared = changes.inserts.map(\.values)
+            return nil
+        }
         guard problems.isEmpty else { throw StrataError.validation(problems) }
-        return .ready(DirectInsert(changes: changes, store: store))
+        return DirectInsert(changes: changes, store: store)
     }
 
     /// The direct route's last part, once the store answered: the change
-    /// set is published.
-    private func finishDirect(_ direct: DirectInsert, result: StoreSaveResult, author: String?) -> DirectSave {
-        let changes = direct.changes
-        guard case .committed(let commit) = result else { return .needsContext(prepared: changes.inserts.map(\.values)) }
+    /// set is published. Nil when a context must save it (the store
+    /// answered a uniqueness conflict).
+    private func finishDirect(_ direct: DirectInsert, result: StoreSaveResult, author: String?) -> SaveOutcome? {
+        guard case .committed(let commit) = result else { return nil }
         // The commit lists the permanent IDs in the order of the inserts;
-        // a store that answered in another order is looked up.
+        // a store that answered in another order is looked up. By index:
+        // iterating the inserts copies each one.
+        let inserts = direct.changes.inserts
+        let temporaryIDs = commit.temporaryIDs
+        var inOrder = temporaryIDs.count == inserts.count
+        for index in inserts.indices where inOrder && temporaryIDs[index] != inserts[index].temporaryID { inOrder = false }
         let insertedIDs: [ObjectID]
-        if commit.temporaryIDs.count == changes.inserts.count, zip(commit.temporaryIDs, changes.inserts).allSatisfy({ $0 == $1.temporaryID }) {
+        if inOrder {
             insertedIDs = commit.insertedIDs
         } else {
             let permanent = commit.permanentIDs
-            insertedIDs = changes.inserts.map { permanent[$0.temporaryID] ?? $0.temporaryID }
+            insertedIDs = inserts.map { permanent[$0.temporaryID] ?? $0.temporaryID }
         }
         var changeSet = ChangeSet(contextName: author, origin: Self.directInsertOrigin)
         changeSet.inserted = insertedIDs
-        self.changes.publish(changeSet)
-        return .saved(SaveOutcome(insertedIDs: insertedIDs, changes: changeSet, route: .direct))
+        // Moved into the outcome and published from there: a change set
+        // used after it is put in the outcome would be copied.
+        let outcome = SaveOutcome(insertedIDs: insertedIDs, changes: changeSet, route: .direct)
+        self.changes.publish(outcome.changes)
+        return outcome
     }
 
     /// The writable store an insert goes to, or nil when a context must

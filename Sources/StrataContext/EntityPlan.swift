@@ -11,19 +11,33 @@ import StrataQuery
 /// be saved without a context (``insertsDirectly``).
 final class EntityPlan: Sendable {
     /// A derived attribute, in the model's order (the order a save computes
-    /// them in: a later one reads the earlier ones' results).
-    struct Derivation: Sendable {
+    /// them in: a later one reads the earlier ones' results). A class, so
+    /// that a save does not copy it, with its attribute's description, for
+    /// every insert.
+    final class Derivation: Sendable {
         let attribute: AttributeDescription
+        /// The fields a save reads, apart (reading them from `attribute`
+        /// would copy the whole description).
+        let name: String
+        let type: AttributeType
         /// The expression resolved against the model, or why it cannot be
         /// (thrown by every save that needs it).
         let operand: Result<QueryOperand, any Error>
         /// The attribute's slot in the layout's values; nil when transient.
         let slot: Int?
 
-        /// Converts a derived value to the attribute's type (`now()` into a
+        init(attribute: AttributeDescription, operand: Result<QueryOperand, any Error>, slot: Int?) {
+            self.attribute = attribute
+            name = attribute.name
+            type = attribute.type
+            self.operand = operand
+            self.slot = slot
+        }
+
+        /// Converts a derived value to an attribute's type (`now()` into a
         /// Double is seconds since 2001; counts into Decimal or Double).
-        static func converted(_ value: PropertyValue, to attribute: AttributeDescription) -> PropertyValue {
-            switch (value, attribute.type) {
+        static func converted(_ value: PropertyValue, to type: AttributeType) -> PropertyValue {
+            switch (value, type) {
             case (.date(let date), .double), (.date(let date), .float):
                 return .double(date.timeIntervalSinceReferenceDate)
             case (.integer(let i), .double), (.integer(let i), .float):
@@ -133,12 +147,16 @@ final class EntityPlan: Sendable {
                 compiledEvaluators = try? derivations.map { try OperandEvaluator($0.operand.get(), entity: entity, model: model, accessor: InsertValuesAccessor()) }
             }
             guard let evaluators = compiledEvaluators else { return false }
-            for (derivation, evaluator) in zip(derivations, evaluators) {
+            // By index: iterating a zip copies the evaluators.
+            for index in 0..<min(derivations.count, evaluators.count) {
+                let derivation = derivations[index]
+                let (type, name) = (derivation.type, derivation.name)
                 guard let slot = derivation.slot,
-                      let raw = try? evaluator.value(of: InsertValuesAccessor.Row(id: id, values: values)),
-                      let checked = try? ObjectGraph.checked(Derivation.converted(raw, to: derivation.attribute), for: derivation.attribute, entity: entity) else { return false }
-                if (values[derivation.attribute.name, slot: slot, in: layout.values] ?? .null) != checked {
-                    values[derivation.attribute.name, slot: slot, in: layout.values] = checked
+                      let raw = try? evaluators[index].value(of: InsertValuesAccessor.Row(id: id, values: values)),
+                      let checked = try? ObjectGraph.checked(Derivation.converted(raw, to: type), type: type, name: name, entity: entity)
+                else { return false }
+                if (values[name, slot: slot, in: layout.values] ?? .null) != checked {
+                    values[name, slot: slot, in: layout.values] = checked
                 }
             }
             return true

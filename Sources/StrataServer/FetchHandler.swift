@@ -162,7 +162,7 @@ final class FetchHandler: EventLoopAnswering, RemovableChannelHandler {
         }
         recorder.record(duration: .now - started, failed: false)
         // A span for the fetches answered here (those passed on get the async side's).
-        Session.startSpan(operation: Self.operationName, requestID: requestID, request: .fetch(fetch), at: startedForSpan).end()
+        Session.startSpan(core.tracer, operation: Self.operationName, requestID: requestID, request: .fetch(fetch), at: startedForSpan).end()
         return answer
     }
 

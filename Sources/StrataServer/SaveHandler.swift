@@ -84,7 +84,7 @@ final class SaveHandler: ChannelInboundHandler, RemovableChannelHandler {
                 return
             }
             state.activity.touch()
-            Self.start(.scanned(scan), requestID: scan.requestID, core: core, recorder: recorder, state: state, maxFrameBytes: maxFrameBytes, logger: logger,
+            Self.start(scan, core: core, recorder: recorder, state: state, maxFrameBytes: maxFrameBytes, logger: logger,
                        reply: NIOLoopBound(context, eventLoop: context.eventLoop), batch: batch)
             return
         }
@@ -113,56 +113,35 @@ final class SaveHandler: ChannelInboundHandler, RemovableChannelHandler {
             return
         }
         state.activity.touch()
-        Self.start(.message(save), requestID: requestID, core: core, recorder: recorder, state: state, maxFrameBytes: maxFrameBytes, logger: logger,
+        Self.start(save, requestID: requestID, core: core, recorder: recorder, state: state, maxFrameBytes: maxFrameBytes, logger: logger,
                    reply: NIOLoopBound(context, eventLoop: context.eventLoop), batch: batch)
     }
 
-    /// Starts the save and queues its answer on the loop. When every store
-    /// takes saves with a completion handler, a caller bound by no access
-    /// rules goes through ``ServerCore/startSave(_:clientName:identity:handingBackTo:completion:)``:
-    /// a small insert is checked here, written by the store's writer and
-    /// answered back on this loop with the rest of its commit group, with
-    /// no task. Any other save runs in a task of its own (a rule-bound
-    /// caller's rules are checked against the stores first).
-    private static func start(_ incoming: Incoming, requestID: UInt64, core: ServerCore, recorder: ServerStats.OperationRecorder, state: ConnectionState, maxFrameBytes: Int, logger: Logger,
+    /// Starts a save read straight into the coordinator's request (a
+    /// caller bound by no access rules, every store taking saves with a
+    /// completion handler): checked here, written by the store's writer
+    /// and answered back on this loop with the rest of its commit group,
+    /// with no task.
+    private static func start(_ scan: InsertSaveScan, core: ServerCore, recorder: ServerStats.OperationRecorder, state: ConnectionState, maxFrameBytes: Int, logger: Logger,
                               reply: NIOLoopBound<ChannelHandlerContext>, batch: EventLoopCompletionBatch) {
         let started = ContinuousClock.now
-        let names: [String]
-        let span: any Span
-        switch incoming {
-        case .scanned(let scan):
-            names = scan.names
-            span = Session.startSpan(operation: operationName, requestID: requestID, entity: Session.entity(of: scan.save))
-        case .message(let save):
-            names = save.inserts.map(\.temporaryID)
-            span = Session.startSpan(operation: operationName, requestID: requestID, request: .save(save))
-        }
-        // Encoded where the save ends: on the loop for a direct insert, in
-        // the task otherwise.
-        let finish: @Sendable (Result<SaveOutcome, any Error>) -> Void = { result in
-            let written = answer(names: names, requestID: requestID, result: result, state: state, maxFrameBytes: maxFrameBytes,
-                                 redactor: core.redactor, logger: logger, span: span)
-            span.end()
-            recorder.record(duration: .now - started, failed: written.failed)
-            // The slot is given back once the answer is flushed (or, with
-            // no answer, at once): a closing connection, which waits for
-            // its slots, writes it first.
-            guard written.buffer.readableBytes > 0 else { return state.limiter.release() }
-            let buffer = written.buffer
-            if batch.eventLoop.inEventLoop {
-                batch.write(buffer, to: reply.value, releasing: state.limiter)
-            } else {
-                batch.submit { batch.write(buffer, to: reply.value, releasing: state.limiter) }
-            }
-        }
-        let save: Strata_V1_SaveRequest
-        switch incoming {
-        case .scanned(let scan):
-            core.startSave(scan, handingBackTo: batch, completion: finish)
-            return
-        case .message(let message):
-            save = message
-        }
+        let span = Session.startSpan(core.tracer, operation: operationName, requestID: scan.requestID, entity: Session.entity(of: scan.save))
+        let finish = finisher(names: scan.names, requestID: scan.requestID, started: started, span: span, core: core, recorder: recorder, state: state,
+                              maxFrameBytes: maxFrameBytes, logger: logger, reply: reply, batch: batch)
+        core.startSave(scan, handingBackTo: batch, completion: finish)
+    }
+
+    /// Starts a decoded save and queues its answer on the loop. When every
+    /// store takes saves with a completion handler, a caller bound by no
+    /// access rules goes through ``ServerCore/startSave(_:clientName:identity:handingBackTo:completion:)``
+    /// as a scanned save does; any other save runs in a task of its own (a
+    /// rule-bound caller's rules are checked against the stores first).
+    private static func start(_ save: Strata_V1_SaveRequest, requestID: UInt64, core: ServerCore, recorder: ServerStats.OperationRecorder, state: ConnectionState, maxFrameBytes: Int,
+                              logger: Logger, reply: NIOLoopBound<ChannelHandlerContext>, batch: EventLoopCompletionBatch) {
+        let started = ContinuousClock.now
+        let span = Session.startSpan(core.tracer, operation: operationName, requestID: requestID, request: .save(save))
+        let finish = finisher(names: save.inserts.map(\.temporaryID), requestID: requestID, started: started, span: span, core: core, recorder: recorder, state: state,
+                              maxFrameBytes: maxFrameBytes, logger: logger, reply: reply, batch: batch)
         let policy = state.policy
         if policy == nil, core.savesWithoutTasks {
             core.startSave(save, clientName: state.clientName, identity: state.identity, handingBackTo: batch, completion: finish)
@@ -179,12 +158,28 @@ final class SaveHandler: ChannelInboundHandler, RemovableChannelHandler {
         }
     }
 
-    /// A save as the handler took it.
-    private enum Incoming {
-        /// Read straight into the coordinator's request.
-        case scanned(InsertSaveScan)
-        /// Decoded into the protocol's message.
-        case message(Strata_V1_SaveRequest)
+    /// What a save's outcome is handed to: it encodes the answer where the
+    /// save ends (on the loop for a direct insert, in the task otherwise),
+    /// ends the span, records the request and queues the answer on the loop.
+    private static func finisher(names: [String], requestID: UInt64, started: ContinuousClock.Instant, span: any Span, core: ServerCore, recorder: ServerStats.OperationRecorder,
+                                 state: ConnectionState, maxFrameBytes: Int, logger: Logger, reply: NIOLoopBound<ChannelHandlerContext>,
+                                 batch: EventLoopCompletionBatch) -> @Sendable (Result<SaveOutcome, any Error>) -> Void {
+        { result in
+            let written = answer(names: names, requestID: requestID, result: result, state: state, maxFrameBytes: maxFrameBytes,
+                                 redactor: core.redactor, logger: logger, span: span)
+            span.end()
+            recorder.record(duration: .now - started, failed: written.failed)
+            // The slot is given back once the answer is flushed (or, with
+            // no answer, at once): a closing connection, which waits for
+            // its slots, writes it first.
+            guard written.buffer.readableBytes > 0 else { return state.limiter.release() }
+            let buffer = written.buffer
+            if batch.eventLoop.inEventLoop {
+                batch.write(buffer, to: reply.value, releasing: state.limiter)
+            } else {
+                batch.submit { batch.write(buffer, to: reply.value, releasing: state.limiter) }
+            }
+        }
     }
 
     /// The answer frame to a save whose inserts the client named `names`: its response, or the refusal of its

@@ -65,12 +65,13 @@ extension ServerCore {
     /// read-only store).
     func startSave(_ scan: InsertSaveScan, handingBackTo batch: EventLoopCompletionBatch,
                    completion: @escaping @Sendable (Result<SaveOutcome, any Error>) -> Void) {
-        let save = scan.save
+        // The closure keeps what a refusal names, not the whole save.
+        let inserts = scan.save.inserts
         let names = scan.names
-        coordinator.save(save, finish: { batch.submit($0) }) { result in
+        coordinator.save(scan.save, finish: { batch.submit($0) }) { result in
             completion(result.mapError { error in
                 guard let error = error as? StrataError else { return error }
-                return Self.refusal(error, inserts: save.inserts, names: names)
+                return Self.refusal(error, inserts: inserts, names: names)
             })
         }
     }

@@ -2,6 +2,7 @@ import Foundation
 import Logging
 import NIOConcurrencyHelpers
 import NIOCore
+import Tracing
 import StrataAuth
 import StrataContext
 import StrataModel
@@ -45,8 +46,15 @@ final class ServerCore: Sendable {
     /// The access rules; nil when every authenticated client may do everything.
     var accessControl: AccessControl? { configuration.accessControl }
 
+    /// The tracer requests' spans go to: the one bootstrapped when the
+    /// server was made (`InstrumentationSystem.bootstrap` comes first, as
+    /// at any program's start), looked up once rather than for every
+    /// request (a lock and a cast each time).
+    let tracer: any Tracer
+
     init(coordinator: Coordinator, configuration: ServerConfiguration, logger: Logger) {
         self.coordinator = coordinator
+        tracer = InstrumentationSystem.tracer
         self.model = coordinator.model
         entityHasFetchedProperties = Dictionary(coordinator.model.entities.map { ($0.name, !coordinator.model.fetchedProperties(of: $0.name).isEmpty) },
                                                 uniquingKeysWith: { first, _ in first })

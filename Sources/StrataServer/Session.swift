@@ -70,7 +70,7 @@ actor Session {
         let requestID = frame.requestID
         let operation = Self.operationName(frame.request)
         var failed = false
-        let span = Self.startSpan(operation: operation, requestID: requestID, request: frame.request)
+        let span = Self.startSpan(core.tracer, operation: operation, requestID: requestID, request: frame.request)
         core.stats.requestStarted()
         defer {
             core.stats.requestFinished()
@@ -147,19 +147,19 @@ actor Session {
         core.stats.record(operation: operation, duration: .now - started, failed: failed)
     }
 
-    /// A request's span (a no-op unless a tracer is bootstrapped, e.g.
-    /// swift-otel's): a server span named `strata.OPERATION`, with the
+    /// A request's span from `tracer` (``ServerCore/tracer``: a no-op
+    /// unless a tracer is bootstrapped, e.g. swift-otel's): a server span named `strata.OPERATION`, with the
     /// operation, the request ID and the entity the request is about.
-    static func startSpan(operation: String, requestID: UInt64, request: Strata_V1_ClientFrame.OneOf_Request?,
+    static func startSpan(_ tracer: any Tracer, operation: String, requestID: UInt64, request: Strata_V1_ClientFrame.OneOf_Request?,
                           at instant: DefaultTracerClock.Instant = DefaultTracerClock.now) -> any Span {
-        startSpan(operation: operation, requestID: requestID, entity: entity(of: request), at: instant)
+        startSpan(tracer, operation: operation, requestID: requestID, entity: entity(of: request), at: instant)
     }
 
-    /// ``startSpan(operation:requestID:request:at:)`` for a request about
+    /// ``startSpan(_:operation:requestID:request:at:)`` for a request about
     /// `entity` (worked out only when the span records).
-    static func startSpan(operation: String, requestID: UInt64, entity: @autoclosure () -> String?,
+    static func startSpan(_ tracer: any Tracer, operation: String, requestID: UInt64, entity: @autoclosure () -> String?,
                           at instant: DefaultTracerClock.Instant = DefaultTracerClock.now) -> any Span {
-        let span = Tracing.startSpan("strata.\(operation)", ofKind: .server, at: instant)
+        let span: any Span = tracer.startSpan("strata.\(operation)", ofKind: .server, at: instant)
         // Without a tracer (the default) nothing is recorded: the
         // attributes, the save's set of entities above all, are not made.
         guard span.isRecording else { return span }
