@@ -49,7 +49,7 @@ extension Coordinator {
         } catch {
             throw StrataError.storeFailure(error, in: direct.store, committed: [])
         }
-        guard let outcome = finishDirect(direct, result: result, author: request.author) else {
+        guard let outcome = finishDirect(direct.changes.inserts, result: result, author: request.author) else {
             return try await saveInContext(request, prepared: direct.changes.inserts.map(\.values))
         }
         return outcome
@@ -92,16 +92,19 @@ extension Coordinator {
         guard let store = direct.store as? any CompletionSavingStore else {
             return inTask(completion) { try await self.writeDirect(direct, request) }
         }
+        // The closures keep the inserts, not the whole change set: each
+        // part they keep is retained once more for every save.
+        let inserts = direct.changes.inserts
         store.save(direct.changes) { result in
             finish {
                 switch result {
                 case .failure(let error):
-                    completion(.failure(StrataError.storeFailure(error, in: direct.store, committed: [])))
+                    completion(.failure(StrataError.storeFailure(error, in: store, committed: [])))
                 case .success(let result):
-                    if let outcome = self.finishDirect(direct, result: result, author: request.author) {
+                    if let outcome = self.finishDirect(inserts, result: result, author: request.author) {
                         completion(.success(outcome))
                     } else {
-                        let prepared = direct.changes.inserts.map(\.values)
+                        let prepared = inserts.map(\.values)
                         self.inTask(completion) { try await self.saveInContext(request, prepared: prepared) }
                     }
                 }
@@ -183,15 +186,14 @@ extension Coordinator {
         return DirectInsert(changes: changes, store: store)
     }
 
-    /// The direct route's last part, once the store answered: the change
-    /// set is published. Nil when a context must save it (the store
-    /// answered a uniqueness conflict).
-    private func finishDirect(_ direct: DirectInsert, result: StoreSaveResult, author: String?) -> SaveOutcome? {
+    /// The direct route's last part, once the store answered for
+    /// `inserts`: the change set is published. Nil when a context must
+    /// save it (the store answered a uniqueness conflict).
+    private func finishDirect(_ inserts: [StoreChanges.Insert], result: StoreSaveResult, author: String?) -> SaveOutcome? {
         guard case .committed(let commit) = result else { return nil }
         // The commit lists the permanent IDs in the order of the inserts;
         // a store that answered in another order is looked up. By index:
         // iterating the inserts copies each one.
-        let inserts = direct.changes.inserts
         let temporaryIDs = commit.temporaryIDs
         var inOrder = temporaryIDs.count == inserts.count
         for index in inserts.indices where inOrder && temporaryIDs[index] != inserts[index].temporaryID { inOrder = false }

@@ -60,6 +60,9 @@ final class EntityPlan: Sendable {
     let layout: ObjectGraph.EntityLayout
     /// What a new object starts from; the error for an abstract entity.
     let template: Result<InsertTemplate, StrataError>
+    /// The template's defaults when the entity inserts directly (the
+    /// template matched out of its result would be copied for every insert).
+    let directInsertDefaults: PropertyValues?
     let validation: ValidationPlan
     let derivations: [Derivation]
     /// Whether a new object of the entity, with only attribute values set,
@@ -112,6 +115,7 @@ final class EntityPlan: Sendable {
         }
         self.derivations = derivations
         insertsDirectly = direct
+        directInsertDefaults = direct ? (try? template.get())?.defaults : nil
     }
 
     /// The persisted values of a new object with `values` set, as a context
@@ -124,8 +128,7 @@ final class EntityPlan: Sendable {
     /// relationship, a transient attribute or an unknown name, a value does
     /// not fit its attribute, or a derivation fails.
     func directInsertValues(_ values: [String: PropertyValue], id: ObjectID, problems: inout [PropertyFailure]) -> PropertyValues? {
-        guard insertsDirectly, case .success(let template) = template else { return nil }
-        var prepared = template.defaults
+        guard var prepared = directInsertDefaults else { return nil }
         for (key, value) in values {
             guard let attribute = layout.attribute(named: key), !attribute.isTransient, let slot = attribute.slot,
                   let checked = try? ObjectGraph.checked(value, type: attribute.type, name: key, entity: entity) else { return nil }

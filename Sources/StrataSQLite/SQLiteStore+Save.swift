@@ -228,7 +228,10 @@ extension SQLiteStore {
             // with a savepoint for each save, each save's as it is written,
             // inside its savepoint, so that a failure fails that save only.
             var recorder = history.map { _ in
-                SQLiteHistory.Recorder(path: path, saves: group.count, objects: group.reduce(0) { $0 + $1.changes.inserts.count + $1.changes.updates.count + $1.changes.deletes.count })
+                // By index: reduce copies every save.
+                var objects = 0
+                for index in group.indices { objects += group[index].changes.inserts.count + group[index].changes.updates.count + group[index].changes.deletes.count }
+                return SQLiteHistory.Recorder(path: path, saves: group.count, objects: objects)
             }
             // A failure writing the rows of several saves is a GroupFailure.
             func flushHistory(all: Bool) throws {
@@ -257,7 +260,7 @@ extension SQLiteStore {
                     // itself; a failure after the one statement wrote
                     // (recording its history) is a GroupFailure.
                     do {
-                        let outcome = try execute(&transaction, changes: group[index], db: db, mapping: mapping, history: history, recorder: &recorder, timestamp: timestamp, keys: &keys, failsGroup: true)
+                        let outcome = try execute(&transaction, feed: group[index].feed, db: db, mapping: mapping, history: history, recorder: &recorder, timestamp: timestamp, keys: &keys, failsGroup: true)
                         if case .committed = outcome { committed += 1 }
                         results[index] = .success(outcome)
                     } catch let error as GroupFailure {
@@ -275,7 +278,7 @@ extension SQLiteStore {
                 try SQLiteStatementRunner.step(savepoint)
                 let recorded = recorder?.mark
                 do {
-                    let outcome = try execute(&transaction, changes: group[index], db: db, mapping: mapping, history: history, recorder: &recorder, timestamp: timestamp, keys: &keys,
+                    let outcome = try execute(&transaction, feed: group[index].feed, db: db, mapping: mapping, history: history, recorder: &recorder, timestamp: timestamp, keys: &keys,
                                               flushesHistory: savepointForEach || !shared)
                     if case .committed = outcome {
                         committed += 1
@@ -306,28 +309,30 @@ extension SQLiteStore {
 
     /// Runs one change set inside the open transaction and, when it
     /// commits and the store records history, records its transaction
-    /// (the preserved values of deleted rows are read before the deletes).
+    /// (the preserved values of deleted rows are read before the deletes;
+    /// a streamed save's inserts come from its `feed`).
     ///
     /// With `failsGroup` (a save without a savepoint of its own), an error
     /// recording the history of a change set already written is thrown as
     /// a ``GroupFailure``: the group's transaction must be rolled back.
     /// With `flushesHistory` (a save alone in its transaction or in a
     /// savepoint of its own), its history rows are written here.
-    private static func execute(_ transaction: inout SQLiteSaveTransaction, changes save: PendingSave, db: Database, mapping: SQLiteStoreMapping, history: HistoryRecording?, recorder: inout SQLiteHistory.Recorder?, timestamp: Date, keys: inout SQLiteKeyAllocator,
+    private static func execute(_ transaction: inout SQLiteSaveTransaction, feed: StoreInsertFeed?, db: Database, mapping: SQLiteStoreMapping, history: HistoryRecording?, recorder: inout SQLiteHistory.Recorder?, timestamp: Date, keys: inout SQLiteKeyAllocator,
                                 failsGroup: Bool = false, flushesHistory: Bool = false) throws -> StoreSaveResult {
         guard let history, recorder != nil else { return try transaction.execute(db, keys: &keys) }
-        let tombstones = save.changes.deletes.isEmpty ? [:] : try SQLiteHistory.tombstones(db, deletes: save.changes.deletes, mapping: mapping, model: history.model)
+        let deletes = transaction.changes.deletes
+        let tombstones = deletes.isEmpty ? [:] : try SQLiteHistory.tombstones(db, deletes: deletes, mapping: mapping, model: history.model)
         let outcome = try transaction.execute(db, keys: &keys)
         if case .committed(let commit) = outcome {
             do {
-                if let feed = save.feed {
+                if let feed {
                     // Streamed inserts are all supplied once their rows are written.
-                    var changes = save.changes
+                    var changes = transaction.changes
                     changes.inserts = try feed.allInserts()
                     try recorder?.record(db, changes: changes, commit: commit, tombstones: tombstones, origin: history.origin, processID: HistoryRecording.processID, timestamp: timestamp,
                                          flushing: flushesHistory)
                 } else {
-                    try recorder?.record(db, changes: save.changes, commit: commit, tombstones: tombstones, origin: history.origin, processID: HistoryRecording.processID, timestamp: timestamp,
+                    try recorder?.record(db, changes: transaction.changes, commit: commit, tombstones: tombstones, origin: history.origin, processID: HistoryRecording.processID, timestamp: timestamp,
                                          flushing: flushesHistory)
                 }
                 if flushesHistory { try recorder?.flush(db) }

@@ -69,10 +69,10 @@ extension ServerCore {
         let inserts = scan.save.inserts
         let names = scan.names
         coordinator.save(scan.save, finish: { batch.submit($0) }) { result in
-            completion(result.mapError { error in
-                guard let error = error as? StrataError else { return error }
-                return Self.refusal(error, inserts: inserts, names: names)
-            })
+            // An outcome is handed on as it is (mapping the result would
+            // copy it).
+            guard case .failure(let error) = result, let error = error as? StrataError else { return completion(result) }
+            completion(.failure(Self.refusal(error, inserts: inserts, names: names)))
         }
     }
 
