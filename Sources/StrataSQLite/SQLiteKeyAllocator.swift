@@ -12,40 +12,41 @@ import StrataStore
 /// back to its savepoint leaves a gap; a key is never handed out twice.
 struct SQLiteKeyAllocator {
     private struct Table {
+        let name: String
         let root: String
         let sql: KeyAllocationSQL
         /// The next key to hand out.
         var next: Int64
     }
 
-    private var tables: [String: Table] = [:]
-    private var order: [String] = []
+    /// The tables keys were taken from, in the order first taken. An
+    /// array searched in order, not a dictionary: a transaction touches a
+    /// handful of tables, and every save would hash a table name twice.
+    private var tables: [Table] = []
 
     /// The first of `count` consecutive new keys of `table` (whose root
     /// entity is `root`); `path` names the store in errors.
     mutating func reserve(_ count: Int, table: String, root: String, sql: KeyAllocationSQL, db: Database, path: String) throws -> Int64 {
-        var entry: Table
-        if let known = tables[table] {
-            entry = known
+        let index: Int
+        if let known = tables.firstIndex(where: { $0.name == table }) {
+            index = known
         } else {
             let highest = try Int64.fetchOne(db.cachedStatement(sql: sql.highest), arguments: [root]) ?? 0
             let (next, overflow) = highest.addingReportingOverflow(1)
             guard !overflow else { throw Self.exhausted(table, path: path) }
-            entry = Table(root: root, sql: sql, next: next)
-            order.append(table)
+            tables.append(Table(name: table, root: root, sql: sql, next: next))
+            index = tables.count - 1
         }
-        let first = entry.next
+        let first = tables[index].next
         let (after, overflow) = first.addingReportingOverflow(Int64(count))
         guard !overflow else { throw Self.exhausted(table, path: path) }
-        entry.next = after
-        tables[table] = entry
+        tables[index].next = after
         return first
     }
 
     /// Records in `Z_PRIMARYKEY` the highest key handed out per table.
     func record(_ db: Database) throws {
-        for name in order {
-            guard let table = tables[name] else { continue }
+        for table in tables {
             try db.cachedStatement(sql: table.sql.record).execute(arguments: [table.root, table.next - 1])
         }
     }

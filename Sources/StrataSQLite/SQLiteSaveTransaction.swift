@@ -121,11 +121,12 @@ struct SQLiteSaveTransaction {
         var destinations: [ObjectID]
     }
 
-    /// What the saves of a group share: the store's mapping, and the
-    /// checks and row decoder made from it. One object, so that a
-    /// transaction holds one reference to them, not one to each of their
-    /// parts (a transaction is made, moved and dropped for every save).
-    final class Environment {
+    /// What a store's saves share: its mapping, and the checks and row
+    /// decoder made from it, made once (``SQLiteStore/saveEnvironment``).
+    /// One object, so that a transaction holds one reference to them, not
+    /// one to each of their parts (a transaction is made, moved and
+    /// dropped for every save).
+    final class Environment: Sendable {
         let mapping: SQLiteStoreMapping
         let storeIdentifier: String
         let path: String

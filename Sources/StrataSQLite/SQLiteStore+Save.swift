@@ -133,14 +133,14 @@ extension SQLiteStore {
             do {
                 do {
                     results = try SQLiteBusyRetry.runBlocking(deadline: storeDescription.busyTimeout) {
-                        try Self.write(group, db: db, mapping: mapping, identifier: identifier, path: path, history: history)
+                        try Self.write(group, db: db, environment: saveEnvironment, history: history)
                     }
                 } catch is GroupFailure {
                     // A save without a savepoint failed after it wrote: the
                     // group is written again, every save in a savepoint, so
                     // that only that save fails.
                     results = try SQLiteBusyRetry.runBlocking(deadline: storeDescription.busyTimeout) {
-                        try Self.write(group, db: db, mapping: mapping, identifier: identifier, path: path, history: history, savepointForEach: true)
+                        try Self.write(group, db: db, environment: saveEnvironment, history: history, savepointForEach: true)
                     }
                 }
             } catch {
@@ -180,15 +180,15 @@ extension SQLiteStore {
     /// A lock held by another connection (SQLite's BUSY or LOCKED) is
     /// thrown out of the whole group, after the rollback, so that
     /// ``SQLiteBusyRetry`` writes the group again.
-    private static func write(_ group: [PendingSave], db: Database, mapping: SQLiteStoreMapping, identifier: String, path: String, history: HistoryRecording?,
+    private static func write(_ group: [PendingSave], db: Database, environment: SQLiteSaveTransaction.Environment, history: HistoryRecording?,
                               savepointForEach: Bool = false) throws -> [Result<StoreSaveResult, any Error>] {
+        let (mapping, path) = (environment.mapping, environment.path)
         // Each save's checked and encoded transaction, or why it failed;
         // a transaction is moved out when written, never copied.
         var transactions: [SQLiteSaveTransaction?] = []
         transactions.reserveCapacity(group.count)
         var results: [Result<StoreSaveResult, any Error>] = []
         results.reserveCapacity(group.count)
-        let environment = SQLiteSaveTransaction.Environment(mapping: mapping, storeIdentifier: identifier, path: path)
         for index in group.indices {
             // Moved into the array, not copied: a copy of a transaction
             // retains everything it holds.

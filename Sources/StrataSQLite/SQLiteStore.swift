@@ -58,6 +58,8 @@ public actor SQLiteStore: InsertStreamingStore, CompletionSavingStore {
     nonisolated let mapping: SQLiteStoreMapping
     nonisolated let path: String
     nonisolated let decoder: SQLiteRowDecoder
+    /// What every save's transaction shares, made once.
+    nonisolated let saveEnvironment: SQLiteSaveTransaction.Environment
     /// The connections; nil once closed. Behind a lock rather than the
     /// actor, so that reads start on the caller's thread without a hop.
     private nonisolated let database = NIOLockedValueBox<(any DatabaseWriter)?>(nil)
@@ -111,6 +113,7 @@ public actor SQLiteStore: InsertStreamingStore, CompletionSavingStore {
         self.mapping = mapping
         self.path = path
         self.decoder = SQLiteRowDecoder(mapping: mapping, storeIdentifier: opened.identifier, path: path, keepsBindings: true)
+        self.saveEnvironment = SQLiteSaveTransaction.Environment(mapping: mapping, storeIdentifier: opened.identifier, path: path)
         self.database.withLockedValue { $0 = opened.database }
         self.walMonitor = opened.walMonitor
         // One per core: as many as Swift's cooperative pool runs reads at once.
