@@ -49,10 +49,10 @@ extension Coordinator {
         } catch {
             throw StrataError.storeFailure(error, in: direct.store, committed: [])
         }
-        guard let outcome = finishDirect(direct.changes.inserts, result: result, author: request.author) else {
+        guard let finished = finishDirect(direct.changes.inserts, result: result, author: request.author) else {
             return try await saveInContext(request, prepared: direct.changes.inserts.map(\.values))
         }
-        return outcome
+        return try finished.get()
     }
 
     /// ``save(_:)`` answered through `completion` (called exactly once),
@@ -101,8 +101,8 @@ extension Coordinator {
                 case .failure(let error):
                     completion(.failure(StrataError.storeFailure(error, in: store, committed: [])))
                 case .success(let result):
-                    if let outcome = self.finishDirect(inserts, result: result, author: request.author) {
-                        completion(.success(outcome))
+                    if let finished = self.finishDirect(inserts, result: result, author: request.author) {
+                        completion(finished)
                     } else {
                         let prepared = inserts.map(\.values)
                         self.inTask(completion) { try await self.saveInContext(request, prepared: prepared) }
@@ -188,8 +188,9 @@ extension Coordinator {
 
     /// The direct route's last part, once the store answered for
     /// `inserts`: the change set is published. Nil when a context must
-    /// save it (the store answered a uniqueness conflict).
-    private func finishDirect(_ inserts: [StoreChanges.Insert], result: StoreSaveResult, author: String?) -> SaveOutcome? {
+    /// save it (the store answered a uniqueness conflict). A result, not an
+    /// outcome: wrapping an outcome bound by the caller copies it.
+    private func finishDirect(_ inserts: [StoreChanges.Insert], result: StoreSaveResult, author: String?) -> Result<SaveOutcome, any Error>? {
         guard case .committed(let commit) = result else { return nil }
         // The commit lists the permanent IDs in the order of the inserts;
         // a store that answered in another order is looked up. By index:
@@ -204,13 +205,9 @@ extension Coordinator {
             let permanent = commit.permanentIDs
             insertedIDs = inserts.map { permanent[$0.temporaryID] ?? $0.temporaryID }
         }
-        var changeSet = ChangeSet(contextName: author, origin: Self.directInsertOrigin)
-        changeSet.inserted = insertedIDs
-        // Moved into the outcome and published from there: a change set
-        // used after it is put in the outcome would be copied.
-        let outcome = SaveOutcome(insertedIDs: insertedIDs, changes: changeSet, route: .direct)
-        self.changes.publish(outcome.changes)
-        return outcome
+        let changeSet = ChangeSet(inserted: insertedIDs, contextName: author, origin: Self.directInsertOrigin)
+        self.changes.publish(changeSet)
+        return .success(SaveOutcome(insertedIDs: insertedIDs, changes: changeSet, route: .direct))
     }
 
     /// The writable store an insert goes to, or nil when a context must

@@ -40,10 +40,13 @@ final class SQLiteSaveQueue: Sendable {
     }
 
     /// Queues a save, unless the store is closing.
-    func append(_ save: PendingSave) -> Appended {
-        state.withLockedValue { state in
+    func append(_ save: consuming PendingSave) -> Appended {
+        // Moved into the queue through an optional: the closure cannot
+        // consume the parameter, and a copy retains everything it holds.
+        var moving: PendingSave? = consume save
+        return state.withLockedValue { state in
             guard !state.isClosed else { return .closed }
-            state.pending.append(save)
+            if let save = moving.take() { state.pending.append(save) }
             guard !state.isDraining else { return .queued }
             state.isDraining = true
             return .startDrain

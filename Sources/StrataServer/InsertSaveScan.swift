@@ -52,7 +52,9 @@ struct InsertSaveScan {
         // A save into a read-only store is refused before anything is
         // decoded (ServerCore.checkWritable): left to that path.
         guard core.coordinator.readOnlyStores.isEmpty else { return nil }
-        var save = SaveRequest()
+        // The inserts, put in the request at the end (a request built here
+        // and captured by the reading closure would be copied out of it).
+        var inserts: [SaveRequest.Insert] = []
         var names: [String] = []
         // Temporary IDs by name, once there are several inserts.
         var byName: [String: ObjectID] = [:]
@@ -75,13 +77,13 @@ struct InsertSaveScan {
                         return nil
                     }
                     let id = ObjectID.temporary(entityName: read.entity)
-                    if names.count == 1 { byName[names[0]] = save.inserts[0].id }
+                    if names.count == 1 { byName[names[0]] = inserts[0].id }
                     if !names.isEmpty {
                         guard byName.updateValue(id, forKey: read.name) == nil else { return nil }
                     }
                     for (property, text) in read.objects ?? [] { objects.append((names.count, property, text)) }
                     names.append(read.name)
-                    save.inserts.append(SaveRequest.Insert(id: id, storeIdentifier: storeIdentifier, values: read.values))
+                    inserts.append(SaveRequest.Insert(id: id, storeIdentifier: storeIdentifier, values: read.values))
                 case 4 << 3 | Self.varint:
                     // An enum is an int32 on the wire; anything wider is left
                     // to the decoder.
@@ -105,7 +107,7 @@ struct InsertSaveScan {
         for (insert, property, text) in objects {
             let id: ObjectID
             if names.count == 1, text == names[0] {
-                id = save.inserts[0].id
+                id = inserts[0].id
             } else if let named = byName[text] {
                 id = named
             } else if let parsed = try? PropertyValue.parseObjectID(text) {
@@ -113,12 +115,10 @@ struct InsertSaveScan {
             } else {
                 return nil
             }
-            save.inserts[insert].values[property] = .object(id)
+            inserts[insert].values[property] = .object(id)
         }
-        save.mergePolicy = mergePolicy
-        save.author = ServerCore.author(given: author, clientName: clientName, identity: identity)
         self.requestID = requestID
-        self.save = save
+        self.save = SaveRequest(inserts: inserts, mergePolicy: mergePolicy, author: ServerCore.author(given: author, clientName: clientName, identity: identity))
         self.names = names
     }
 
