@@ -13,13 +13,20 @@ import StrataStore
 /// the polling task (microseconds; an idle server with two stores spends
 /// well under 1% of a core on it). When it changes, the
 /// transactions after the last one seen are read (those of ``origin``, this
-/// store instance, skipped in the query) and yielded in token order.
+/// store instance, skipped in the query) and yielded in token order; when
+/// they are all this instance's (``ownHistory``: a busy server's commits
+/// are almost always its own), none is read, and the update only moves
+/// the token on.
 struct SQLiteChangeWatcher: Sendable {
     let path: String
     let storeIdentifier: String
     let origin: String
     let model: ObjectModel
     let busyTimeout: Duration
+    /// The tokens ``origin`` wrote in a row (its store's), which are not
+    /// read back: a commit seen to be only those is passed over without a
+    /// query (nil: every commit is read).
+    var ownHistory: SQLiteOwnHistory?
 
     /// At most this many transactions are read per read transaction (and
     /// yielded per update).
@@ -54,7 +61,7 @@ struct SQLiteChangeWatcher: Sendable {
         configuration.busyMode = .timeout(seconds)
         let connection = try DatabaseQueue(path: path, configuration: configuration)
         defer { try? connection.close() }
-        let (storeIdentifier, origin, model, path, pageSize) = (self.storeIdentifier, self.origin, self.model, self.path, max(1, self.pageSize))
+        let (storeIdentifier, origin, model, path, pageSize, ownHistory) = (self.storeIdentifier, self.origin, self.model, self.path, max(1, self.pageSize), self.ownHistory)
 
         let (initialVersion, current) = try await SQLiteBusyRetry.run(deadline: busyTimeout) {
             try await connection.read { db in
@@ -81,6 +88,20 @@ struct SQLiteChangeWatcher: Sendable {
                 }
                 if now == version { continue }
                 version = now
+                // A store busy with its own saves (the common case): when
+                // every commit since is this instance's, the newest token
+                // (read right here, without a transaction) is all there is
+                // to learn.
+                if let ownHistory {
+                    let through = try await SQLiteBusyRetry.run(deadline: busyTimeout) {
+                        try connection.inDatabase { db in try SQLiteHistory.currentToken(db) }
+                    }
+                    if ownHistory.wroteAll(after: last, through: through) {
+                        last = through
+                        continuation.yield(HistoryUpdate(transactions: [], token: HistoryToken(storeIdentifier: storeIdentifier, value: last)))
+                        continue
+                    }
+                }
             }
             // One page per read transaction, so a long backlog is neither
             // held in memory at once nor read under one long snapshot.

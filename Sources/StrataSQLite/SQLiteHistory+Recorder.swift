@@ -33,6 +33,10 @@ extension SQLiteHistory {
         private let path: String
         /// The newest token handed out (read from the store on first use).
         private var newest: Int64?
+        /// The store's newest token when this transaction recorded its
+        /// first change set: every token after it that the transaction
+        /// hands out is this instance's (``committedTokens``).
+        private var startToken: Int64?
         /// Gathered rows, their columns one after the other.
         private var transactionCells: [DatabaseValue] = []
         private var changeCells: [DatabaseValue] = []
@@ -47,6 +51,15 @@ extension SQLiteHistory {
             self.path = path
             transactionCells.reserveCapacity(6 * min(saves, Self.flushRows))
             changeCells.reserveCapacity(7 * min(objects, Self.flushRows))
+        }
+
+        /// The tokens of the transactions recorded so far, for
+        /// ``SQLiteOwnHistory/noteCommitted(_:)`` once they are committed;
+        /// nil when none is (or the newest is not known after a failed
+        /// flush).
+        var committedTokens: ClosedRange<Int64>? {
+            guard let startToken, let newest, newest > startToken else { return nil }
+            return (startToken + 1)...newest
         }
 
         /// Where the gathered rows end: ``rewind(to:)`` drops what a save
@@ -77,6 +90,7 @@ extension SQLiteHistory {
         mutating func record(_ db: Database, changes: StoreChanges, commit: StoreCommit, tombstones: [Int: [(String, DatabaseValue)]], origin: String, processID: Int32, timestamp: Date,
                              flushing: Bool = false) throws {
             let previous = try newest ?? SQLiteHistory.newestToken(db)
+            if startToken == nil { startToken = previous }
             let (token, overflow) = previous.addingReportingOverflow(1)
             guard !overflow else {
                 throw StrataError(.storeSave, "store \(path): history has no token left after \(previous)")

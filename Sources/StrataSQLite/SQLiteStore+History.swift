@@ -70,7 +70,8 @@ extension SQLiteStore: HistoryTrackingStore {
             let error = StrataError(.invalidValue, "store \(path): history token \(token) does not belong to store \(identifier)")
             return AsyncThrowingStream { $0.finish(throwing: error) }
         }
-        let watcher = SQLiteChangeWatcher(path: path, storeIdentifier: identifier, origin: historyOrigin, model: model, busyTimeout: storeDescription.busyTimeout)
+        let watcher = SQLiteChangeWatcher(path: path, storeIdentifier: identifier, origin: historyOrigin, model: model, busyTimeout: storeDescription.busyTimeout,
+                                          ownHistory: ownHistory)
         return watcher.updates(after: token?.value, pollInterval: pollInterval)
     }
 

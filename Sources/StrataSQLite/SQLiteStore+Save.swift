@@ -126,7 +126,7 @@ extension SQLiteStore {
     nonisolated func drain(_ db: Database, database: any DatabaseWriter) {
         let clock = ContinuousClock()
         let started = clock.now
-        let history = recordsHistory ? HistoryRecording(origin: historyOrigin, model: model) : nil
+        let history = recordsHistory ? HistoryRecording(origin: historyOrigin, model: model, ownHistory: ownHistory) : nil
         while let group = saveQueue.nextGroup() {
             var results: [Result<StoreSaveResult, any Error>]
             let groupStarted = clock.now
@@ -219,6 +219,8 @@ extension SQLiteStore {
         // has the transaction to itself, and its failure rolls that back.
         let shared = transactions.lazy.filter { $0 != nil }.count > 1
         guard transactions.contains(where: { $0 != nil }) else { return results }
+        // The history tokens the transaction recorded, once it commits.
+        var recordedTokens: ClosedRange<Int64>?
         try SQLiteStatementRunner.inImmediateTransaction(db) {
             // One key allocation for the group: a save rolled back to its
             // savepoint leaves a gap in the keys.
@@ -302,8 +304,10 @@ extension SQLiteStore {
             guard committed > 0 else { return .rollback }
             try flushHistory(all: true)
             try keys.record(db)
+            recordedTokens = recorder?.committedTokens
             return .commit
         }
+        if let recordedTokens { history?.ownHistory.noteCommitted(recordedTokens) }
         return results
     }
 
@@ -359,6 +363,8 @@ struct HistoryRecording: Sendable {
     let origin: String
     /// The model (which attributes are preserved after deletion).
     let model: ObjectModel
+    /// Where committed groups' tokens are noted for the change watcher.
+    let ownHistory: SQLiteOwnHistory
 }
 
 /// A save waiting for its group commit.

@@ -82,6 +82,9 @@ public actor SQLiteStore: InsertStreamingStore, CompletionSavingStore {
     public nonisolated let recordsHistory: Bool
     /// Identifies this open instance in the history it writes.
     public nonisolated let historyOrigin: String = UUID().uuidString
+    /// The history tokens this instance wrote in a row, which its change
+    /// watcher does not read back.
+    nonisolated let ownHistory = SQLiteOwnHistory()
 
     /// Opens the store at `description.url`, creating the file (and its
     /// directory) when missing, migrating lightweight model changes when

@@ -289,6 +289,44 @@ import Testing
         #expect(history.dropFirst().allSatisfy { $0.author == "good" && $0.changes.count == 1 })
         try await store.close()
     }
+
+    /// A watcher passes its own instance's commits over (SQLite reads
+    /// none of them back), yet never another's committed between them.
+    @Test(arguments: Self.kinds)
+    func anotherInstancesCommitsBetweenOwnOnesAreAllSeen(_ kind: StoreKind) async throws {
+        let directory = try SQLiteTestDirectory()
+        defer { directory.remove() }
+        let other = try await open(kind, directory)
+        let watched = try await open(kind, directory)
+        let start = try await watched.currentHistoryToken()
+        var updates = watched.externalChanges(after: start, pollInterval: .milliseconds(2)).makeAsyncIterator()
+        let tag = { (name: String) in StoreChanges(inserts: [.init(temporaryID: .temporary(entityName: "Tag"), values: ["name": .string(name)])], author: name) }
+        // Own commits in runs, the other instance's between them and at
+        // the end, with pauses that let the watcher poll in between.
+        var theirs: [String] = []
+        for round in 0..<4 {
+            for own in 0..<3 {
+                _ = try await watched.commit(tag("own\(round)-\(own)"))
+                try await Task.sleep(for: .milliseconds(3))
+            }
+            _ = try await other.commit(tag("theirs\(round)"))
+            theirs.append("theirs\(round)")
+        }
+        let newest = try await watched.currentHistoryToken().value
+
+        var seen: [String] = []
+        var token: Int64 = 0
+        let deadline = ContinuousClock.now.advanced(by: .seconds(10))
+        while token < newest, ContinuousClock.now < deadline {
+            guard let update = try await updates.next() else { break }
+            seen += update.transactions.compactMap(\.author)
+            token = update.token.value
+        }
+        #expect(seen == theirs)
+        #expect(token == newest)
+        try await other.close()
+        try await watched.close()
+    }
 }
 
 /// Fetches of the history model.

@@ -1,0 +1,36 @@
+import Testing
+@testable import StrataSQLite
+
+/// The run of tokens a store instance wrote, which its change watcher
+/// passes over: never one that hides another writer's transaction.
+@Suite struct SQLiteOwnHistoryTests {
+    @Test func nothingIsOwnBeforeACommit() {
+        let own = SQLiteOwnHistory()
+        #expect(!own.wroteAll(after: 0, through: 1))
+    }
+
+    @Test func groupsThatFollowEachOtherMakeOneRun() {
+        let own = SQLiteOwnHistory()
+        own.noteCommitted(1...3)
+        own.noteCommitted(4...4)
+        own.noteCommitted(5...9)
+        #expect(own.wroteAll(after: 0, through: 9))
+        #expect(own.wroteAll(after: 4, through: 9))
+        // Nothing new, or a snapshot older than the run's end: read.
+        #expect(!own.wroteAll(after: 9, through: 9))
+        #expect(!own.wroteAll(after: 0, through: 5))
+        // A snapshot newer than the run (another writer after it): read.
+        #expect(!own.wroteAll(after: 3, through: 10))
+    }
+
+    @Test func anotherWritersTransactionStartsANewRun() {
+        let own = SQLiteOwnHistory()
+        own.noteCommitted(1...3)
+        // Token 4 is another writer's: this group began after it.
+        own.noteCommitted(5...6)
+        #expect(!own.wroteAll(after: 3, through: 6))
+        #expect(!own.wroteAll(after: 0, through: 6))
+        #expect(own.wroteAll(after: 4, through: 6))
+        #expect(own.wroteAll(after: 5, through: 6))
+    }
+}
