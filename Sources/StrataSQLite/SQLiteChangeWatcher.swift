@@ -91,12 +91,13 @@ struct SQLiteChangeWatcher: Sendable {
                 // A store busy with its own saves (the common case): when
                 // every commit since is this instance's, the newest token
                 // (read right here, without a transaction) is all there is
-                // to learn.
-                if let ownHistory {
-                    let through = try await SQLiteBusyRetry.run(deadline: busyTimeout) {
-                        try connection.inDatabase { db in try SQLiteHistory.currentToken(db) }
+                // to learn. Unless history was purged past the last token
+                // seen: the read below reports that (134301).
+                if let ownHistory, ownHistory.mayCover(after: last) {
+                    let (through, purged) = try await SQLiteBusyRetry.run(deadline: busyTimeout) {
+                        try connection.inDatabase { db in (try SQLiteHistory.currentToken(db), try SQLiteHistory.purgedThrough(db)) }
                     }
-                    if ownHistory.wroteAll(after: last, through: through) {
+                    if purged <= last, ownHistory.wroteAll(after: last, through: through) {
                         last = through
                         continuation.yield(HistoryUpdate(transactions: [], token: HistoryToken(storeIdentifier: storeIdentifier, value: last)))
                         continue

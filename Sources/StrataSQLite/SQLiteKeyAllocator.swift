@@ -27,20 +27,18 @@ struct SQLiteKeyAllocator {
     /// The first of `count` consecutive new keys of `table` (whose root
     /// entity is `root`); `path` names the store in errors.
     mutating func reserve(_ count: Int, table: String, root: String, sql: KeyAllocationSQL, db: Database, path: String) throws -> Int64 {
-        let index: Int
-        if let known = tables.firstIndex(where: { $0.name == table }) {
-            index = known
-        } else {
-            let highest = try Int64.fetchOne(db.cachedStatement(sql: sql.highest), arguments: [root]) ?? 0
-            let (next, overflow) = highest.addingReportingOverflow(1)
+        if let index = tables.firstIndex(where: { $0.name == table }) {
+            let first = tables[index].next
+            let (after, overflow) = first.addingReportingOverflow(Int64(count))
             guard !overflow else { throw Self.exhausted(table, path: path) }
-            tables.append(Table(name: table, root: root, sql: sql, next: next))
-            index = tables.count - 1
+            tables[index].next = after
+            return first
         }
-        let first = tables[index].next
-        let (after, overflow) = first.addingReportingOverflow(Int64(count))
-        guard !overflow else { throw Self.exhausted(table, path: path) }
-        tables[index].next = after
+        let highest = try Int64.fetchOne(db.cachedStatement(sql: sql.highest), arguments: [root]) ?? 0
+        let (first, overflow) = highest.addingReportingOverflow(1)
+        let (after, overflowAfter) = first.addingReportingOverflow(Int64(count))
+        guard !overflow, !overflowAfter else { throw Self.exhausted(table, path: path) }
+        tables.append(Table(name: table, root: root, sql: sql, next: after))
         return first
     }
 

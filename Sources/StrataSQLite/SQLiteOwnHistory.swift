@@ -30,6 +30,13 @@ final class SQLiteOwnHistory: Sendable {
         }
     }
 
+    /// Whether a run is noted that starts no later than just after
+    /// `token`: only then can ``wroteAll(after:through:)`` be true, and is
+    /// the newest token worth reading.
+    func mayCover(after token: Int64) -> Bool {
+        run.withLock { run in run.map { $0.lowerBound <= token + 1 } ?? false }
+    }
+
     /// Whether every transaction after `token` through `through` is one
     /// this instance wrote (and there is at least one).
     func wroteAll(after token: Int64, through: Int64) -> Bool {

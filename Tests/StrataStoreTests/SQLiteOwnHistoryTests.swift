@@ -6,6 +6,7 @@ import Testing
 @Suite struct SQLiteOwnHistoryTests {
     @Test func nothingIsOwnBeforeACommit() {
         let own = SQLiteOwnHistory()
+        #expect(!own.mayCover(after: 0))
         #expect(!own.wroteAll(after: 0, through: 1))
     }
 
@@ -28,6 +29,8 @@ import Testing
         own.noteCommitted(1...3)
         // Token 4 is another writer's: this group began after it.
         own.noteCommitted(5...6)
+        #expect(!own.mayCover(after: 3))
+        #expect(own.mayCover(after: 4))
         #expect(!own.wroteAll(after: 3, through: 6))
         #expect(!own.wroteAll(after: 0, through: 6))
         #expect(own.wroteAll(after: 4, through: 6))
