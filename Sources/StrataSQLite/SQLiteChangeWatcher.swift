@@ -97,7 +97,7 @@ struct SQLiteChangeWatcher: Sendable {
                     let (through, purged) = try await SQLiteBusyRetry.run(deadline: busyTimeout) {
                         try connection.inDatabase { db in (try SQLiteHistory.currentToken(db), try SQLiteHistory.purgedThrough(db)) }
                     }
-                    if purged <= last, ownHistory.wroteAll(after: last, through: through) {
+                    if ownHistory.passesOver(after: last, through: through, purgedThrough: purged) {
                         last = through
                         continuation.yield(HistoryUpdate(transactions: [], token: HistoryToken(storeIdentifier: storeIdentifier, value: last)))
                         continue

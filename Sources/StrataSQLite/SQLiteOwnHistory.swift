@@ -37,6 +37,14 @@ final class SQLiteOwnHistory: Sendable {
         run.withLock { run in run.map { $0.lowerBound <= token + 1 } ?? false }
     }
 
+    /// Whether a watcher that saw everything through `token` may pass the
+    /// commits through `through` over without reading them: they are all
+    /// this instance's, and history was not purged past `token` (reading
+    /// reports that, 134301).
+    func passesOver(after token: Int64, through: Int64, purgedThrough: Int64) -> Bool {
+        purgedThrough <= token && wroteAll(after: token, through: through)
+    }
+
     /// Whether every transaction after `token` through `through` is one
     /// this instance wrote (and there is at least one).
     func wroteAll(after token: Int64, through: Int64) -> Bool {

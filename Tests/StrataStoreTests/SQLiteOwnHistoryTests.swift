@@ -36,4 +36,15 @@ import Testing
         #expect(own.wroteAll(after: 4, through: 6))
         #expect(own.wroteAll(after: 5, through: 6))
     }
+
+    /// A purge past the last token seen is left to the read, which
+    /// answers 134301, even over the instance's own commits.
+    @Test func aPurgePastTheLastTokenSeenIsNotPassedOver() {
+        let own = SQLiteOwnHistory()
+        own.noteCommitted(2...4)
+        #expect(own.passesOver(after: 1, through: 4, purgedThrough: 0))
+        #expect(own.passesOver(after: 1, through: 4, purgedThrough: 1))
+        #expect(!own.passesOver(after: 1, through: 4, purgedThrough: 2))
+        #expect(!own.passesOver(after: 1, through: 4, purgedThrough: 4))
+    }
 }

@@ -290,31 +290,6 @@ import Testing
         try await store.close()
     }
 
-    /// A purge past the last token a watcher saw ends its stream with
-    /// 134301 even when everything after that token is the watched
-    /// instance's own, which SQLite's watcher otherwise passes over
-    /// without reading. (One poll a second: the commits and the purge land
-    /// between the watcher's start and its first poll.)
-    @Test func aPurgePastTheLastTokenSeenEndsTheStreamEvenOverOwnCommits() async throws {
-        let directory = try SQLiteTestDirectory()
-        defer { directory.remove() }
-        let store = try await open(.sqlite, directory)
-        let tag = { (name: String) in StoreChanges(inserts: [.init(temporaryID: .temporary(entityName: "Tag"), values: ["name": .string(name)])]) }
-        _ = try await store.commit(tag("before"))
-        let start = try await store.currentHistoryToken()
-        var updates = store.externalChanges(after: start, pollInterval: .seconds(1)).makeAsyncIterator()
-        // The watcher has read its starting point.
-        try await Task.sleep(for: .milliseconds(100))
-        for i in 0..<3 { _ = try await store.commit(tag("own\(i)")) }
-        // A commit after the purge, so that a watcher that passed the purge
-        // over answers an update (and the test fails) rather than waiting.
-        try await store.recordConsumer("all", token: try await store.currentHistoryToken())
-        _ = try await store.purgeHistory(maximumAge: .seconds(3600))
-        _ = try await store.commit(tag("after"))
-        await expectError(.historyTokenExpired) { _ = try await updates.next() }
-        try await store.close()
-    }
-
     /// A watcher passes its own instance's commits over (SQLite reads
     /// none of them back), yet never another's committed between them.
     @Test(arguments: Self.kinds)
