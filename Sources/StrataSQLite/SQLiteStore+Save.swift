@@ -355,8 +355,10 @@ struct GroupFailure: Error {
     let underlying: any Error
 }
 
-/// What a save needs to record persistent history.
-struct HistoryRecording: Sendable {
+/// What a save needs to record persistent history, made once per drain.
+/// A class: it is handed to every save of a group, and a struct's copy
+/// would retain each reference it holds (the model's among them) for each.
+final class HistoryRecording: Sendable {
     /// This process's ID.
     static let processID = ProcessInfo.processInfo.processIdentifier
     /// The store instance writing.
@@ -365,6 +367,12 @@ struct HistoryRecording: Sendable {
     let model: ObjectModel
     /// Where committed groups' tokens are noted for the change watcher.
     let ownHistory: SQLiteOwnHistory
+
+    init(origin: String, model: ObjectModel, ownHistory: SQLiteOwnHistory) {
+        self.origin = origin
+        self.model = model
+        self.ownHistory = ownHistory
+    }
 }
 
 /// A save waiting for its group commit.
