@@ -46,6 +46,8 @@ struct SQLiteRowDecoder {
 
     private struct BoundAttribute: Sendable {
         var name: String
+        /// Where the name's UTF-8 bytes are in the binding's ``Binding/names``.
+        var nameBytes: Range<Int>
         var column: CInt
         var slot: Int
         var type: AttributeType
@@ -53,6 +55,8 @@ struct SQLiteRowDecoder {
 
     private struct BoundToOne: Sendable {
         var name: String
+        /// Where the name's UTF-8 bytes are in the binding's ``Binding/names``.
+        var nameBytes: Range<Int>
         var column: CInt
         var slot: Int
         var field: SQLiteStoreMapping.ToOneField
@@ -62,17 +66,40 @@ struct SQLiteRowDecoder {
     /// start as `template`'s (every key of the entity's layout, all
     /// `.null`, in a fresh array) and are set by slot: no key is hashed per row, and every
     /// snapshot of the entity shares the layout.
+    ///
+    /// For ``SQLiteRowDecoder/visitRows(statement:sql:arguments:table:_:visitor:)``,
+    /// every name a visitor is told is given by where its UTF-8 bytes are
+    /// in the binding's ``Binding/names``: a visitor the call cannot see
+    /// (generic across modules) would otherwise have each string retained
+    /// and released around every call, for every value of every row.
     private final class BoundEntity: Sendable {
         let name: String
+        /// Where the entity's name is in the binding's names.
+        let nameBytes: Range<Int>
         let template: Values
         let attributes: [BoundAttribute]
         let toOnes: [BoundToOne]
 
-        init(name: String, template: Values, attributes: [BoundAttribute], toOnes: [BoundToOne]) {
+        /// An entity whose names are appended to `names`.
+        init(name: String, template: Values, attributes: [(name: String, column: CInt, slot: Int, type: AttributeType)],
+             toOnes: [(name: String, column: CInt, slot: Int, field: SQLiteStoreMapping.ToOneField)], names: inout Names) {
+            nameBytes = names.append(name)
+            self.attributes = attributes.map { BoundAttribute(name: $0.name, nameBytes: names.append($0.name), column: $0.column, slot: $0.slot, type: $0.type) }
+            self.toOnes = toOnes.map { BoundToOne(name: $0.name, nameBytes: names.append($0.name), column: $0.column, slot: $0.slot, field: $0.field) }
             self.name = name
             self.template = template
-            self.attributes = attributes
-            self.toOnes = toOnes
+        }
+    }
+
+    /// Names as UTF-8 bytes, one after the other.
+    private struct Names: Sendable {
+        private(set) var bytes: [UInt8] = []
+
+        /// Appends `text`; answers where its bytes are.
+        mutating func append(_ text: String) -> Range<Int> {
+            let start = bytes.count
+            bytes.append(contentsOf: text.utf8)
+            return start..<bytes.count
         }
     }
 
@@ -135,6 +162,24 @@ struct SQLiteRowDecoder {
         var version: CInt
         /// By entity number.
         var entities: [Int64: BoundEntity]
+        /// The store's identifier and the entities' names.
+        var names: Names
+        /// Where the store's identifier is in ``names``.
+        var storeIdentifierBytes: Range<Int>
+        /// For ``visitRows(statement:sql:arguments:table:_:visitor:)``:
+        /// every entity's bound attributes and to-ones, entity after
+        /// entity, and by entity number where its own are (positions only,
+        /// so that a row retains nothing to find them).
+        var attributes: [BoundAttribute] = []
+        var toOnes: [BoundToOne] = []
+        var spans: [Int64: Span] = [:]
+
+        /// Where an entity's name, attributes and to-ones are.
+        struct Span: Sendable {
+            var name: Range<Int>
+            var attributes: Range<Int>
+            var toOnes: Range<Int>
+        }
     }
 
     /// The bindings of statements already decoded, by table and SQL text:
@@ -193,6 +238,8 @@ struct SQLiteRowDecoder {
         let entIndex = try index(of: "Z_ENT")
         let optIndex = try index(of: "Z_OPT")
         var bound: [Int64: BoundEntity] = [:]
+        var names = Names()
+        let storeIdentifierBytes = names.append(storeIdentifier)
         for name in tableInfo.entities {
             guard let entity = mapping.entities[name] else { continue }
             let template = entity.snapshotTemplate
@@ -205,12 +252,21 @@ struct SQLiteRowDecoder {
             bound[entity.number] = BoundEntity(
                 name: name,
                 template: template,
-                attributes: try entity.attributes.map { BoundAttribute(name: $0.name, column: CInt(try index(of: $0.column)), slot: try slot($0.name), type: $0.type) },
-                toOnes: try entity.toOnes.map { BoundToOne(name: $0.name, column: CInt(try index(of: $0.column)), slot: try slot($0.name), field: $0) }
+                attributes: try entity.attributes.map { (name: $0.name, column: CInt(try index(of: $0.column)), slot: try slot($0.name), type: $0.type) },
+                toOnes: try entity.toOnes.map { (name: $0.name, column: CInt(try index(of: $0.column)), slot: try slot($0.name), field: $0) },
+                names: &names
             )
         }
 
-        return Binding(key: CInt(pkIndex), entity: CInt(entIndex), version: CInt(optIndex), entities: bound)
+        var binding = Binding(key: CInt(pkIndex), entity: CInt(entIndex), version: CInt(optIndex), entities: bound, names: names, storeIdentifierBytes: storeIdentifierBytes)
+        for (number, entity) in bound {
+            let attributes = binding.attributes.count..<(binding.attributes.count + entity.attributes.count)
+            let toOnes = binding.toOnes.count..<(binding.toOnes.count + entity.toOnes.count)
+            binding.attributes += entity.attributes
+            binding.toOnes += entity.toOnes
+            binding.spans[number] = Binding.Span(name: entity.nameBytes, attributes: attributes, toOnes: toOnes)
+        }
+        return binding
     }
 
     /// Appends the statement's rows to `result`, calling `flush` each time
@@ -300,45 +356,68 @@ struct SQLiteRowDecoder {
     /// columns are found once per SQL text, not per read.
     func visitRows(statement: Statement, sql: String, arguments: [SQLValue], table: String, _ db: Database, visitor: inout some StoredRowVisitor) throws -> Int {
         let binding = try binding(of: statement, sql: sql, table: table)
+        // Everything a row needs is read through unsafe buffers taken once
+        // here, and found by position: reading an array or a class per row
+        // retains and releases it (the visitor is a call this code cannot see).
+        return try binding.names.bytes.withUnsafeBytes { names in
+            try binding.attributes.withUnsafeBufferPointer { attributes in
+                try binding.toOnes.withUnsafeBufferPointer { toOnes in
+                    try withUnsafeTemporaryAllocation(byteCount: Self.decimalTextBytes, alignment: 1) { scratch in
+                        try visitRows(statement: statement, arguments: arguments, binding: binding, table: table, db, names: names, attributes: attributes, toOnes: toOnes,
+                                      scratch: scratch, visitor: &visitor)
+                    }
+                }
+            }
+        }
+    }
+
+    /// ``visitRows(statement:sql:arguments:table:_:visitor:)`` with the
+    /// binding's parts in hand, and `scratch` room for a decimal's text
+    /// (``storedValue(_:of:type:scratch:)``).
+    private func visitRows(statement: Statement, arguments: [SQLValue], binding: Binding, table: String, _ db: Database,
+                           names: UnsafeRawBufferPointer, attributes: UnsafeBufferPointer<BoundAttribute>, toOnes: UnsafeBufferPointer<BoundToOne>,
+                           scratch: UnsafeMutableRawBufferPointer, visitor: inout some StoredRowVisitor) throws -> Int {
         let identifier = storeIdentifier
         let sqliteStatement = statement.sqliteStatement
+        let (keyColumn, entityColumn, versionColumn, spans) = (binding.key, binding.entity, binding.version, binding.spans)
+        let storeIdentifierBytes = UnsafeRawBufferPointer(rebasing: names[binding.storeIdentifierBytes])
         var lastNumber: Int64 = -1
-        var lastEntity: BoundEntity?
+        var span = Binding.Span(name: 0..<0, attributes: 0..<0, toOnes: 0..<0)
         var rows = 0
-        // Room for a decimal's text (``storedValue(_:of:type:scratch:)``).
-        try withUnsafeTemporaryAllocation(byteCount: Self.decimalTextBytes, alignment: 1) { scratch in
-            try SQLiteStatementRunner.forEachRow(of: statement, arguments: arguments, db) {
-                let key = Int64(sqliteStatement: sqliteStatement, index: binding.key)
-                let number = Int64(sqliteStatement: sqliteStatement, index: binding.entity)
-                if number != lastNumber {
-                    lastEntity = binding.entities[number]
-                    lastNumber = number
-                }
-                guard let entity = lastEntity else {
+        try SQLiteStatementRunner.forEachRow(of: statement, arguments: arguments, db) {
+            let key = Int64(sqliteStatement: sqliteStatement, index: keyColumn)
+            let number = Int64(sqliteStatement: sqliteStatement, index: entityColumn)
+            if number != lastNumber {
+                guard let found = spans[number] else {
                     throw StrataError(.storeOpen, "store \(path): row \(key) of \(table) has entity number \(number), which is not an entity of this store")
                 }
-                try visitor.beginRow(storeIdentifier: identifier, entityName: entity.name, key: key, version: Int64(sqliteStatement: sqliteStatement, index: binding.version))
-                for attribute in entity.attributes {
-                    if let value = try Self.storedValue(attribute.column, of: sqliteStatement, type: attribute.type, scratch: scratch) {
-                        try visitor.value(attribute.name, value)
-                    }
-                }
-                for toOne in entity.toOnes {
-                    let stored = DatabaseValue(sqliteStatement: sqliteStatement, index: toOne.column)
-                    switch (stored.storage, toOne.field.resolution) {
-                    case (.null, _):
-                        continue
-                    case (.int64(let destination), .fixed(let name)), (.int64(let destination), .external(let name)):
-                        try visitor.value(toOne.name, .value(.object(ObjectID(storeIdentifier: identifier, entityName: name, key: .permanent(destination)))))
-                    default:
-                        // A lookup (callers take only tables without one) or
-                        // not a key: the snapshot path reads and reports it.
-                        throw StrataError(.invalidValue, "store \(path): \(entity.name).\(toOne.name) of row \(key) cannot be read in one statement")
-                    }
-                }
-                try visitor.endRow()
-                rows += 1
+                span = found
+                lastNumber = number
             }
+            try visitor.beginRow(storeIdentifier: storeIdentifierBytes, entityName: UnsafeRawBufferPointer(rebasing: names[span.name]),
+                                 key: key, version: Int64(sqliteStatement: sqliteStatement, index: versionColumn))
+            for index in span.attributes {
+                if let value = try Self.storedValue(attributes[index].column, of: sqliteStatement, type: attributes[index].type, scratch: scratch) {
+                    try visitor.value(UnsafeRawBufferPointer(rebasing: names[attributes[index].nameBytes]), value)
+                }
+            }
+            for index in span.toOnes {
+                let stored = DatabaseValue(sqliteStatement: sqliteStatement, index: toOnes[index].column)
+                switch (stored.storage, toOnes[index].field.resolution) {
+                case (.null, _):
+                    continue
+                case (.int64(let destination), .fixed(let name)), (.int64(let destination), .external(let name)):
+                    try visitor.value(UnsafeRawBufferPointer(rebasing: names[toOnes[index].nameBytes]),
+                                      .value(.object(ObjectID(storeIdentifier: identifier, entityName: name, key: .permanent(destination)))))
+                default:
+                    // A lookup (callers take only tables without one) or
+                    // not a key: the snapshot path reads and reports it.
+                    let entity = binding.entities[number]?.name ?? "entity number \(number)"
+                    throw StrataError(.invalidValue, "store \(path): \(entity).\(toOnes[index].name) of row \(key) cannot be read in one statement")
+                }
+            }
+            try visitor.endRow()
+            rows += 1
         }
         return rows
     }

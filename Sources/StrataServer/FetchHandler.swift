@@ -96,8 +96,8 @@ final class FetchHandler: EventLoopAnswering, RemovableChannelHandler {
         // in full, which also finds frames that are not protobuf.
         let requestID: UInt64
         let fetch: Strata_V1_FetchRequest
-        if let scan = FetchFrameScan(scanning: frame.payload) {
-            (requestID, fetch) = (scan.requestID, scan.fetch)
+        if let scanned = FetchFrameScan.scan(frame.payload) {
+            (requestID, fetch) = scanned
         } else {
             guard let request = try? Strata_V1_ClientFrame(serializedBytes: ProtobufBytes(frame.payload)) else {
                 // The async side answers it with a protocol error and closes.
@@ -162,7 +162,8 @@ final class FetchHandler: EventLoopAnswering, RemovableChannelHandler {
         }
         recorder.record(duration: .now - started, failed: false)
         // A span for the fetches answered here (those passed on get the async side's).
-        Session.startSpan(core.tracer, operation: Self.operationName, requestID: requestID, request: .fetch(fetch), at: startedForSpan).end()
+        // The entity, not the request: wrapping the fetch in a request copies it.
+        Session.startSpan(core.tracer, operation: Self.operationName, requestID: requestID, entity: fetch.entity, at: startedForSpan).end()
         return answer
     }
 

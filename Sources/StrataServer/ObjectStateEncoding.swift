@@ -78,8 +78,14 @@ enum ObjectStateEncoding {
     /// The size of an `ObjectState`'s fields before its values: its ID,
     /// entity and version.
     static func headerSize(_ id: ObjectID, version: Int64) -> Int {
-        ProtobufWriter.delimitedSize(ProtobufWriter.idSize(id))
-            + (id.entityName.isEmpty ? 0 : ProtobufWriter.delimitedSize(id.entityName.utf8.count))
+        headerSize(idSize: ProtobufWriter.idSize(id), entityName: id.entityName.utf8.count, version: version)
+    }
+
+    /// ``headerSize(_:version:)`` from the lengths of the ID's text and of
+    /// the entity's name.
+    static func headerSize(idSize: Int, entityName: Int, version: Int64) -> Int {
+        ProtobufWriter.delimitedSize(idSize)
+            + (entityName == 0 ? 0 : ProtobufWriter.delimitedSize(entityName))
             + (version == 0 ? 0 : 1 + ProtobufWriter.varintSize(UInt64(bitPattern: version)))
     }
 
@@ -146,7 +152,24 @@ extension ProtobufWriter {
         if !id.entityName.isEmpty {                                      // ObjectState.entity
             string(2, id.entityName)
         }
-        if version != 0 {                                                // ObjectState.version (proto3: 0 is absent)
+        stateVersion(version)
+    }
+
+    /// ``stateHeader(_:version:)`` for a permanent ID given by the UTF-8
+    /// bytes of its store's identifier and its entity's name.
+    mutating func stateHeader(storeIdentifier: UnsafeRawBufferPointer, entityName: UnsafeRawBufferPointer, key: Int64, version: Int64) {
+        permanentID(1, storeIdentifier: storeIdentifier, entityName: entityName, key: key)   // ObjectState.id
+        if !entityName.isEmpty {                                         // ObjectState.entity
+            tag(2, Self.delimitedType)
+            varint(UInt64(entityName.count))
+            raw(entityName)
+        }
+        stateVersion(version)
+    }
+
+    /// ObjectState.version (proto3: 0 is absent).
+    private mutating func stateVersion(_ version: Int64) {
+        if version != 0 {
             tag(3, Self.varintType)
             varint(UInt64(bitPattern: version))
         }

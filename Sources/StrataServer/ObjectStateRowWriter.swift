@@ -62,18 +62,18 @@ struct ObjectStateRowWriter: StoredRowVisitor {
         return taken
     }
 
-    mutating func beginRow(storeIdentifier: String, entityName: String, key: Int64, version: Int64) throws {
+    mutating func beginRow(storeIdentifier: UnsafeRawBufferPointer, entityName: UnsafeRawBufferPointer, key: Int64, version: Int64) throws {
         rowStart = count
-        let id = ObjectID(storeIdentifier: storeIdentifier, entityName: entityName, key: .permanent(key))
-        let size = ObjectStateEncoding.headerSize(id, version: version)
+        let idSize = ProtobufWriter.permanentIDSize(storeIdentifier: storeIdentifier.count, entityName: entityName.count, key: key)
+        let size = ObjectStateEncoding.headerSize(idSize: idSize, entityName: entityName.count, version: version)
         // Room for the prefix's gap and the header together, so that the
         // gap is never past the memory (``count`` never passes ``capacity``).
         reserve(Self.entryPrefix + size)
         count += Self.entryPrefix
-        write(size) { writer in writer.stateHeader(id, version: version) }
+        write(size) { writer in writer.stateHeader(storeIdentifier: storeIdentifier, entityName: entityName, key: key, version: version) }
     }
 
-    mutating func value(_ name: String, _ value: StoredValue) throws {
+    mutating func value(_ name: UnsafeRawBufferPointer, _ value: StoredValue) throws {
         switch value {
         case .text(let bytes):
             // Value.string (field 4).
@@ -91,9 +91,18 @@ struct ObjectStateRowWriter: StoredRowVisitor {
                 writer.raw(bytes)
             }
         case .value(let property):
-            decimals.removeAll(keepingCapacity: true)
-            let valueSize = ObjectStateEncoding.valueSize(property, decimals: &decimals)
-            let decimalText = decimals.first
+            // Only a decimal makes text; the list is left alone otherwise
+            // (emptying it retains and releases its storage).
+            var decimalText: String?
+            let valueSize: Int
+            if case .decimal = property {
+                decimals.removeAll(keepingCapacity: true)
+                valueSize = ObjectStateEncoding.valueSize(property, decimals: &decimals)
+                decimalText = decimals.first
+            } else {
+                // Appends nothing for any other value.
+                valueSize = ObjectStateEncoding.valueSize(property, decimals: &decimals)
+            }
             writeEntry(name, valueSize: valueSize) { writer in
                 writer.value(property, decimalText: decimalText)
             }
@@ -153,12 +162,14 @@ struct ObjectStateRowWriter: StoredRowVisitor {
     /// Writes an `ObjectState.values` entry (field 4) whose `Value` body,
     /// `valueSize` bytes, `body` writes.
     @inline(__always)
-    private mutating func writeEntry(_ name: String, valueSize: Int, body: (inout ProtobufWriter) -> Void) {
-        let entrySize = ProtobufWriter.delimitedSize(name.utf8.count) + ProtobufWriter.delimitedSize(valueSize)
+    private mutating func writeEntry(_ name: UnsafeRawBufferPointer, valueSize: Int, body: (inout ProtobufWriter) -> Void) {
+        let entrySize = ProtobufWriter.delimitedSize(name.count) + ProtobufWriter.delimitedSize(valueSize)
         write(1 + ProtobufWriter.varintSize(UInt64(entrySize)) + entrySize) { writer in
             writer.tag(4, Self.delimitedType)
             writer.varint(UInt64(entrySize))
-            writer.string(1, name)                                       // the entry's key
+            writer.tag(1, Self.delimitedType)                            // the entry's key
+            writer.varint(UInt64(name.count))
+            writer.raw(name)
             writer.tag(2, Self.delimitedType)                            // the entry's value
             writer.varint(UInt64(valueSize))
             body(&writer)

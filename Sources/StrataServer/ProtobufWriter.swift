@@ -80,6 +80,24 @@ struct ProtobufWriter {
         text(id.storeIdentifier)
         byte(UInt8(ascii: "/"))
         text(id.entityName)
+        keySuffix(key)
+    }
+
+    /// A permanent ID's text as a string field, from the UTF-8 bytes of
+    /// its store's identifier and its entity's name
+    /// (``permanentIDSize(storeIdentifier:entityName:key:)`` bytes of text).
+    mutating func permanentID(_ field: UInt8, storeIdentifier: UnsafeRawBufferPointer, entityName: UnsafeRawBufferPointer, key: Int64) {
+        tag(field, Self.delimitedType)
+        varint(UInt64(Self.permanentIDSize(storeIdentifier: storeIdentifier.count, entityName: entityName.count, key: key)))
+        text("strata://")
+        raw(storeIdentifier)
+        byte(UInt8(ascii: "/"))
+        raw(entityName)
+        keySuffix(key)
+    }
+
+    /// `/p<key>`, the end of a permanent ID's text.
+    private mutating func keySuffix(_ key: Int64) {
         byte(UInt8(ascii: "/"))
         byte(UInt8(ascii: "p"))
         if key < 0 { byte(UInt8(ascii: "-")) }
@@ -99,11 +117,17 @@ struct ProtobufWriter {
     static func idSize(_ id: ObjectID) -> Int {
         switch id.key {
         case .permanent(let key):
-            // strata://<store>/<Entity>/p<key>
-            return 9 + id.storeIdentifier.utf8.count + 1 + id.entityName.utf8.count + 2 + decimalDigits(key)
+            return permanentIDSize(storeIdentifier: id.storeIdentifier.utf8.count, entityName: id.entityName.utf8.count, key: key)
         case .temporary:
             return id.uriRepresentation.utf8.count
         }
+    }
+
+    /// The length of a permanent ID's text, from the UTF-8 lengths of its
+    /// store's identifier and its entity's name.
+    static func permanentIDSize(storeIdentifier: Int, entityName: Int, key: Int64) -> Int {
+        // strata://<store>/<Entity>/p<key>
+        9 + storeIdentifier + 1 + entityName + 2 + decimalDigits(key)
     }
 
     /// How many characters an integer takes in decimal (with its sign).

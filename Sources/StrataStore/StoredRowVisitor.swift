@@ -6,11 +6,15 @@ import StrataModel
 /// order its snapshot would list them, then `endRow`; the values are what
 /// the snapshot would hold. A throw from any of them stops the reading.
 public protocol StoredRowVisitor {
-    /// A row of `entityName` begins: its object is
+    /// A row of an entity begins: its object is
     /// `strata://<storeIdentifier>/<entityName>/p<key>`, at `version`.
-    mutating func beginRow(storeIdentifier: String, entityName: String, key: Int64, version: Int64) throws
-    /// One non-nil value of the current row.
-    mutating func value(_ name: String, _ value: StoredValue) throws
+    /// Both names are their UTF-8 bytes, valid only during the call (no
+    /// string is handed over, and retained, for every row).
+    mutating func beginRow(storeIdentifier: UnsafeRawBufferPointer, entityName: UnsafeRawBufferPointer, key: Int64, version: Int64) throws
+    /// One non-nil value of the current row, of the property whose name
+    /// is these UTF-8 bytes, valid only during the call (no string is
+    /// handed over, and retained, for every value).
+    mutating func value(_ name: UnsafeRawBufferPointer, _ value: StoredValue) throws
     /// The current row has no more values.
     mutating func endRow() throws
 }

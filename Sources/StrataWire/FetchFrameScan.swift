@@ -28,9 +28,16 @@ public struct FetchFrameScan: Sendable, Equatable {
 
     /// Scans a `ClientFrame` payload; nil when it is not a plain fetch.
     public init?(scanning payload: ByteBuffer) {
-        guard let (requestID, fetch) = ProtobufReader.clientFrame(payload, requestField: 13, Self.readFetch) else { return nil }
+        guard let (requestID, fetch) = Self.scan(payload) else { return nil }
         self.requestID = requestID
         self.fetch = fetch
+    }
+
+    /// What ``init(scanning:)`` reads, handed over as it is made: taking
+    /// ``fetch`` out of a scan copies the message, retaining each of its
+    /// fields, and then destroys the scan's.
+    public static func scan(_ payload: ByteBuffer) -> (requestID: UInt64, request: Strata_V1_FetchRequest)? {
+        ProtobufReader.clientFrame(payload, requestField: 13, Self.readFetch)
     }
 
     private static func readFetch(_ reader: inout ProtobufReader) -> Strata_V1_FetchRequest? {

@@ -165,11 +165,18 @@ import Testing
         for key in 1...600 {
             state = state &* 6364136223846793005 &+ 1442695040888963407
             let text = String(repeating: "x", count: Int(state >> 33) % 401)
-            try writer.beginRow(storeIdentifier: "S", entityName: "Item", key: Int64(key), version: Int64(key % 3))
+            // Names as a store hands them over: UTF-8 bytes.
+            try Array("S".utf8).withUnsafeBytes { store in
+                try Array("Item".utf8).withUnsafeBytes { entity in
+                    try writer.beginRow(storeIdentifier: store, entityName: entity, key: Int64(key), version: Int64(key % 3))
+                }
+            }
             // One value: a snapshot's values of one entity need not come in
             // the order they were given.
             var bytes = text
-            try bytes.withUTF8 { try writer.value("str", .text(UnsafeRawBufferPointer($0))) }
+            try Array("str".utf8).withUnsafeBytes { name in
+                try bytes.withUTF8 { try writer.value(name, .text(UnsafeRawBufferPointer($0))) }
+            }
             try writer.endRow()
             snapshots.append(Snapshot(objectID: ObjectID(storeIdentifier: "S", entityName: "Item", key: .permanent(Int64(key))), version: Int64(key % 3),
                                       values: ["str": .string(text)]))
