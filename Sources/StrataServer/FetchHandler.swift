@@ -19,7 +19,11 @@ import Tracing
 /// It answers what the async side answers for the same frame, byte for
 /// byte the same message, for a fetch that:
 /// - comes after the hello's answer (``ConnectionState/answersOnEventLoop``),
-///   from a caller no access rule binds, while the socket is writable;
+///   while the socket is writable, from a caller no access rule binds or
+///   one whose rules let it read the entity and hide no reference
+///   (``ServerCore/mayHideReferences(_:)``): its `read` rules are AND-ed
+///   into the statement as the async side does (kept per identity and
+///   rules generation);
 /// - is a fetch of objects with a limit that fits one batch, or a count,
 ///   of entities held by one SQLite store (no store ID, no fetched
 ///   property or relationship named);
@@ -86,7 +90,7 @@ final class FetchHandler: EventLoopAnswering, RemovableChannelHandler {
 
     /// The whole answer frame, or nil to leave the frame to the async side.
     func answer(_ frame: Frame, allocator: ByteBufferAllocator) -> ByteBuffer? {
-        guard state.policy == nil, !frame.compressed, frame.payload.readableBytes <= Self.maximumFrameBytes,
+        guard !frame.compressed, frame.payload.readableBytes <= Self.maximumFrameBytes,
               CachedGetHandler.topLevel(frame.payload, has: Self.fetchField) == true else { return nil }
         guard spentInBurst < burstLimit else { return nil }
         let started = ContinuousClock.now
@@ -116,8 +120,18 @@ final class FetchHandler: EventLoopAnswering, RemovableChannelHandler {
         case .objects: counts = false
         case .objectIds, .UNRECOGNIZED: return nil
         }
+        // A caller bound by rules: a read they refuse, or rows whose
+        // references they may hide, are the async side's to answer.
+        let policy = state.policy
+        var access: FetchPlanCache.Access?
+        if let policy {
+            guard (try? policy.requireReadable(fetch.entity)) != nil, (try? core.mayHideReferences(policy)) == false else { return nil }
+            access = FetchPlanCache.Access(identity: policy.identity, rulesGeneration: policy.control.rules.generation)
+        }
         guard let variables = try? ServerCore.variables(fetch.variables),
-              let plan = core.fetchPlans.plan(for: fetch, variables: variables, make: { try makePlan(fetch, variables: variables, counts: counts) }) else { return nil }
+              let plan = core.fetchPlans.plan(for: fetch, variables: variables, access: access, make: {
+                  try makePlan(fetch, variables: variables, counts: counts, policy: policy)
+              }) else { return nil }
         // The batch is written after room for the frame's header and the
         // payload's first fields, which are set in front of it at the end:
         // the answer is made in this one buffer.
@@ -188,10 +202,10 @@ final class FetchHandler: EventLoopAnswering, RemovableChannelHandler {
     /// How to read `fetch`: parsed, resolved and compiled for the one
     /// SQLite store holding what it fetches; nil when no one SQLite store
     /// does.
-    private func makePlan(_ fetch: Strata_V1_FetchRequest, variables: [String: VariableValue], counts: Bool) throws -> (plan: FetchPlanCache.Plan, predicate: Predicate?)? {
+    private func makePlan(_ fetch: Strata_V1_FetchRequest, variables: [String: VariableValue], counts: Bool, policy: AccessPolicy?) throws -> (plan: FetchPlanCache.Plan, predicate: Predicate?)? {
         let request = try core.makeFetchRequest(fetch)
         guard let store = core.soleStore(of: request) as? SQLiteStore else { return nil }
-        let resolved = try core.coordinator.resolver.resolve(request, variables: variables)
+        let resolved = try core.restricted(core.coordinator.resolver.resolve(request, variables: variables), by: policy)
         let query = counts ? try store.countQuery(resolved) : try store.rowQuery(resolved)
         return (FetchPlanCache.Plan(store: store, entity: resolved.entityName, query: query, limit: resolved.limit), request.predicate)
     }

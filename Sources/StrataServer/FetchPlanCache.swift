@@ -1,3 +1,4 @@
+import StrataAuth
 import StrataModel
 import StrataQuery
 import StrataStore
@@ -18,7 +19,9 @@ import StrataWire
 /// compiled every time. A value that does not bind as the kept statement's
 /// did (one the store holds as NULL) is compiled afresh too. The model and
 /// the stores do not change while a server runs, so nothing kept goes
-/// stale. Bounded: at most twice ``capacity`` requests, each of at most
+/// stale; a statement made for a caller bound by access rules holds those
+/// rules, and is kept for that identity and that generation of the rules
+/// only (``Access``: rules replaced make new keys). Bounded: at most twice ``capacity`` requests, each of at most
 /// ``PredicateCache/maximumTextBytes`` of predicate text, names and sort
 /// keys (larger ones are compiled every time); a kept statement holds no
 /// caller's values, only its predicate's literals.
@@ -34,6 +37,15 @@ final class FetchPlanCache: Sendable {
         var counts: Bool
         /// Each variable's kind of value (``kind(of:)``).
         var variables: [String: UInt8]
+        /// Whose rules the statement holds; nil for a caller no rule binds.
+        var access: Access?
+    }
+
+    /// A caller bound by access rules, and the rules' generation: what its
+    /// statements' restrictions depend on.
+    struct Access: Hashable, Sendable {
+        var identity: Identity
+        var rulesGeneration: UInt64
     }
 
     /// How to read what a request asks.
@@ -63,11 +75,14 @@ final class FetchPlanCache: Sendable {
     /// How many requests are remembered.
     var count: Int { cache.count }
 
-    /// The plan for `fetch` with `variables` (its decoded variables):
-    /// the kept one with these values bound, or one made now by `make` (and
-    /// kept when it can be). Nil when `make` answers nil or throws: the
-    /// request then goes the usual way.
-    func plan(for fetch: Strata_V1_FetchRequest, variables: [String: VariableValue], make: () throws -> (plan: Plan, predicate: Predicate?)?) -> Plan? {
+    /// The plan for `fetch` with `variables` (its decoded variables), for a
+    /// caller bound by the rules `access` names (nil: none binds it): the
+    /// kept one with these values bound, or one made now by `make` (and
+    /// kept when it can be), which must restrict it by those rules. Nil
+    /// when `make` answers nil or throws: the request then goes the usual
+    /// way.
+    func plan(for fetch: Strata_V1_FetchRequest, variables: [String: VariableValue], access: Access? = nil,
+              make: () throws -> (plan: Plan, predicate: Predicate?)?) -> Plan? {
         guard Self.keyBytes(fetch) <= PredicateCache.maximumTextBytes else { return try? make()?.plan }
         let key = Key(
             entity: fetch.entity,
@@ -77,7 +92,8 @@ final class FetchPlanCache: Sendable {
             offset: fetch.offset,
             excludeSubentities: fetch.excludeSubentities,
             counts: fetch.resultType == .count,
-            variables: variables.mapValues(Self.kind(of:))
+            variables: variables.mapValues(Self.kind(of:)),
+            access: access
         )
         switch cache.value(for: key) {
         case .kept(let plan)?:

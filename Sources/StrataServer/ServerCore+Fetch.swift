@@ -162,7 +162,7 @@ extension ServerCore {
 
     /// `fetch` limited to what `policy` lets its caller read (as the
     /// caller's context limits its fetches).
-    private func restricted(_ fetch: ResolvedFetch, by policy: AccessPolicy?) throws -> ResolvedFetch {
+    func restricted(_ fetch: ResolvedFetch, by policy: AccessPolicy?) throws -> ResolvedFetch {
         guard let policy else { return fetch }
         return try fetch.restricted(by: policy.readRestriction)
     }

@@ -2,6 +2,8 @@ import Foundation
 import NIOCore
 import NIOConcurrencyHelpers
 import NIOEmbedded
+import Logging
+import StrataAuth
 import StrataContext
 import StrataModel
 import StrataQuery
@@ -71,6 +73,16 @@ import Testing
             frames.append(try Strata_V1_ServerFrame(serializedBytes: ProtobufBytes(payload)))
         }
         return frames.all
+    }
+
+    /// `request` answered on `channel`'s loop (not passed on): the frame written.
+    private func loopAnswer(_ request: Strata_V1_ClientFrame, on channel: EmbeddedChannel) throws -> Strata_V1_ServerFrame {
+        try channel.writeInbound(try frame(request))
+        #expect(try channel.readInbound(as: Frame.self) == nil, "passed on: \(request.fetch)")
+        var written = try #require(try channel.readOutbound(as: ByteBuffer.self))
+        _ = written.readInteger(as: UInt8.self)
+        _ = written.readInteger(as: UInt32.self)
+        return try Strata_V1_ServerFrame(serializedBytes: ProtobufBytes(written))
     }
 
     private static let range = ["LOW": PropertyValue.integer(5), "HIGH": PropertyValue.integer(24)].mapValues { value in
@@ -246,17 +258,73 @@ import Testing
             })
         }
         for request in requests {
-            try channel.writeInbound(try frame(request))
-            #expect(try channel.readInbound(as: Frame.self) == nil, "passed on: \(request.fetch)")
-            var written = try #require(try channel.readOutbound(as: ByteBuffer.self))
-            _ = written.readInteger(as: UInt8.self)
-            _ = written.readInteger(as: UInt32.self)
-            let answer = try Strata_V1_ServerFrame(serializedBytes: ProtobufBytes(written))
+            let answer = try loopAnswer(request, on: channel)
             #expect([answer] == (try await asyncAnswer(core, request)), "\(request.fetch)")
         }
         // One kept statement per shape (rows, count), one not kept.
         #expect(core.fetchPlans.count == 3)
         _ = try channel.finish()
+        try await container.close()
+    }
+
+    @Test("A caller bound by read rules is answered on the loop with its rules AND-ed in, per identity and per rules generation")
+    func ruleBoundCallersAreAnsweredWithTheirRules() async throws {
+        let (plain, container, directory) = try await core()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        func rules(_ bookRead: String) throws -> AccessRules {
+            try AccessRules(json: Data(#"{"Book": {"read": "\#(bookRead)"}, "Feedback": {"read": "TRUEPREDICATE"}}"#.utf8), file: "rules.json", model: BooksSample.model)
+        }
+        let control = AccessControl(try rules("pages <= 10"))
+        var logger = Logger(label: "strata.test")
+        logger.logLevel = .critical
+        let core = ServerCore(coordinator: plain.coordinator, configuration: ServerConfiguration(port: 0, accessControl: control), logger: logger)
+        func channel(_ identity: Identity) -> (EmbeddedChannel, AccessPolicy?) {
+            let policy = core.policy(for: identity)
+            let state = ConnectionState()
+            state.helloAccepted()
+            state.greeted(clientName: "test", identity: identity, policy: policy)
+            return (EmbeddedChannel(handler: FetchHandler(core: core, state: state, maxFrameBytes: 1 << 20, readBudget: .seconds(30), burstBudget: .seconds(30))), policy)
+        }
+        let query = Self.fetch { $0.predicate = "pages >= $LOW AND pages <= $HIGH"; $0.variables = Self.range; $0.sort = [.with { $0.key = "pages" }]; $0.limit = 20 }
+        let count = Self.fetch { $0.resultType = .count; $0.predicate = "pages >= $LOW AND pages <= $HIGH"; $0.variables = Self.range }
+        /// Answers `request` on `channel`'s loop; checks it against the
+        /// async side's answer for `policy`; returns the books' pages (or the count).
+        func answer(_ request: Strata_V1_ClientFrame, on channel: EmbeddedChannel, policy: AccessPolicy?) async throws -> [Int64] {
+            let frame = try loopAnswer(request, on: channel)
+            let frames = FrameCollector()
+            try await core.fetch(request.fetch, clientName: "test", policy: policy) { batch, more in
+                let payload = try ResponseWriter.fetchBatchPayload(requestID: request.requestID, more: more, batch: batch, maxFrameBytes: 1 << 20)
+                frames.append(try Strata_V1_ServerFrame(serializedBytes: ProtobufBytes(payload)))
+            }
+            #expect([frame] == frames.all, "\(request.fetch)")
+            if request.fetch.resultType == .count { return [Int64(frame.fetch.count)] }
+            return frame.fetch.objects.compactMap { state in state.values["pages"].flatMap { try? PropertyValue(wire: $0, field: "pages") }.flatMap { if case .integer(let pages) = $0 { pages } else { nil } } }
+        }
+        // Pages 5…24 asked, pages ≤ 10 allowed; asked twice (the second
+        // from the kept statement).
+        let (reader, readerPolicy) = channel(Identity(subject: "reader"))
+        #expect(readerPolicy != nil)
+        for _ in 0..<2 {
+            #expect(try await answer(query, on: reader, policy: readerPolicy) == Array(5...10))
+            #expect(try await answer(count, on: reader, policy: readerPolicy) == [6])
+        }
+        // An admin's same request is not limited, and is kept apart.
+        let (admin, adminPolicy) = channel(Identity(subject: "root", roles: [Identity.adminRole]))
+        #expect(adminPolicy == nil)
+        #expect(try await answer(query, on: admin, policy: nil) == Array(5...24))
+        // Rules replaced: the same request under the new rule.
+        control.replace(try rules("pages > 20"))
+        #expect(try await answer(query, on: reader, policy: readerPolicy) == Array(21...24))
+        #expect(try await answer(count, on: reader, policy: readerPolicy) == [4])
+        // A rule that reads the caller's identity: each caller its own rows.
+        control.replace(try rules("title == $AUTH.subject"))
+        let (book7, book7Policy) = channel(Identity(subject: "Book 7"))
+        let (book9, book9Policy) = channel(Identity(subject: "Book 9"))
+        for _ in 0..<2 {
+            #expect(try await answer(query, on: book7, policy: book7Policy) == [7])
+            #expect(try await answer(query, on: book9, policy: book9Policy) == [9])
+        }
+        for channel in [reader, admin, book7, book9] { _ = try channel.finish() }
         try await container.close()
     }
 }
