@@ -379,6 +379,7 @@ if [ -z "${SKIP_SECURITY:-}" ]; then
     read -r q_rule _ q_rule_cpu <<< "$(measure "$SEC/query-rule.json" "2s" --auth-token reader-token -c 10 --mix query=100)"
     read -r q_admin _ q_admin_cpu <<< "$(measure "$SEC/query-admin.json" "2s" --auth-token root-token -c 10 --mix query=100)"
     read -r g_admin _ g_admin_cpu <<< "$(measure "$SEC/get-admin.json" "3s" --auth-token root-token -c 50 --mix get=100)"
+    read -r g_rule _ g_rule_cpu <<< "$(measure "$SEC/get-rule.json" "3s" --auth-token reader-token -c 50 --mix get=100)"
     stop_strata
     start_strata "$WORK/data-sec-norules" --event-loop-threads 1 --auth-file "$SEC/auth.json"
     "$BIN/strata-bench" --workload books --port "$STRATA_PORT" --auth-token root-token --dataset 10000 --feedback-per-book 1 -n 1 --mix count=1 > /dev/null
@@ -386,6 +387,8 @@ if [ -z "${SKIP_SECURITY:-}" ]; then
     stop_strata
     row "query under a read rule vs admin (req/s)" "$q_rule" "$q_admin (admin, no rule)" "$(ratio "$q_rule" "$q_admin")"
     row "query under a read rule vs admin (CPU us/req)" "$q_rule_cpu" "$q_admin_cpu (admin, no rule)" "$(ratio "$q_rule_cpu" "$q_admin_cpu")"
+    row "get under a read rule vs admin (req/s)" "$g_rule" "$g_admin (admin, no rule)" "$(ratio "$g_rule" "$g_admin")"
+    row "get under a read rule vs admin (CPU us/req)" "$g_rule_cpu" "$g_admin_cpu (admin, no rule)" "$(ratio "$g_rule_cpu" "$g_admin_cpu")"
     row "get unrestricted, rules on vs off (req/s)" "$g_admin" "$g_none (no rules)" "$(ratio "$g_admin" "$g_none")"
     row "get unrestricted, rules on vs off (CPU us/req)" "$g_admin_cpu" "$g_none_cpu (no rules)" "$(ratio "$g_admin_cpu" "$g_none_cpu")"
 fi

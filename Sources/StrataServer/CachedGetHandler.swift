@@ -1,6 +1,7 @@
 import NIOCore
 import StrataContext
 import StrataModel
+import StrataQuery
 import StrataStore
 import StrataWire
 import SwiftProtobuf
@@ -18,7 +19,13 @@ import SwiftProtobuf
 ///   and not once the connection stops reading requests;
 /// - while the socket is writable, so a client that does not read meets
 ///   the async side's backpressure instead of a growing buffer here;
-/// - answers within the frame limit (else the async side refuses them).
+/// - answers within the frame limit (else the async side refuses them);
+/// - for a caller bound by access rules, only objects its `read` rule
+///   admits, judged in memory on the cached values, and only when its
+///   rules hide no related object (``ServerCore/mayHideReferences(_:)``);
+///   a rule that follows relationships gives no verdict here. An object
+///   not admitted (which the async side answers as missing) sends the
+///   whole get to the async side.
 final class CachedGetHandler: EventLoopAnswering, RemovableChannelHandler {
     typealias InboundIn = Frame
     typealias InboundOut = Frame
@@ -43,6 +50,11 @@ final class CachedGetHandler: EventLoopAnswering, RemovableChannelHandler {
     let state: ConnectionState
     private let maxFrameBytes: Int
     var needsFlush = false
+    /// The `read` rule last judged for each entity and its evaluator
+    /// (nil when it cannot be evaluated in memory), for a caller bound by
+    /// rules: the rule is compared each time, so rules replaced are
+    /// picked up. Used on the handler's event loop only.
+    private var ruleEvaluators: [String: (rule: QueryPredicate, evaluator: PredicateEvaluator<InsertValuesAccessor>?)] = [:]
 
     init(core: ServerCore, state: ConnectionState, maxFrameBytes: Int) {
         self.core = core
@@ -53,9 +65,10 @@ final class CachedGetHandler: EventLoopAnswering, RemovableChannelHandler {
 
     /// The answer to `frame` when it is a get this handler can answer whole.
     func answer(_ frame: Frame, allocator: ByteBufferAllocator) -> ByteBuffer? {
-        // A caller bound by access rules is answered by the async path,
-        // which checks them.
-        guard state.policy == nil else { return nil }
+        // A caller bound by access rules whose rules may hide references
+        // is answered by the async side, which rewrites them.
+        let policy = state.policy
+        if let policy, (try? core.mayHideReferences(policy)) != false { return nil }
         let started = ContinuousClock.now
         // The common case is read by its fields; anything else is decoded
         // in full, which also finds frames that are not protobuf.
@@ -86,6 +99,7 @@ final class CachedGetHandler: EventLoopAnswering, RemovableChannelHandler {
             // One object, the common get: no arrays on the way.
             guard let id = admissibleID(refresh.ids[0], skipFetched: refresh.skipFetched),
                   let (row, generation) = cache.cachedRow(id),
+                  policy.map({ admits(row.snapshot, $0) }) ?? true,
                   (row.attachment?.count ?? Self.approximateBytes(of: row.snapshot)) <= Self.maximumAnswerBytes else { return nil }
             answer = RowEncoding.refreshAnswerFrame(requestID: refresh.requestID, states: CollectionOfOne(encoded(row, readAt: generation)), allocator: allocator)
         } else {
@@ -96,6 +110,7 @@ final class CachedGetHandler: EventLoopAnswering, RemovableChannelHandler {
                 ids.append(id)
             }
             guard let (rows, generation) = cache.cachedRows(ids),
+                  policy.map({ policy in rows.allSatisfy { admits($0.snapshot, policy) } }) ?? true,
                   rows.reduce(0, { $0 + ($1.attachment?.count ?? Self.approximateBytes(of: $1.snapshot)) }) <= Self.maximumAnswerBytes else { return nil }
             answer = RowEncoding.refreshAnswerFrame(requestID: refresh.requestID, states: rows.map { encoded($0, readAt: generation) }, allocator: allocator)
         }
@@ -109,6 +124,24 @@ final class CachedGetHandler: EventLoopAnswering, RemovableChannelHandler {
         }
         recorder.record(duration: .now - started, failed: false)
         return answer
+    }
+
+    /// Whether `policy`'s `read` rule admits `snapshot`, judged on its
+    /// values; false when the rule cannot be judged in memory (it follows
+    /// relationships) or fails.
+    private func admits(_ snapshot: Snapshot, _ policy: AccessPolicy) -> Bool {
+        let entity = snapshot.objectID.entityName
+        guard let rule = try? policy.predicate(.read, for: entity) else { return false }
+        if case .constant(let admitted) = rule { return admitted }
+        let evaluator: PredicateEvaluator<InsertValuesAccessor>?
+        if let known = ruleEvaluators[entity], known.rule == rule {
+            evaluator = known.evaluator
+        } else {
+            evaluator = try? PredicateEvaluator(rule, entity: entity, model: core.model, accessor: InsertValuesAccessor())
+            ruleEvaluators[entity] = (rule, evaluator)
+        }
+        guard let evaluator else { return false }
+        return (try? evaluator.evaluate(InsertValuesAccessor.Row(id: snapshot.objectID, values: snapshot.values))) ?? false
     }
 
     /// The ID `text` names when this handler may answer for it: permanent,

@@ -2,6 +2,7 @@ import Foundation
 import Logging
 import NIOCore
 import NIOEmbedded
+import StrataAuth
 import StrataContext
 import StrataModel
 import StrataSamples
@@ -130,6 +131,81 @@ import Testing
         }
         #expect(core.statsResponse().operations.isEmpty)
         _ = try channel.finish()
+    }
+
+    /// A caller bound by rules is answered here only for cached objects
+    /// its `read` rule admits (judged on their values), exactly as the
+    /// async side answers; anything else goes on to the async side, which
+    /// answers an object it may not read as missing.
+    @Test func aRuleBoundCallerIsAnsweredForTheObjectsItsRuleAdmits() async throws {
+        let container = try await sampleInMemoryContainer()
+        let (a, b) = try await container.newBackgroundContext().perform { context in
+            var books: [ManagedObject] = []
+            for (title, pages) in [("A", 5), ("B", 50)] as [(String, Int64)] {
+                let book = try context.insert("Book")
+                try book.setValue(.uuid(UUID()), forKey: "uuid")
+                try book.setValue(.string(title), forKey: "title")
+                try book.setValue(.integer(pages), forKey: "pages")
+                books.append(book)
+            }
+            _ = try await context.save()
+            return (books[0].objectID, books[1].objectID)
+        }
+        let coordinator = container.coordinator
+        let store = try #require(coordinator.store(identifier: a.storeIdentifier))
+        _ = try await coordinator.snapshots(for: [a, b], in: store)
+        func rules(_ bookRead: String) throws -> AccessRules {
+            try AccessRules(json: Data(#"{"Book": {"read": "\#(bookRead)"}, "Feedback": {"read": "TRUEPREDICATE"}}"#.utf8), file: "rules.json", model: BooksSample.model)
+        }
+        let control = AccessControl(try rules("pages <= 10"))
+        var logger = Logger(label: "strata.test")
+        logger.logLevel = .critical
+        let core = ServerCore(coordinator: coordinator, configuration: ServerConfiguration(port: 0, accessControl: control), logger: logger)
+        func channel(_ subject: String) -> (EmbeddedChannel, AccessPolicy?) {
+            let identity = Identity(subject: subject)
+            let policy = core.policy(for: identity)
+            let state = ConnectionState()
+            state.helloAccepted()
+            state.greeted(clientName: "test", identity: identity, policy: policy)
+            return (EmbeddedChannel(handler: CachedGetHandler(core: core, state: state, maxFrameBytes: 1 << 20)), policy)
+        }
+        /// Whether `ids` are answered on `channel`'s loop; when they are,
+        /// the answer is the async side's for `policy`.
+        func answeredHere(_ ids: [ObjectID], on channel: EmbeddedChannel, policy: AccessPolicy?) async throws -> Bool {
+            let request = get(ids)
+            try channel.writeInbound(try frame(request))
+            guard var written = try channel.readOutbound(as: ByteBuffer.self) else {
+                #expect(try channel.readInbound(as: Frame.self) != nil)
+                // The async side: what may not be read is missing.
+                let response = try await core.refresh(request.refresh, clientName: "test", policy: policy)
+                #expect(response.objects.count + response.missing.count == ids.count)
+                return false
+            }
+            #expect(try channel.readInbound(as: Frame.self) == nil)
+            _ = written.readInteger(as: UInt8.self)
+            _ = written.readInteger(as: UInt32.self)
+            let answer = try Strata_V1_ServerFrame(serializedBytes: ProtobufBytes(written))
+            #expect(answer.response == .refresh(try await core.refresh(request.refresh, clientName: "test", policy: policy)))
+            return true
+        }
+        let (reader, policy) = channel("reader")
+        #expect(policy != nil)
+        #expect(try await answeredHere([a], on: reader, policy: policy))
+        #expect(try await !answeredHere([b], on: reader, policy: policy))
+        #expect(try await !answeredHere([a, b], on: reader, policy: policy))
+        #expect(try await core.refresh(get([b]).refresh, clientName: "test", policy: policy).missing == [b.uriRepresentation])
+        // Rules replaced: judged by the new rule.
+        control.replace(try rules("pages > 10"))
+        #expect(try await !answeredHere([a], on: reader, policy: policy))
+        #expect(try await answeredHere([b], on: reader, policy: policy))
+        // A rule on the caller's identity: each caller its own book.
+        control.replace(try rules("title == $AUTH.subject"))
+        let (callerA, policyA) = channel("A")
+        #expect(try await answeredHere([a], on: callerA, policy: policyA))
+        #expect(try await !answeredHere([b], on: callerA, policy: policyA))
+        #expect(try await !answeredHere([a], on: reader, policy: policy))
+        for channel in [reader, callerA] { _ = try channel.finish() }
+        try await container.close()
     }
 
     @Test func afterAFrameThatIsNotAMessageNothingIsAnsweredOnTheLoop() async throws {
