@@ -59,12 +59,14 @@ public struct AccessRules: Sendable {
         static let adminOnly = Rule(text: nil, predicate: nil, claims: [])
     }
 
+    /// The prefix of every variable `$AUTH` values become.
+    static let variablePrefix = "AUTH."
     /// The variable `$AUTH.subject` becomes (a name no predicate text can spell).
-    static let subjectVariable = "AUTH.subject"
+    static let subjectVariable = variablePrefix + "subject"
     /// The variable `$AUTH.roles` becomes.
-    static let rolesVariable = "AUTH.roles"
+    static let rolesVariable = variablePrefix + "roles"
     /// The prefix of the variable `$AUTH.claims.NAME` becomes.
-    static let claimPrefix = "AUTH.claims."
+    static let claimPrefix = variablePrefix + "claims."
 
     /// The effective rules of every entity of the model.
     private let rules: [String: [Operation: Rule]]

@@ -19,12 +19,16 @@ import StrataWire
 /// compiled every time. A value that does not bind as the kept statement's
 /// did (one the store holds as NULL) is compiled afresh too. The model and
 /// the stores do not change while a server runs, so nothing kept goes
-/// stale; a statement made for a caller bound by access rules holds those
-/// rules, and is kept for that identity and that generation of the rules
-/// only (``Access``: rules replaced make new keys). Bounded: at most twice ``capacity`` requests, each of at most
+/// stale. A statement made for a caller bound by access rules holds those
+/// rules, with the caller's own values where its rules read them as
+/// literals (a list of roles), and is kept for that identity and that
+/// generation of the rules only (``Access``: rules replaced make new
+/// keys); one whose rules bind a `$AUTH` value as a parameter is never
+/// kept (``keeps(_:)``), so no client's variable is ever bound in a rule's
+/// place. Bounded: at most twice ``capacity`` requests, each of at most
 /// ``PredicateCache/maximumTextBytes`` of predicate text, names and sort
-/// keys (larger ones are compiled every time); a kept statement holds no
-/// caller's values, only its predicate's literals.
+/// keys (larger ones are compiled every time); a kept statement holds none
+/// of a request's variables' values, only literals.
 final class FetchPlanCache: Sendable {
     /// What a request asks, as far as its statement depends on it.
     struct Key: Hashable, Sendable {
@@ -105,13 +109,24 @@ final class FetchPlanCache: Sendable {
             // Kept after all when these values bind every variable (the
             // first ones may have been nil, or NaN).
             guard let made = try? make() else { return nil }
-            if made.plan.query.bindsEveryVariable(of: made.predicate) { cache.insert(Self.kept(made.plan), for: key) }
+            if Self.keeps(made) { cache.insert(Self.kept(made.plan), for: key) }
             return made.plan
         case nil:
             guard let made = try? make() else { return nil }
-            cache.insert(made.plan.query.bindsEveryVariable(of: made.predicate) ? Self.kept(made.plan) : .notKept, for: key)
+            cache.insert(Self.keeps(made) ? Self.kept(made.plan) : .notKept, for: key)
             return made.plan
         }
+    }
+
+    /// Whether a plan is kept: its parameters are exactly the request's
+    /// variables (``CompiledQuery/bindsEveryVariable(of:)``), none of them a
+    /// rule's `$AUTH` value. No predicate text can spell those names, so
+    /// the first condition already excludes them; the second says so, so
+    /// that no change to what text may spell could bind a client's value
+    /// in a rule's place.
+    private static func keeps(_ made: (plan: Plan, predicate: Predicate?)) -> Bool {
+        made.plan.query.bindsEveryVariable(of: made.predicate)
+            && !made.plan.query.parameters.contains { $0.use.name.hasPrefix(AccessRules.variablePrefix) }
     }
 
     /// A plan as kept: without its caller's values.
