@@ -34,7 +34,9 @@ final class SQLiteOwnHistory: Sendable {
     /// `token`: only then can ``wroteAll(after:through:)`` be true, and is
     /// the newest token worth reading.
     func mayCover(after token: Int64) -> Bool {
-        run.withLock { run in run.map { $0.lowerBound <= token + 1 } ?? false }
+        // `lowerBound - 1`, not `token + 1`: a run's first token follows
+        // another, while the last token seen may be the largest there is.
+        run.withLock { run in run.map { $0.lowerBound - 1 <= token } ?? false }
     }
 
     /// Whether a watcher that saw everything through `token` may pass the

@@ -66,29 +66,28 @@ struct SQLiteRowDecoder {
     /// start as `template`'s (every key of the entity's layout, all
     /// `.null`, in a fresh array) and are set by slot: no key is hashed per row, and every
     /// snapshot of the entity shares the layout.
-    ///
-    /// For ``SQLiteRowDecoder/visitRows(statement:sql:arguments:table:_:visitor:)``,
-    /// every name a visitor is told is given by where its UTF-8 bytes are
-    /// in the binding's ``Binding/names``: a visitor the call cannot see
-    /// (generic across modules) would otherwise have each string retained
-    /// and released around every call, for every value of every row.
     private final class BoundEntity: Sendable {
         let name: String
-        /// Where the entity's name is in the binding's names.
-        let nameBytes: Range<Int>
         let template: Values
-        let attributes: [BoundAttribute]
-        let toOnes: [BoundToOne]
+        /// Where its name, attributes and to-ones are in the binding.
+        let span: Span
 
-        /// An entity whose names are appended to `names`.
-        init(name: String, template: Values, attributes: [(name: String, column: CInt, slot: Int, type: AttributeType)],
-             toOnes: [(name: String, column: CInt, slot: Int, field: SQLiteStoreMapping.ToOneField)], names: inout Names) {
-            nameBytes = names.append(name)
-            self.attributes = attributes.map { BoundAttribute(name: $0.name, nameBytes: names.append($0.name), column: $0.column, slot: $0.slot, type: $0.type) }
-            self.toOnes = toOnes.map { BoundToOne(name: $0.name, nameBytes: names.append($0.name), column: $0.column, slot: $0.slot, field: $0.field) }
+        init(name: String, template: Values, span: Span) {
             self.name = name
             self.template = template
+            self.span = span
         }
+    }
+
+    /// Where an entity's parts are in its ``Binding``: its name in
+    /// ``Binding/names``, its fields in ``Binding/attributes`` and
+    /// ``Binding/toOnes``. Positions only, so that
+    /// ``SQLiteRowDecoder/visitRows(statement:sql:arguments:table:_:visitor:)``
+    /// retains nothing per row to find them.
+    private struct Span: Sendable {
+        var name: Range<Int>
+        var attributes: Range<Int>
+        var toOnes: Range<Int>
     }
 
     /// Names as UTF-8 bytes, one after the other.
@@ -162,24 +161,18 @@ struct SQLiteRowDecoder {
         var version: CInt
         /// By entity number.
         var entities: [Int64: BoundEntity]
-        /// The store's identifier and the entities' names.
+        /// Every entity's bound attributes and to-ones, entity after entity
+        /// (``BoundEntity/span``).
+        var attributes: [BoundAttribute]
+        var toOnes: [BoundToOne]
+        /// The store's identifier and every name of the entities and their
+        /// fields, in UTF-8: a visitor (generic across modules, so a call
+        /// this code cannot see) is told names as these bytes, since each
+        /// string handed over would be retained and released around every
+        /// call, for every value of every row.
         var names: Names
         /// Where the store's identifier is in ``names``.
         var storeIdentifierBytes: Range<Int>
-        /// For ``visitRows(statement:sql:arguments:table:_:visitor:)``:
-        /// every entity's bound attributes and to-ones, entity after
-        /// entity, and by entity number where its own are (positions only,
-        /// so that a row retains nothing to find them).
-        var attributes: [BoundAttribute] = []
-        var toOnes: [BoundToOne] = []
-        var spans: [Int64: Span] = [:]
-
-        /// Where an entity's name, attributes and to-ones are.
-        struct Span: Sendable {
-            var name: Range<Int>
-            var attributes: Range<Int>
-            var toOnes: Range<Int>
-        }
     }
 
     /// The bindings of statements already decoded, by table and SQL text:
@@ -238,6 +231,8 @@ struct SQLiteRowDecoder {
         let entIndex = try index(of: "Z_ENT")
         let optIndex = try index(of: "Z_OPT")
         var bound: [Int64: BoundEntity] = [:]
+        var attributes: [BoundAttribute] = []
+        var toOnes: [BoundToOne] = []
         var names = Names()
         let storeIdentifierBytes = names.append(storeIdentifier)
         for name in tableInfo.entities {
@@ -249,24 +244,22 @@ struct SQLiteRowDecoder {
                 }
                 return slot
             }
-            bound[entity.number] = BoundEntity(
-                name: name,
-                template: template,
-                attributes: try entity.attributes.map { (name: $0.name, column: CInt(try index(of: $0.column)), slot: try slot($0.name), type: $0.type) },
-                toOnes: try entity.toOnes.map { (name: $0.name, column: CInt(try index(of: $0.column)), slot: try slot($0.name), field: $0) },
-                names: &names
-            )
+            let nameBytes = names.append(name)
+            let firstAttribute = attributes.count
+            for attribute in entity.attributes {
+                attributes.append(BoundAttribute(name: attribute.name, nameBytes: names.append(attribute.name), column: CInt(try index(of: attribute.column)),
+                                                 slot: try slot(attribute.name), type: attribute.type))
+            }
+            let firstToOne = toOnes.count
+            for toOne in entity.toOnes {
+                toOnes.append(BoundToOne(name: toOne.name, nameBytes: names.append(toOne.name), column: CInt(try index(of: toOne.column)),
+                                         slot: try slot(toOne.name), field: toOne))
+            }
+            bound[entity.number] = BoundEntity(name: name, template: template,
+                                               span: Span(name: nameBytes, attributes: firstAttribute..<attributes.count, toOnes: firstToOne..<toOnes.count))
         }
-
-        var binding = Binding(key: CInt(pkIndex), entity: CInt(entIndex), version: CInt(optIndex), entities: bound, names: names, storeIdentifierBytes: storeIdentifierBytes)
-        for (number, entity) in bound {
-            let attributes = binding.attributes.count..<(binding.attributes.count + entity.attributes.count)
-            let toOnes = binding.toOnes.count..<(binding.toOnes.count + entity.toOnes.count)
-            binding.attributes += entity.attributes
-            binding.toOnes += entity.toOnes
-            binding.spans[number] = Binding.Span(name: entity.nameBytes, attributes: attributes, toOnes: toOnes)
-        }
-        return binding
+        return Binding(key: CInt(pkIndex), entity: CInt(entIndex), version: CInt(optIndex), entities: bound, attributes: attributes, toOnes: toOnes,
+                       names: names, storeIdentifierBytes: storeIdentifierBytes)
     }
 
     /// Appends the statement's rows to `result`, calling `flush` each time
@@ -276,7 +269,7 @@ struct SQLiteRowDecoder {
     /// `flush`.
     private func decodeRows(_ db: Database, statement: Statement, arguments: StatementArguments, table: String, batchSize: Int, into result: inout [Snapshot], flush: (inout [Snapshot]) throws -> Void) throws {
         let binding = try bind(statement, table: table)
-        let bound = binding.entities
+        let (bound, attributes, toOnes) = (binding.entities, binding.attributes, binding.toOnes)
         var pending: [PendingDestination] = []
         let identifier = storeIdentifier
         // Values are read straight from the statement's current row
@@ -302,7 +295,7 @@ struct SQLiteRowDecoder {
             // A fresh array of NULLs: copying the template's goes through
             // the runtime's generic copy, one element at a time.
             var values = PropertyValues(layout: entity.template.layout, repeating: .null)
-            for attribute in entity.attributes {
+            for attribute in attributes[entity.span.attributes] {
                 do {
                     if let value = try Self.column(attribute.column, of: sqliteStatement, type: attribute.type) {
                         values[slot: attribute.slot] = value
@@ -311,7 +304,7 @@ struct SQLiteRowDecoder {
                     throw StrataError(.invalidValue, "store \(path): \(entity.name).\(attribute.name) of row \(key): \(error.message)")
                 }
             }
-            for toOne in entity.toOnes {
+            for toOne in toOnes[entity.span.toOnes] {
                 let stored = DatabaseValue(sqliteStatement: sqliteStatement, index: toOne.column)
                 switch stored.storage {
                 case .null:
@@ -379,16 +372,17 @@ struct SQLiteRowDecoder {
                            scratch: UnsafeMutableRawBufferPointer, visitor: inout some StoredRowVisitor) throws -> Int {
         let identifier = storeIdentifier
         let sqliteStatement = statement.sqliteStatement
-        let (keyColumn, entityColumn, versionColumn, spans) = (binding.key, binding.entity, binding.version, binding.spans)
+        let (keyColumn, entityColumn, versionColumn, entities) = (binding.key, binding.entity, binding.version, binding.entities)
         let storeIdentifierBytes = UnsafeRawBufferPointer(rebasing: names[binding.storeIdentifierBytes])
         var lastNumber: Int64 = -1
-        var span = Binding.Span(name: 0..<0, attributes: 0..<0, toOnes: 0..<0)
+        // Taken out of the entity when it changes: a row reads positions only.
+        var span = Span(name: 0..<0, attributes: 0..<0, toOnes: 0..<0)
         var rows = 0
         try SQLiteStatementRunner.forEachRow(of: statement, arguments: arguments, db) {
             let key = Int64(sqliteStatement: sqliteStatement, index: keyColumn)
             let number = Int64(sqliteStatement: sqliteStatement, index: entityColumn)
             if number != lastNumber {
-                guard let found = spans[number] else {
+                guard let found = entities[number]?.span else {
                     throw StrataError(.storeOpen, "store \(path): row \(key) of \(table) has entity number \(number), which is not an entity of this store")
                 }
                 span = found

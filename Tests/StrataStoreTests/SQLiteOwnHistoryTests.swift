@@ -10,6 +10,16 @@ import Testing
         #expect(!own.wroteAll(after: 0, through: 1))
     }
 
+    /// A store's file decides the tokens: the largest one seen is
+    /// answered, not an overflow.
+    @Test func theLargestTokenIsAnsweredWithoutOverflow() {
+        let own = SQLiteOwnHistory()
+        own.noteCommitted(5...9)
+        #expect(own.mayCover(after: .max))
+        #expect(!own.wroteAll(after: .max, through: .max))
+        #expect(!own.passesOver(after: .max, through: .max, purgedThrough: 0))
+    }
+
     @Test func groupsThatFollowEachOtherMakeOneRun() {
         let own = SQLiteOwnHistory()
         own.noteCommitted(1...3)
