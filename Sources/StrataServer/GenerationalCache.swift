@@ -5,14 +5,37 @@ import NIOConcurrencyHelpers
 /// once the current generation holds ``capacity`` entries it becomes the
 /// previous one and the older entries are dropped. Entries in use stay, the
 /// rest age out, and at most twice ``capacity`` are held. Safe from any
-/// thread (one lock, held for a dictionary operation).
+/// thread (one lock, held for a dictionary operation on a key already
+/// hashed: see ``Hashed``).
 final class GenerationalCache<Key: Hashable & Sendable, Value: Sendable>: Sendable {
     /// Entries per generation.
     let capacity: Int
 
+    /// A key with its hash, computed before the lock is taken. Hashing a
+    /// large key (a fetch's predicate text, sort keys and variables) takes
+    /// microseconds; done under the lock, it made every event loop that
+    /// looked up a fetch wait for the others.
+    private struct Hashed: Hashable, Sendable {
+        let key: Key
+        let hash: Int
+
+        init(_ key: Key) {
+            self.key = key
+            hash = key.hashValue
+        }
+
+        func hash(into hasher: inout Hasher) {
+            hasher.combine(hash)
+        }
+
+        static func == (lhs: Hashed, rhs: Hashed) -> Bool {
+            lhs.hash == rhs.hash && lhs.key == rhs.key
+        }
+    }
+
     private struct Generations {
-        var current: [Key: Value] = [:]
-        var previous: [Key: Value] = [:]
+        var current: [Hashed: Value] = [:]
+        var previous: [Hashed: Value] = [:]
     }
 
     private let generations = NIOLockedValueBox(Generations())
@@ -24,7 +47,8 @@ final class GenerationalCache<Key: Hashable & Sendable, Value: Sendable>: Sendab
 
     /// The value held for `key`, if any.
     func value(for key: Key) -> Value? {
-        generations.withLockedValue { generations in
+        let key = Hashed(key)
+        return generations.withLockedValue { generations in
             if let value = generations.current[key] { return value }
             guard let value = generations.previous.removeValue(forKey: key) else { return nil }
             insert(value, for: key, into: &generations)
@@ -34,6 +58,7 @@ final class GenerationalCache<Key: Hashable & Sendable, Value: Sendable>: Sendab
 
     /// Holds `value` for `key`.
     func insert(_ value: Value, for key: Key) {
+        let key = Hashed(key)
         generations.withLockedValue { insert(value, for: key, into: &$0) }
     }
 
@@ -42,7 +67,7 @@ final class GenerationalCache<Key: Hashable & Sendable, Value: Sendable>: Sendab
         generations.withLockedValue { $0.current.count + $0.previous.count }
     }
 
-    private func insert(_ value: Value, for key: Key, into generations: inout Generations) {
+    private func insert(_ value: Value, for key: Hashed, into generations: inout Generations) {
         if generations.current.count >= capacity {
             generations.previous = generations.current
             generations.current = [:]
