@@ -400,7 +400,7 @@ fi
 # check theirs: a change that allocates more per request fails here.
 ALLOCATIONS_OVER=()
 if [ -z "${SKIP_ALLOCATIONS:-}" ]; then
-    LIBC=$(ldd "$BIN/strata-server" | awk '/libc\.so/ {print $3}')
+    LIBC=$(ldd "$BIN/strata-server" | awk '$1 ~ /^libc\.so/ {print $3}')
     probes_ok=1
     for f in malloc calloc realloc posix_memalign aligned_alloc; do
         perf probe -l 2>/dev/null | grep -q "probe_libc:$f " || perf probe -q -x "$LIBC" "$f" > /dev/null 2>&1 || probes_ok=0
