@@ -134,12 +134,28 @@ struct SQLiteRowDecoder {
     }
 
     /// The current snapshots of rows of `table` with these primary keys, by key.
+    ///
+    /// A chunk of at most ``largestKeptKeyList`` keys is read by a statement
+    /// the connection keeps, its list of keys padded to a power of two with
+    /// the last key again (`IN` tests membership, so a key listed twice
+    /// reads its row once): a get the row cache does not hold reads one
+    /// row with a statement prepared once, not parsed and planned again,
+    /// and a table has at most seven such statements. Larger chunks are
+    /// prepared for the one read.
     func snapshots(_ db: Database, table: String, keys: [Int64]) throws -> [Int64: Snapshot] {
         var result: [Snapshot] = []
         for chunk in Self.chunks(of: keys) {
-            let sql = "SELECT * FROM \(SQLSchema.quote(table)) WHERE \(SQLSchema.quote("Z_PK")) IN (" + Self.placeholders(chunk.count) + ")"
-            let statement = try db.makeStatement(sql: sql)
-            try appendSnapshots(db, statement: statement, arguments: StatementArguments(chunk), table: table, to: &result)
+            guard let last = chunk.last else { continue }
+            let statement: Statement
+            var arguments = Array(chunk)
+            if chunk.count <= Self.largestKeptKeyList {
+                let count = Self.keptKeyListLength(for: chunk.count)
+                arguments.append(contentsOf: repeatElement(last, count: count - chunk.count))
+                statement = try db.cachedStatement(sql: Self.rowsByKeySQL(table: table, keys: count))
+            } else {
+                statement = try db.makeStatement(sql: Self.rowsByKeySQL(table: table, keys: chunk.count))
+            }
+            try appendSnapshots(db, statement: statement, arguments: StatementArguments(arguments), table: table, to: &result)
         }
         var byKey: [Int64: Snapshot] = [:]
         for snapshot in result {
@@ -557,6 +573,20 @@ struct SQLiteRowDecoder {
         text.reserveCapacity(count * 3)
         for _ in 1..<count { text += ", ?" }
         return text
+    }
+
+    /// The most keys read by a kept statement (``snapshots(_:table:keys:)``).
+    static let largestKeptKeyList = 64
+
+    /// The length a list of `count` keys is padded to for a kept
+    /// statement: the next power of two.
+    static func keptKeyListLength(for count: Int) -> Int {
+        count <= 1 ? 1 : 1 << (Int.bitWidth - (count - 1).leadingZeroBitCount)
+    }
+
+    /// The rows of `table` whose primary key is one of `keys` parameters.
+    static func rowsByKeySQL(table: String, keys: Int) -> String {
+        "SELECT * FROM \(SQLSchema.quote(table)) WHERE \(SQLSchema.quote("Z_PK")) IN (" + placeholders(keys) + ")"
     }
 
     /// `keys` in chunks that respect SQLite's parameter limit.

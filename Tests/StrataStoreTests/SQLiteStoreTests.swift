@@ -306,6 +306,32 @@ import Testing
         #expect(try await store.snapshots(for: asked).map(\.objectID) == [ids[3], ids[0]])
     }
 
+    /// Up to ``SQLiteRowDecoder/largestKeptKeyList`` keys are read by a kept
+    /// statement, the list padded to a power of two with its last key:
+    /// every length reads exactly the rows asked, whichever kept statement
+    /// read a shorter or longer list before it on the connection.
+    @Test func snapshotsForFewIDsReadExactlyTheRowsAsked() async throws {
+        let directory = try SQLiteTestDirectory()
+        defer { directory.remove() }
+        let store = try await open(directory)
+        let count = SQLiteRowDecoder.largestKeptKeyList + 6
+        let inserts = (0..<count).map { StoreChanges.Insert(temporaryID: .temporary(entityName: "Tag"), values: ["name": .string("t\($0)")]) }
+        let permanentIDs = try await store.commit(StoreChanges(inserts: inserts)).permanentIDs
+        let ids = inserts.compactMap { permanentIDs[$0.temporaryID] }
+        #expect(ids.count == count)
+        let missing = ObjectID(storeIdentifier: store.identifier, entityName: "Tag", key: .permanent(99_999))
+        for length in [1, 2, 3, 4, 5, 7, 8, 9, 31, 33, 63, 64, 65, count, 3, 1] {
+            let asked = Array(ids.suffix(length).reversed())
+            let snapshots = try await store.snapshots(for: asked)
+            #expect(snapshots.map(\.objectID) == asked, "\(length) keys")
+            #expect(snapshots.map { $0["name"] } == asked.map { id in .string("t\(ids.firstIndex(of: id) ?? -1)") }, "\(length) keys")
+            // A key that names no row, among them, is left out.
+            #expect(try await store.snapshots(for: [missing] + asked).map(\.objectID) == asked, "\(length) keys and a missing one")
+        }
+        #expect((1...9).map(SQLiteRowDecoder.keptKeyListLength(for:)) == [1, 2, 4, 4, 8, 8, 8, 8, 16])
+        #expect(SQLiteRowDecoder.keptKeyListLength(for: SQLiteRowDecoder.largestKeptKeyList) == SQLiteRowDecoder.largestKeptKeyList)
+    }
+
     @Test func snapshotsForManyIDsAreChunked() async throws {
         let directory = try SQLiteTestDirectory()
         defer { directory.remove() }
