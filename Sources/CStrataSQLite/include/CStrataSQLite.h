@@ -109,10 +109,9 @@ int strata_sqlite_block_cache_thread_count_of_class(int64_t bytes);
 /// Why: with the statistics on, every allocation and free SQLite makes
 /// takes one mutex of the whole process to count it, so threads reading
 /// at once (two event loops, the store's writer) wait for one another's
-/// allocations: about one contended lock, a sleep and a wake-up, per
-/// query with two loops. Strata reads none of the statistics
-/// (`sqlite3_memory_used`, `sqlite3_status`) and sets no soft heap limit,
-/// which needs them.
+/// allocations, each wait a sleep and a wake-up. Strata reads none of the
+/// statistics (`sqlite3_memory_used`, `sqlite3_status`) and sets no soft
+/// heap limit, which needs them.
 int strata_sqlite_memory_statistics_off(void);
 
 #endif
