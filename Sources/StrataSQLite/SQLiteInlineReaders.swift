@@ -226,13 +226,7 @@ final class SQLiteInlineReaders: Sendable {
         do {
             let result = try reader.queue.unsafeRead { db -> T in
                 if oneStatement { return try body(db) }
-                var result: T?
-                try db.inTransaction(.deferred) {
-                    result = try body(db)
-                    return .commit
-                }
-                guard let result else { throw DatabaseError(resultCode: .SQLITE_INTERNAL) }
-                return result
+                return try SQLiteStatementRunner.inDeferredTransaction(db) { try body(db) }
             }
             if let statement { completed(statement) }
             return result

@@ -112,22 +112,22 @@ struct SQLiteRowDecoder {
 
     // MARK: - Rows
 
-    /// Snapshots of the rows `statement` (a `SELECT` of whole rows of
-    /// `table`) returns with `arguments`, in order.
-    func snapshots(_ db: Database, statement: Statement, arguments: StatementArguments, table: String) throws -> [Snapshot] {
+    /// Snapshots of the rows `statement`, prepared from `sql` (a `SELECT`
+    /// of whole rows of `table`), returns with `arguments`, in order.
+    func snapshots(_ db: Database, statement: Statement, sql: String, arguments: [SQLValue], table: String) throws -> [Snapshot] {
         var result: [Snapshot] = []
-        try appendSnapshots(db, statement: statement, arguments: arguments, table: table, to: &result)
+        try appendSnapshots(db, statement: statement, sql: sql, arguments: arguments, table: table, to: &result)
         return result
     }
 
-    /// The same snapshots as ``snapshots(_:statement:arguments:table:)``,
+    /// The same snapshots as ``snapshots(_:statement:sql:arguments:table:)``,
     /// handed to `body` in order, `batchSize` at a time (the last batch may
     /// be smaller; no empty batch), each batch complete (its destinations'
     /// entities resolved) before it is handed on, while later rows are
     /// still to be read. A throw from `body` stops the reading.
-    func snapshotBatches(_ db: Database, statement: Statement, arguments: StatementArguments, table: String, batchSize: Int, _ body: ([Snapshot]) throws -> Void) throws {
+    func snapshotBatches(_ db: Database, statement: Statement, sql: String, arguments: [SQLValue], table: String, batchSize: Int, _ body: ([Snapshot]) throws -> Void) throws {
         var batch: [Snapshot] = []
-        try decodeRows(db, statement: statement, arguments: arguments, table: table, batchSize: max(1, batchSize), into: &batch) { batch in
+        try decodeRows(db, statement: statement, sql: sql, arguments: arguments, table: table, batchSize: max(1, batchSize), into: &batch) { batch in
             try body(batch)
             batch = []
         }
@@ -140,22 +140,20 @@ struct SQLiteRowDecoder {
     /// the last key again (`IN` tests membership, so a key listed twice
     /// reads its row once): a get the row cache does not hold reads one
     /// row with a statement prepared once, not parsed and planned again,
-    /// and a table has at most seven such statements. Larger chunks are
-    /// prepared for the one read.
+    /// and a table has at most seven such statements, whose column
+    /// bindings are kept too. Larger chunks are prepared for the one read.
     func snapshots(_ db: Database, table: String, keys: [Int64]) throws -> [Int64: Snapshot] {
         var result: [Snapshot] = []
         for chunk in Self.chunks(of: keys) {
-            guard let last = chunk.last else { continue }
-            let statement: Statement
-            var arguments = Array(chunk)
-            if chunk.count <= Self.largestKeptKeyList {
-                let count = Self.keptKeyListLength(for: chunk.count)
-                arguments.append(contentsOf: repeatElement(last, count: count - chunk.count))
-                statement = try db.cachedStatement(sql: Self.rowsByKeySQL(table: table, keys: count))
+            let list = KeyList(chunk)
+            let sql = Self.rowsByKeySQL(table: table, keys: list.arguments.count)
+            if list.isKept {
+                try appendSnapshots(db, statement: db.cachedStatement(sql: sql), sql: sql, arguments: list.arguments, table: table, to: &result)
             } else {
-                statement = try db.makeStatement(sql: Self.rowsByKeySQL(table: table, keys: chunk.count))
+                // Prepared for this read, its binding not kept either.
+                let statement = try db.makeStatement(sql: sql)
+                try decodeRows(db, statement: statement, binding: bind(statement, table: table), arguments: list.arguments, table: table, batchSize: .max, into: &result) { _ in }
             }
-            try appendSnapshots(db, statement: statement, arguments: StatementArguments(arguments), table: table, to: &result)
         }
         var byKey: [Int64: Snapshot] = [:]
         for snapshot in result {
@@ -164,9 +162,9 @@ struct SQLiteRowDecoder {
         return byKey
     }
 
-    private func appendSnapshots(_ db: Database, statement: Statement, arguments: StatementArguments, table: String, to result: inout [Snapshot]) throws {
+    private func appendSnapshots(_ db: Database, statement: Statement, sql: String, arguments: [SQLValue], table: String, to result: inout [Snapshot]) throws {
         // One batch of every row, appended to what `result` holds.
-        try decodeRows(db, statement: statement, arguments: arguments, table: table, batchSize: .max, into: &result) { _ in }
+        try decodeRows(db, statement: statement, sql: sql, arguments: arguments, table: table, batchSize: .max, into: &result) { _ in }
     }
 
     /// The columns of a statement's rows: the system columns' and each
@@ -278,13 +276,22 @@ struct SQLiteRowDecoder {
                        names: names, storeIdentifierBytes: storeIdentifierBytes)
     }
 
+    /// ``decodeRows(_:statement:binding:arguments:table:batchSize:into:flush:)``
+    /// of a statement prepared from `sql`, with its binding kept.
+    private func decodeRows(_ db: Database, statement: Statement, sql: String, arguments: [SQLValue], table: String, batchSize: Int,
+                            into result: inout [Snapshot], flush: (inout [Snapshot]) throws -> Void) throws {
+        try decodeRows(db, statement: statement, binding: binding(of: statement, sql: sql, table: table), arguments: arguments, table: table,
+                       batchSize: batchSize, into: &result, flush: flush)
+    }
+
     /// Appends the statement's rows to `result`, calling `flush` each time
     /// it has appended `batchSize` rows and once at the end; `flush` takes
     /// the rows out of `result` (or leaves them, to collect every row).
     /// Destinations whose entity needs a lookup are resolved before each
-    /// `flush`.
-    private func decodeRows(_ db: Database, statement: Statement, arguments: StatementArguments, table: String, batchSize: Int, into result: inout [Snapshot], flush: (inout [Snapshot]) throws -> Void) throws {
-        let binding = try bind(statement, table: table)
+    /// `flush`. The statement is stepped on SQLite directly
+    /// (``SQLiteStatementRunner/forEachRow(of:arguments:_:_:)``).
+    private func decodeRows(_ db: Database, statement: Statement, binding: Binding, arguments: [SQLValue], table: String, batchSize: Int,
+                            into result: inout [Snapshot], flush: (inout [Snapshot]) throws -> Void) throws {
         let (bound, attributes, toOnes) = (binding.entities, binding.attributes, binding.toOnes)
         var pending: [PendingDestination] = []
         let identifier = storeIdentifier
@@ -296,8 +303,7 @@ struct SQLiteRowDecoder {
         var lastNumber: Int64 = -1
         var lastEntity: BoundEntity?
         var appended = 0
-        let cursor = try Row.fetchCursor(statement, arguments: arguments)
-        try cursor.forEach { _ in
+        try SQLiteStatementRunner.forEachRow(of: statement, arguments: arguments, db) {
             let key = Int64(sqliteStatement: sqliteStatement, index: pk)
             let number = Int64(sqliteStatement: sqliteStatement, index: ent)
             let version = Int64(sqliteStatement: sqliteStatement, index: opt)
@@ -582,6 +588,28 @@ struct SQLiteRowDecoder {
     /// statement: the next power of two.
     static func keptKeyListLength(for count: Int) -> Int {
         count <= 1 ? 1 : 1 << (Int.bitWidth - (count - 1).leadingZeroBitCount)
+    }
+
+    /// The arguments of a `Z_PK IN (…)` statement for a chunk of keys
+    /// (``chunks(of:)``): at most ``largestKeptKeyList`` keys are padded
+    /// to ``keptKeyListLength(for:)`` with the last key again (`IN` tests
+    /// membership, so a key listed twice matches its row once), for a
+    /// statement the connection keeps (`cachedStatement`); a longer chunk
+    /// is listed as it is, for a statement prepared once.
+    struct KeyList {
+        /// One `.integer` per parameter of the statement.
+        let arguments: [SQLValue]
+        /// Whether the statement is to be kept.
+        let isKept: Bool
+
+        init(_ chunk: ArraySlice<Int64>) {
+            var arguments = chunk.map { SQLValue.integer($0) }
+            isKept = chunk.count <= SQLiteRowDecoder.largestKeptKeyList
+            if isKept, let last = chunk.last {
+                arguments.append(contentsOf: repeatElement(.integer(last), count: SQLiteRowDecoder.keptKeyListLength(for: chunk.count) - chunk.count))
+            }
+            self.arguments = arguments
+        }
     }
 
     /// The rows of `table` whose primary key is one of `keys` parameters.

@@ -1,5 +1,6 @@
 import Foundation
 import GRDB
+import GRDBSQLite
 import StrataModel
 import StrataStore
 import StrataQuery
@@ -189,10 +190,15 @@ extension SQLiteSaveTransaction {
             let expectations = byTable[table] ?? []
             var current: [Int64: Int64] = [:]
             for chunk in SQLiteRowDecoder.chunks(of: expectations.map(\.key)) {
-                let sql = "SELECT \(Self.q("Z_PK")), \(Self.q("Z_OPT")) FROM \(Self.q(table)) WHERE \(Self.q("Z_PK")) IN (" + SQLiteRowDecoder.placeholders(chunk.count) + ")"
-                let cursor = try Row.fetchCursor(db.makeStatement(sql: sql), arguments: StatementArguments(chunk))
-                try cursor.forEach { row in
-                    current[try row.decode(Int64.self, atIndex: 0)] = try row.decode(Int64.self, atIndex: 1)
+                // A kept statement for the usual few keys (every save that
+                // updates or deletes runs this).
+                let list = SQLiteRowDecoder.KeyList(chunk)
+                let sql = "SELECT \(Self.q("Z_PK")), \(Self.q("Z_OPT")) FROM \(Self.q(table)) WHERE \(Self.q("Z_PK")) IN (" + SQLiteRowDecoder.placeholders(list.arguments.count) + ")"
+                let statement = try list.isKept ? db.cachedStatement(sql: sql) : db.makeStatement(sql: sql)
+                let sqliteStatement = statement.sqliteStatement
+                // Both columns are NOT NULL integers.
+                try SQLiteStatementRunner.forEachRow(of: statement, arguments: list.arguments, db) {
+                    current[sqlite3_column_int64(sqliteStatement, 0)] = sqlite3_column_int64(sqliteStatement, 1)
                 }
             }
             var stale: [Expectation] = []

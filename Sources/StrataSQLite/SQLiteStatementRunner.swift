@@ -146,6 +146,23 @@ struct SQLiteStatementRunner {
         }
     }
 
+    /// Runs `body` in a deferred transaction (a read transaction once
+    /// `body` reads), begun and committed with kept statements as
+    /// ``inImmediateTransaction(_:_:)`` does; rolled back when `body`
+    /// throws.
+    static func inDeferredTransaction<T>(_ db: Database, _ body: () throws -> T) throws -> T {
+        try step(db.cachedStatement(sql: "BEGIN DEFERRED TRANSACTION"))
+        let result: T
+        do {
+            result = try body()
+            try step(db.cachedStatement(sql: "COMMIT TRANSACTION"))
+        } catch {
+            try? rollback(db)
+            throw error
+        }
+        return result
+    }
+
     /// Rolls back the open transaction, if SQLite still has one (a failed
     /// statement may have ended it already).
     private static func rollback(_ db: Database) throws {

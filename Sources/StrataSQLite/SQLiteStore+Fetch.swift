@@ -15,7 +15,7 @@ extension SQLiteStore {
         let decoder = self.decoder
         do {
             return try await read(database, oneStatement: decoder.decodesInOneStatement(table: table), inline: !query.matchesRegularExpressions, statement: query.sql) { db in
-                try decoder.snapshots(db, statement: db.cachedStatement(sql: query.sql), arguments: query.statementArguments, table: table)
+                try decoder.snapshots(db, statement: db.cachedStatement(sql: query.sql), sql: query.sql, arguments: query.arguments, table: table)
             }
         } catch {
             throw strataError(error, failure: .storeOpen, operation: "fetch of \(fetch.entityName)")
@@ -59,7 +59,7 @@ extension SQLiteStore {
                 try await read(database, inline: false) { db in
                     var handedOver = false
                     do {
-                        try decoder.snapshotBatches(db, statement: db.cachedStatement(sql: query.sql), arguments: query.statementArguments, table: table, batchSize: Self.fetchBatchSize) { batch in
+                        try decoder.snapshotBatches(db, statement: db.cachedStatement(sql: query.sql), sql: query.sql, arguments: query.arguments, table: table, batchSize: Self.fetchBatchSize) { batch in
                             // The caller stopped iterating: stop reading.
                             if case .terminated = continuation.yield(batch) { throw CancellationError() }
                             handedOver = true
@@ -147,7 +147,7 @@ extension SQLiteStore {
         guard (try? openDatabase()) != nil, let table = mapping.schema.table(for: entity)?.name, !query.matchesRegularExpressions else { return nil }
         let decoder = self.decoder
         return inlineReaders.read(oneStatement: decoder.decodesInOneStatement(table: table), budget: budget, statement: query.sql) { db in
-            try decoder.snapshots(db, statement: db.cachedStatement(sql: query.sql), arguments: query.statementArguments, table: table)
+            try decoder.snapshots(db, statement: db.cachedStatement(sql: query.sql), sql: query.sql, arguments: query.arguments, table: table)
         }
     }
 
@@ -204,9 +204,14 @@ extension SQLiteStore {
         guard !request.isEmpty else { return [] }
         let decoder = self.decoder
         let requested = request.keysByTable
+        // One statement (a get, a fault, the objects a save updates) is
+        // its own read transaction: no BEGIN and COMMIT around it.
+        let oneStatement = requested.count == 1 && requested.allSatisfy { table, keys in
+            keys.count <= SQLiteRowDecoder.chunkSize && decoder.decodesInOneStatement(table: table)
+        }
         let found: [String: [Int64: Snapshot]]
         do {
-            found = try await read(database) { db in
+            found = try await read(database, oneStatement: oneStatement) { db in
                 var result: [String: [Int64: Snapshot]] = [:]
                 for (table, keys) in requested {
                     result[table] = try decoder.snapshots(db, table: table, keys: Array(keys))
@@ -282,7 +287,10 @@ extension SQLiteStore {
                                        _ body: @escaping @Sendable (Database) throws -> T) async throws -> T {
         if inline, let value = inlineReaders.read(oneStatement: oneStatement, statement: statement, body) { return value }
         return try await SQLiteBusyRetry.run(deadline: storeDescription.busyTimeout) {
-            oneStatement ? try await database.unsafeRead(body) : try await database.read(body)
+            // The transaction is begun and committed with kept statements
+            // (GRDB's `read` prepares both again on every read).
+            oneStatement ? try await database.unsafeRead(body)
+                : try await database.unsafeRead { db in try SQLiteStatementRunner.inDeferredTransaction(db) { try body(db) } }
         }
     }
 }

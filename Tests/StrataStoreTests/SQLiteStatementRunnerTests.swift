@@ -81,4 +81,47 @@ import Testing
             #expect(try Int.fetchAll(db, sql: "SELECT k FROM t ORDER BY k") == [7, 8])
         }
     }
+
+    private struct BodyFailed: Error {}
+
+    @Test("A deferred transaction reads one snapshot while another connection commits, and ends however its body ends")
+    func deferredTransactionReadsOneSnapshot() throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("strata-runner-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let path = directory.appendingPathComponent("t.sqlite").path
+        var configuration = Configuration()
+        configuration.journalMode = .wal
+        let writer = try DatabaseQueue(path: path, configuration: configuration)
+        let reader = try DatabaseQueue(path: path, configuration: configuration)
+        try writer.write { db in
+            try Self.table(db)
+            try db.execute(sql: "INSERT INTO t (k) VALUES (1)")
+        }
+        let counts = try reader.inDatabase { db in
+            try SQLiteStatementRunner.inDeferredTransaction(db) {
+                let before = try Int.fetchOne(db, sql: "SELECT count(*) FROM t")
+                try writer.write { try $0.execute(sql: "INSERT INTO t (k) VALUES (2)") }
+                let after = try Int.fetchOne(db, sql: "SELECT count(*) FROM t")
+                #expect(db.isInsideTransaction)
+                return (before, after)
+            }
+        }
+        #expect(counts.0 == 1 && counts.1 == 1, "both reads in the transaction see its snapshot")
+        try reader.inDatabase { db in
+            #expect(!db.isInsideTransaction, "committed")
+            let count = try Int.fetchOne(db, sql: "SELECT count(*) FROM t")
+            #expect(count == 2)
+            #expect(throws: BodyFailed.self) {
+                try SQLiteStatementRunner.inDeferredTransaction(db) {
+                    _ = try Int.fetchOne(db, sql: "SELECT count(*) FROM t")
+                    throw BodyFailed()
+                }
+            }
+            #expect(!db.isInsideTransaction, "rolled back after the body threw")
+            // The kept BEGIN and COMMIT run again.
+            let largest = try SQLiteStatementRunner.inDeferredTransaction(db) { try Int.fetchOne(db, sql: "SELECT max(k) FROM t") }
+            #expect(largest == 2)
+        }
+    }
 }

@@ -306,6 +306,15 @@ import Testing
         #expect(try await store.snapshots(for: asked).map(\.objectID) == [ids[3], ids[0]])
     }
 
+    /// The IDs of `count` new tags named `t0`, `t1`, …, in that order.
+    private func insertTags(_ count: Int, into store: SQLiteStore) async throws -> [ObjectID] {
+        let inserts = (0..<count).map { StoreChanges.Insert(temporaryID: .temporary(entityName: "Tag"), values: ["name": .string("t\($0)")]) }
+        let permanentIDs = try await store.commit(StoreChanges(inserts: inserts)).permanentIDs
+        let ids = inserts.compactMap { permanentIDs[$0.temporaryID] }
+        #expect(ids.count == count)
+        return ids
+    }
+
     /// Up to ``SQLiteRowDecoder/largestKeptKeyList`` keys are read by a kept
     /// statement, the list padded to a power of two with its last key:
     /// every length reads exactly the rows asked, whichever kept statement
@@ -315,10 +324,7 @@ import Testing
         defer { directory.remove() }
         let store = try await open(directory)
         let count = SQLiteRowDecoder.largestKeptKeyList + 6
-        let inserts = (0..<count).map { StoreChanges.Insert(temporaryID: .temporary(entityName: "Tag"), values: ["name": .string("t\($0)")]) }
-        let permanentIDs = try await store.commit(StoreChanges(inserts: inserts)).permanentIDs
-        let ids = inserts.compactMap { permanentIDs[$0.temporaryID] }
-        #expect(ids.count == count)
+        let ids = try await insertTags(count, into: store)
         let missing = ObjectID(storeIdentifier: store.identifier, entityName: "Tag", key: .permanent(99_999))
         for length in [1, 2, 3, 4, 5, 7, 8, 9, 31, 33, 63, 64, 65, count, 3, 1] {
             let asked = Array(ids.suffix(length).reversed())
@@ -332,15 +338,46 @@ import Testing
         #expect(SQLiteRowDecoder.keptKeyListLength(for: SQLiteRowDecoder.largestKeptKeyList) == SQLiteRowDecoder.largestKeptKeyList)
     }
 
+    /// A save's optimistic-locking check reads the versions of the rows it
+    /// updates or deletes with the same padded, kept statements: at every
+    /// length exactly the stale objects conflict, with their current
+    /// version and snapshot, and nothing is written.
+    @Test func versionChecksOfEveryLengthFindExactlyTheStaleObjects() async throws {
+        let directory = try SQLiteTestDirectory()
+        defer { directory.remove() }
+        let store = try await open(directory)
+        let count = SQLiteRowDecoder.largestKeptKeyList + 6
+        let ids = try await insertTags(count, into: store)
+        // Every third tag moves to version 2 behind the savers' backs.
+        let moved = Set(ids.enumerated().filter { $0.offset % 3 == 0 }.map(\.element))
+        _ = try await store.commit(StoreChanges(updates: moved.map { .init(objectID: $0, expectedVersion: 1, values: ["name": .string("moved")]) }))
+        for length in [1, 2, 3, 5, 8, 9, 64, 65, count] {
+            let asked = Array(ids.prefix(length).reversed())
+            let result = try await store.save(StoreChanges(updates: asked.map { .init(objectID: $0, expectedVersion: 1, values: ["name": .string("lost")]) }))
+            guard case .conflicts(let conflicts) = result else {
+                Issue.record("\(length) updates: \(result), not conflicts")
+                continue
+            }
+            #expect(Set(conflicts.map(\.objectID)) == moved.intersection(asked), "\(length) updates")
+            #expect(conflicts.allSatisfy { $0.expectedVersion == 1 && $0.currentVersion == 2 && $0.currentSnapshot?["name"] == .string("moved") }, "\(length) updates")
+        }
+        let names = try await store.snapshots(for: ids).map { $0["name"] }
+        #expect(!names.contains(.string("lost")), "a refused save writes nothing")
+        // Up to date, every length commits.
+        let unmoved = ids.filter { !moved.contains($0) }
+        let committed = try await store.save(StoreChanges(updates: unmoved.map { .init(objectID: $0, expectedVersion: 1, values: ["name": .string("kept")]) }))
+        guard case .committed = committed else {
+            Issue.record("\(committed), not committed")
+            return
+        }
+    }
+
     @Test func snapshotsForManyIDsAreChunked() async throws {
         let directory = try SQLiteTestDirectory()
         defer { directory.remove() }
         let store = try await open(directory)
         let count = SQLiteRowDecoder.chunkSize + 500
-        let inserts = (0..<count).map { StoreChanges.Insert(temporaryID: .temporary(entityName: "Tag"), values: ["name": .string("t\($0)")]) }
-        let commit = try await store.commit(StoreChanges(inserts: inserts))
-        let permanentIDs = commit.permanentIDs
-        let ids = inserts.compactMap { permanentIDs[$0.temporaryID] }.reversed()
+        let ids = try await insertTags(count, into: store).reversed()
         let snapshots = try await store.snapshots(for: Array(ids))
         #expect(snapshots.count == count)
         #expect(snapshots.map(\.objectID) == Array(ids))
