@@ -263,6 +263,19 @@ final class SQLiteInlineReaders: Sendable {
         }
     }
 
+    /// Leaves `statement` to the pool for a while (``slowMemory``), as one
+    /// that ran past its budget: for a read that found more rows than its
+    /// caller reads at once.
+    func leaveToPool(_ statement: String) {
+        rememberSlow(statement)
+    }
+
+    /// Whether `statement` is left to the pool now (found slow, or too
+    /// large to read here, within ``slowMemory``).
+    func leavesToPool(_ statement: String) -> Bool {
+        state.withLockedValue { state in state.slow.contains(statement) && state.slowSince.duration(to: .now) <= Self.slowMemory }
+    }
+
     /// Notes that `statement` ran past its budget.
     private func rememberSlow(_ statement: String) {
         state.withLockedValue { state in

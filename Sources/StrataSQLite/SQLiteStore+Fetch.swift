@@ -37,7 +37,9 @@ extension SQLiteStore {
     /// first batch was handed over ends the stream with 134090 at once,
     /// without the retries a fetch gets: batches already taken cannot be
     /// read again. A fetch limited to one batch is read at once, as
-    /// ``fetchSnapshots(_:)`` (its errors thrown here), with no reading task.
+    /// ``fetchSnapshots(_:)`` (its errors thrown here), with no reading task;
+    /// so is any fetch whose whole result turns out to fit in one batch
+    /// when an inline reader can read it (``oneBatchNow(_:table:)``).
     public nonisolated func fetchSnapshotBatches(_ fetch: ResolvedFetch) async throws -> AsyncThrowingStream<[Snapshot], any Error> {
         if let limit = fetch.limit, limit <= Self.fetchBatchSize {
             return .oneBatch(try await fetchSnapshots(fetch))
@@ -45,7 +47,39 @@ extension SQLiteStore {
         let database = try openDatabase()
         let table = try heldTable(of: fetch)
         let query = try mapping.compiler.rowQuery(fetch)
+        if let rows = oneBatchNow(query, table: table) { return .oneBatch(rows) }
         return readBatches(database, query: query, table: table, operation: "fetch of \(fetch.entityName)")
+    }
+
+    /// The whole result of `query` (whole rows of `table`) when it is at
+    /// most one batch (``fetchBatchSize``) and an inline reader reads it at
+    /// once (``SQLiteInlineReaders``); nil otherwise, having kept nothing.
+    /// Most fetches without a limit find a few rows (a fetched property,
+    /// the objects a predicate names): read here they cost no reading task,
+    /// no stream and no hop to the pool's queue and back. A result found to
+    /// be larger (its batch full, or the reader's time budget spent) is
+    /// read again by the pool in batches, and its statement is left to the
+    /// pool for a while, so a large result costs the rows read here once.
+    private nonisolated func oneBatchNow(_ query: CompiledQuery, table: String) -> [Snapshot]? {
+        guard !query.matchesRegularExpressions else { return nil }
+        let decoder = self.decoder
+        let batchSize = Self.fetchBatchSize
+        var larger = false
+        let rows = inlineReaders.read(oneStatement: decoder.decodesInOneStatement(table: table), statement: query.sql) { db -> [Snapshot] in
+            var rows: [Snapshot] = []
+            // A batch of one row more than fits ends the read.
+            try decoder.snapshotBatches(db, statement: db.cachedStatement(sql: query.sql), sql: query.sql, arguments: query.arguments, table: table,
+                                        batchSize: batchSize + 1) { batch in
+                guard batch.count <= batchSize else {
+                    larger = true
+                    throw CancellationError()
+                }
+                rows = batch
+            }
+            return rows
+        }
+        if larger { inlineReaders.leaveToPool(query.sql) }
+        return rows
     }
 
     /// The reading behind ``fetchSnapshotBatches(_:)``, in a task that is

@@ -64,6 +64,30 @@ import Testing
         try pool.close()
     }
 
+    /// A statement whose result was too large to read at once (a store's
+    /// fetch found more than a batch) is left to the pool, as a slow one.
+    @Test func aStatementLeftToThePoolIsNotTriedHere() throws {
+        let directory = try SQLiteTestDirectory()
+        defer { directory.remove() }
+        let (path, pool) = try database(rows: 3, in: directory)
+        let readers = SQLiteInlineReaders(path: path, configuration: Configuration(), capacity: 1, budget: .seconds(60))
+        let statement = "SELECT count(*) FROM t"
+        #expect(!readers.leavesToPool(statement))
+        #expect(readers.read(oneStatement: true, statement: statement) { db in try Int.fetchOne(db, sql: statement) } == 3)
+        readers.leaveToPool(statement)
+        #expect(readers.leavesToPool(statement))
+        var tried = false
+        #expect(readers.read(oneStatement: true, statement: statement) { db -> Int? in
+            tried = true
+            return try Int.fetchOne(db, sql: statement)
+        } == nil)
+        #expect(!tried)
+        // Another statement still runs here.
+        #expect(readers.read(oneStatement: true, statement: "SELECT 2") { db in try Int.fetchOne(db, sql: "SELECT 2") } == 2)
+        readers.close()
+        try pool.close()
+    }
+
     @Test func theStoppingRuleWeighsCPUAndWallTime() {
         let ms: UInt64 = 1_000_000
         var clock = SQLiteInlineReaders.Clock(allowed: 10 * ms, now: 1_000 * ms)

@@ -46,6 +46,18 @@ import Testing
             return nil
         })
         #expect(destinations == ["Book", "Novel"])
+        // Tried at once first (unless the reader's time budget, which a
+        // busy host may spend, stopped it sooner), the result was found
+        // larger than a batch and read again in batches, as above.
+
+        // No limit, and a result within one batch: that one batch (read at
+        // once, or by the pool when a busy host spent the reader's budget).
+        let fewer = try store.resolved("Review", "stars == 1")
+        var fewerBatches: [[Snapshot]] = []
+        for try await batch in try await store.fetchSnapshotBatches(fewer) { fewerBatches.append(batch) }
+        #expect(fewerBatches.count == 1)
+        #expect(fewerBatches.first == (try await store.fetchSnapshots(fewer)))
+        #expect(fewerBatches.first?.count == (0..<reviewCount).filter { $0 % 5 == 1 }.count)
 
         // A limit within one batch: that batch; past it, batches again.
         for limit in [100, size, size + 1] {
