@@ -24,11 +24,20 @@ public final class RowCache: Sendable {
     /// keeps the row's encoded answer): the attachment belongs to this
     /// snapshot and goes whenever the snapshot does (eviction,
     /// invalidation, a newer read, ``removeAll()``).
-    public struct CachedRow: Sendable {
+    ///
+    /// A class, immutable: a lookup hands out one reference, where a copy
+    /// of the snapshot and the attachment would retain each of their parts
+    /// (a get answered from the cache does little else).
+    public final class CachedRow: Sendable {
         /// The row as last read from its store.
         public let snapshot: Snapshot
         /// Bytes attached with ``attach(_:to:readAt:)``, if any.
         public let attachment: [UInt8]?
+
+        init(snapshot: Snapshot, attachment: [UInt8]?) {
+            self.snapshot = snapshot
+            self.attachment = attachment
+        }
     }
 
     private struct State {
