@@ -34,7 +34,12 @@ extension Context {
             attempts += 1
             let plan = try buildSavePlan()
             if plan.isEmpty { return ChangeSet(contextName: name, origin: token) }
-            let conflicts = try await precheckVersions(plan)
+            // One store checks the versions in its own save, atomically,
+            // and answers the conflicts with their current snapshots (below):
+            // checking first would read every updated object again. Several
+            // stores are checked first, so that a conflict in one is found
+            // before another commits.
+            let conflicts = plan.units.count > 1 ? try await precheckVersions(plan) : []
             if !conflicts.isEmpty {
                 try await resolve(conflicts)
                 guard attempts < 4 else { throw conflictError(conflicts) }
@@ -289,7 +294,9 @@ extension Context {
 
     // MARK: Conflicts
 
-    /// Compares the expected versions with the stores' before writing.
+    /// Compares the expected versions with the stores' before writing (a
+    /// save that writes to several stores: one store's save checks them
+    /// itself).
     func precheckVersions(_ plan: SavePlan) async throws -> [ConflictRecord] {
         guard mergePolicy != .overwrite else { return [] }
         var records: [ConflictRecord] = []
@@ -310,8 +317,11 @@ extension Context {
         return records.sorted { $0.objectID.uriRepresentation < $1.objectID.uriRepresentation }
     }
 
+    /// A store's conflicts as records, in the order ``precheckVersions(_:)``
+    /// gives them (by URI).
     func records(for conflicts: [StoreConflict]) throws -> [ConflictRecord] {
         conflicts.map { record(for: $0.objectID, expected: $0.expectedVersion, current: $0.currentSnapshot) }
+            .sorted { $0.objectID.uriRepresentation < $1.objectID.uriRepresentation }
     }
 
     private func record(for id: ObjectID, expected: Int64, current: Snapshot?) -> ConflictRecord {

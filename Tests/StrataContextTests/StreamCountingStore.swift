@@ -3,8 +3,9 @@ import StrataQuery
 import StrataStore
 import StrataSQLite
 
-/// A SQLite store that counts how saves reach it: streamed (through an
-/// insert feed) or whole. Everything is the SQLite store's.
+/// A SQLite store that counts how saves reach it (streamed, through an
+/// insert feed, or whole) and its reads of objects by ID. Everything is
+/// the SQLite store's.
 actor StreamCountingStore: InsertStreamingStore {
     let inner: SQLiteStore
     nonisolated let identifier: String
@@ -13,6 +14,7 @@ actor StreamCountingStore: InsertStreamingStore {
     nonisolated let entityNames: Set<String>
     private(set) var streamedSaves = 0
     private(set) var wholeSaves = 0
+    private(set) var snapshotReads = 0
 
     init(_ inner: SQLiteStore) {
         self.inner = inner
@@ -38,7 +40,10 @@ actor StreamCountingStore: InsertStreamingStore {
     }
     func fetchObjectIDs(_ fetch: ResolvedFetch) async throws -> [ObjectID] { try await inner.fetchObjectIDs(fetch) }
     func count(_ fetch: ResolvedFetch) async throws -> Int { try await inner.count(fetch) }
-    func snapshots(for objectIDs: [ObjectID]) async throws -> [Snapshot] { try await inner.snapshots(for: objectIDs) }
+    func snapshots(for objectIDs: [ObjectID]) async throws -> [Snapshot] {
+        snapshotReads += 1
+        return try await inner.snapshots(for: objectIDs)
+    }
     func destinations(of relationship: String, for objectID: ObjectID) async throws -> [ObjectID] {
         try await inner.destinations(of: relationship, for: objectID)
     }
