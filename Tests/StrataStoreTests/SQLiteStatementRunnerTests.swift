@@ -86,10 +86,9 @@ import Testing
 
     @Test("A deferred transaction reads one snapshot while another connection commits, and ends however its body ends")
     func deferredTransactionReadsOneSnapshot() throws {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("strata-runner-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(at: directory) }
-        let path = directory.appendingPathComponent("t.sqlite").path
+        let directory = try SQLiteTestDirectory()
+        defer { directory.remove() }
+        let path = directory.url.appendingPathComponent("t.sqlite").path
         var configuration = Configuration()
         configuration.journalMode = .wal
         let writer = try DatabaseQueue(path: path, configuration: configuration)
