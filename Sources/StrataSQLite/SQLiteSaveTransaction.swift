@@ -585,7 +585,7 @@ struct SQLiteSaveTransaction {
                 ids.append(ObjectID(storeIdentifier: storeIdentifier, entityName: id.entityName, key: .permanent(key)))
             }
             let query = try mapping.compiler.countQuery(guarded.violations(among: ids))
-            if try Int.fetchOne(db.cachedStatement(sql: query.sql), arguments: query.statementArguments) ?? 0 > 0 {
+            if try Int.fetchOne(db.queryStatement(sql: query.sql, limit: mapping.queryStatementLimit), arguments: query.statementArguments) ?? 0 > 0 {
                 throw guarded.denial
             }
         }
