@@ -34,15 +34,31 @@ final class FetchPlanCache: Sendable {
     struct Key: Hashable, Sendable {
         var entity: String
         var predicate: ExactText
-        var sort: [Strata_V1_SortKey]
+        var sort: [Sort]
         var limit: UInt32
         var offset: UInt32
         var excludeSubentities: Bool
         var counts: Bool
-        /// Each variable's kind of value (``kind(of:)``).
-        var variables: [String: UInt8]
+        /// Each variable's kind of value (``kind(of:)``), by name.
+        var variables: [Variable]
         /// Whose rules the statement holds; nil for a caller no rule binds.
         var access: Access?
+    }
+
+    /// A sort key of a request, as plain fields: a protobuf message hashes
+    /// and compares by visiting its fields, several times the cost.
+    struct Sort: Hashable, Sendable {
+        var key: String
+        var descending: Bool
+        var caseInsensitive: Bool
+    }
+
+    /// A variable's name and kind of value: a sorted array of these
+    /// hashes for a fraction of what a dictionary costs (which hashes
+    /// each entry with a hasher of its own, and must be made first).
+    struct Variable: Hashable, Sendable {
+        var name: String
+        var kind: UInt8
     }
 
     /// A caller bound by access rules, and the rules' generation: what its
@@ -91,12 +107,12 @@ final class FetchPlanCache: Sendable {
         let key = Key(
             entity: fetch.entity,
             predicate: ExactText(text: fetch.predicate),
-            sort: fetch.sort,
+            sort: fetch.sort.map { Sort(key: $0.key, descending: $0.descending, caseInsensitive: $0.caseInsensitive) },
             limit: fetch.limit,
             offset: fetch.offset,
             excludeSubentities: fetch.excludeSubentities,
             counts: fetch.resultType == .count,
-            variables: variables.mapValues(Self.kind(of:)),
+            variables: Self.variables(variables),
             access: access
         )
         switch cache.value(for: key) {
@@ -140,6 +156,15 @@ final class FetchPlanCache: Sendable {
         fetch.predicate.utf8.count + fetch.entity.utf8.count
             + fetch.sort.reduce(0) { $0 + $1.key.utf8.count + 8 }
             + fetch.variables.keys.reduce(0) { $0 + $1.utf8.count + 8 }
+    }
+
+    /// `variables`' names and kinds of value, in the order of their names.
+    private static func variables(_ variables: [String: VariableValue]) -> [Variable] {
+        var result: [Variable] = []
+        result.reserveCapacity(variables.count)
+        for (name, value) in variables { result.append(Variable(name: name, kind: kind(of: value))) }
+        if result.count > 1 { result.sort { $0.name < $1.name } }
+        return result
     }
 
     /// A variable's kind of value: the resolver types a comparison by the

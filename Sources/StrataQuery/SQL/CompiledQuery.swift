@@ -3,7 +3,7 @@
 /// quoted identifiers, SQL keywords and the compiler's own constants.
 public struct CompiledQuery: Sendable, Hashable {
     /// The statement.
-    public var sql: String
+    public let sql: String
     /// One value per `?`, in order.
     public var arguments: [SQLValue]
     /// The arguments bound from a variable's value: each comparison side
@@ -17,6 +17,7 @@ public struct CompiledQuery: Sendable, Hashable {
         self.sql = sql
         self.arguments = arguments
         self.parameters = parameters
+        matchesRegularExpressions = Self.callsRegularExpressions(sql)
     }
 
     /// Whether every use of a variable in `predicate` (every `$NAME` in
@@ -56,13 +57,16 @@ public struct CompiledQuery: Sendable, Hashable {
 
     /// Whether the statement matches regular expressions
     /// (`strata_matches`): one step of it can take any time, so callers
-    /// that must not wait long do not run it.
-    public var matchesRegularExpressions: Bool {
+    /// that must not wait long do not run it. Found once, when the query
+    /// is made: callers ask it on every read of a kept statement.
+    public let matchesRegularExpressions: Bool
+
+    /// Whether `sql` calls `strata_matches`.
+    private static func callsRegularExpressions(_ sql: String) -> Bool {
         // A byte scan written out: Foundation's `String.contains` costs a
         // microsecond here, and the standard library's generic
-        // `Collection.contains` (unspecialized across modules) far more:
-        // 28% of a 20-row query's CPU.
-        let needle = Self.regularExpressionCall
+        // `Collection.contains` (unspecialized across modules) far more.
+        let needle = regularExpressionCall
         return sql.utf8.withContiguousStorageIfAvailable { bytes in
             guard bytes.count >= needle.count else { return false }
             var i = 0
