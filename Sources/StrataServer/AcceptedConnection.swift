@@ -2,7 +2,7 @@ import NIOCore
 import StrataWire
 
 /// An accepted connection: its async channel and the state its
-/// ``CachedGetHandler`` and ``SaveHandler`` share with the async side.
+/// ``EventLoopRequestHandler`` shares with the async side.
 struct AcceptedConnection: Sendable {
     let channel: NIOAsyncChannel<Frame, Frame>
     let state: ConnectionState

@@ -65,13 +65,20 @@ final class SaveHandler: ChannelInboundHandler, RemovableChannelHandler {
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         let frame = unwrapInboundIn(data)
-        guard state.answersOnEventLoop, context.channel.isWritable, !frame.compressed,
-              frame.payload.readableBytes <= Self.maximumFrameBytes,
+        if state.answersOnEventLoop, context.channel.isWritable, start(frame, context: context) { return }
+        context.fireChannelRead(data)
+    }
+
+    /// Starts the save `frame` asks, its answer to be written through
+    /// `context` (whose handler sits where this one would, before the
+    /// frame encoder); false, having started nothing, when the frame is
+    /// not one this handler takes (it then goes on to the async side). For
+    /// a caller that has checked that the connection answers on the loop
+    /// and is writable (``EventLoopRequestHandler``).
+    func start(_ frame: Frame, context: ChannelHandlerContext) -> Bool {
+        guard !frame.compressed, frame.payload.readableBytes <= Self.maximumFrameBytes,
               CachedGetHandler.topLevel(frame.payload, has: Self.saveField) == true,
-              state.limiter.tryAcquire() else {
-            context.fireChannelRead(data)
-            return
-        }
+              state.limiter.tryAcquire() else { return false }
         // The common save, inserts only from a caller bound by no rules,
         // is read straight into the coordinator's request; other saves of
         // inserts by their fields; anything else is decoded in full, which
@@ -80,13 +87,12 @@ final class SaveHandler: ChannelInboundHandler, RemovableChannelHandler {
            let scan = InsertSaveScan(scanning: frame.payload, core: core, clientName: state.clientName, identity: state.identity) {
             guard scan.requestID != 0 else {
                 state.limiter.release()
-                context.fireChannelRead(data)
-                return
+                return false
             }
             state.activity.touch()
             Self.start(scan, core: core, recorder: recorder, state: state, maxFrameBytes: maxFrameBytes, logger: logger,
                        reply: NIOLoopBound(context, eventLoop: context.eventLoop), batch: batch)
-            return
+            return true
         }
         let requestID: UInt64
         let save: Strata_V1_SaveRequest
@@ -97,24 +103,22 @@ final class SaveHandler: ChannelInboundHandler, RemovableChannelHandler {
                 // The async side answers it with a protocol error and closes.
                 state.limiter.release()
                 state.stopReading(.protocolError)
-                context.fireChannelRead(data)
-                return
+                return false
             }
             guard case .save(let decoded)? = request.request else {
                 state.limiter.release()
-                context.fireChannelRead(data)
-                return
+                return false
             }
             (requestID, save) = (request.requestID, decoded)
         }
         guard requestID != 0 else {
             state.limiter.release()
-            context.fireChannelRead(data)
-            return
+            return false
         }
         state.activity.touch()
         Self.start(save, requestID: requestID, core: core, recorder: recorder, state: state, maxFrameBytes: maxFrameBytes, logger: logger,
                    reply: NIOLoopBound(context, eventLoop: context.eventLoop), batch: batch)
+        return true
     }
 
     /// Starts a save read straight into the coordinator's request (a

@@ -11,7 +11,7 @@ import SwiftProtobuf
 struct ServerConnection {
     let core: ServerCore
     let channel: NIOAsyncChannel<Frame, Frame>
-    /// Shared with the connection's ``CachedGetHandler`` and ``SaveHandler``.
+    /// Shared with the connection's ``EventLoopRequestHandler``.
     let state: ConnectionState
     let logger: Logger
 

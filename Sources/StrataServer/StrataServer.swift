@@ -100,13 +100,15 @@ public actor StrataServer: Service {
                     // Its frame limit is the hello's size until the hello is accepted.
                     let state = ConnectionState(eventLoop: child.eventLoop, maxRequestsInFlight: core.configuration.maxRequestsInFlight, maxFrameBytes: maxFrameBytes)
                     try child.pipeline.syncOperations.addHandler(ByteToMessageHandler(FrameDecoder(limit: state.frameLimit)))
-                    // Before the encoder: their answers are already framed.
-                    try child.pipeline.syncOperations.addHandler(CachedGetHandler(core: core, state: state, maxFrameBytes: maxFrameBytes))
-                    try child.pipeline.syncOperations.addHandler(FetchHandler(core: core, state: state, maxFrameBytes: maxFrameBytes))
                     var saveLogger = core.logger
                     saveLogger[metadataKey: "peer"] = "\(child.remoteAddress?.description ?? "?")"
-                    try child.pipeline.syncOperations.addHandler(SaveHandler(core: core, state: state, maxFrameBytes: maxFrameBytes, logger: saveLogger,
-                                                                                   batch: core.completionBatch(on: child.eventLoop)))
+                    // Before the encoder: its answers are already framed.
+                    try child.pipeline.syncOperations.addHandler(EventLoopRequestHandler(
+                        gets: CachedGetHandler(core: core, state: state, maxFrameBytes: maxFrameBytes),
+                        fetches: FetchHandler(core: core, state: state, maxFrameBytes: maxFrameBytes),
+                        saves: SaveHandler(core: core, state: state, maxFrameBytes: maxFrameBytes, logger: saveLogger,
+                                           batch: core.completionBatch(on: child.eventLoop)),
+                        state: state))
                     try child.pipeline.syncOperations.addHandler(MessageToByteHandler(FrameEncoder()))
                     let connection = try NIOAsyncChannel<Frame, Frame>(
                         wrappingChannelSynchronously: child,

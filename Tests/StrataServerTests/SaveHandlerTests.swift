@@ -28,13 +28,7 @@ import Testing
             return (quietCore(container.coordinator), container, nil)
         }
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("strata-save-handler-\(UUID().uuidString)")
-        let container = try await PersistentContainer(
-            model: BooksSample.model,
-            storeDescriptions: BooksSample.sqliteStores(in: directory), factory: .standard,
-            transformers: BooksSample.transformers,
-            transientRules: BooksSample.transientRules,
-            rowCacheCapacity: 100
-        )
+        let container = try await sampleSQLiteContainer(in: directory)
         return (quietCore(container.coordinator), container, directory)
     }
 
@@ -68,21 +62,7 @@ import Testing
     /// The next answer written, decoded (the save runs in a task: waits
     /// for it, up to 20 s).
     private func answer(_ channel: NIOAsyncTestingChannel) async throws -> Strata_V1_ServerFrame {
-        var written = try await withThrowingTaskGroup(of: ByteBuffer?.self) { group in
-            group.addTask { try await channel.waitForOutboundWrite(as: ByteBuffer.self) }
-            group.addTask {
-                try await Task.sleep(for: .seconds(20))
-                return nil
-            }
-            defer { group.cancelAll() }
-            guard let first = try await group.next(), let buffer = first else {
-                throw StrataError(.storeTimeout, "no answer within 20 s")
-            }
-            return buffer
-        }
-        #expect(written.readInteger(as: UInt8.self) == 0)
-        #expect(written.readInteger(as: UInt32.self).map(Int.init) == written.readableBytes)
-        return try Strata_V1_ServerFrame(serializedBytes: ProtobufBytes(written))
+        try await nextServerFrame(channel)
     }
 
     private func count(_ core: ServerCore) async throws -> Int {

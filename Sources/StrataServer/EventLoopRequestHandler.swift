@@ -1,0 +1,75 @@
+import NIOCore
+import StrataWire
+
+/// The one handler of a connection that answers requests on its event
+/// loop: gets from the row cache (``CachedGetHandler``), small fetches
+/// (``FetchHandler``) and saves (``SaveHandler``), tried in that order as
+/// each frame is read; a frame none of them takes goes on to the async
+/// side unchanged.
+///
+/// One handler, not three in a row: every read burst's end, every read
+/// request and every frame passed on crosses each handler of the pipeline,
+/// and those crossings cost a get about as much as finding its row. The
+/// three keep their own rules (what each answers, its budgets, its
+/// statistics) and can still be put in a pipeline alone; this handler
+/// checks once what they all require, the hello answered
+/// (``ConnectionState/answersOnEventLoop``) and the socket writable, and
+/// again after each, since a frame that does not decode stops the
+/// connection's reading. Answers are written as they are made and flushed
+/// when the read burst ends, so answers to frames read together leave in
+/// one write.
+final class EventLoopRequestHandler: ChannelInboundHandler, RemovableChannelHandler {
+    typealias InboundIn = Frame
+    typealias InboundOut = Frame
+    /// Whole wire frames (the handler sits before the frame encoder).
+    typealias OutboundOut = ByteBuffer
+
+    private let gets: CachedGetHandler
+    private let fetches: FetchHandler
+    private let saves: SaveHandler
+    private let state: ConnectionState
+    /// Whether an answer was written since the last flush.
+    private var needsFlush = false
+
+    /// A handler answering with the three answerers of `state`'s connection.
+    init(gets: CachedGetHandler, fetches: FetchHandler, saves: SaveHandler, state: ConnectionState) {
+        self.gets = gets
+        self.fetches = fetches
+        self.saves = saves
+        self.state = state
+    }
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        let frame = unwrapInboundIn(data)
+        let channel = context.channel
+        if state.answersOnEventLoop, channel.isWritable {
+            if let answer = gets.answer(frame, allocator: channel.allocator) {
+                return write(answer, context: context)
+            }
+            // A frame that does not decode stops the connection's reading
+            // (``ConnectionState/stopReading(_:)``): nothing is taken here after it.
+            if state.answersOnEventLoop, let answer = fetches.answer(frame, allocator: channel.allocator) {
+                return write(answer, context: context)
+            }
+            if state.answersOnEventLoop, saves.start(frame, context: context) { return }
+        }
+        context.fireChannelRead(data)
+    }
+
+    func channelReadComplete(context: ChannelHandlerContext) {
+        gets.readBurstEnded()
+        fetches.readBurstEnded()
+        if needsFlush {
+            needsFlush = false
+            context.flush()
+        }
+        context.fireChannelReadComplete()
+    }
+
+    /// Writes an answer made here, to be flushed when the read burst ends.
+    private func write(_ answer: ByteBuffer, context: ChannelHandlerContext) {
+        state.activity.touch()
+        context.write(wrapOutboundOut(answer), promise: nil)
+        needsFlush = true
+    }
+}
