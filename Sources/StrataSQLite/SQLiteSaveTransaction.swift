@@ -492,7 +492,8 @@ struct SQLiteSaveTransaction {
             for reference in update.references { values[reference.position] = try key(of: reference.target).databaseValue }
             values.append(update.key.databaseValue)
             do {
-                let statement = try db.cachedStatement(sql: update.sql)
+                // The columns set are the client's choice: a shape per set.
+                let statement = try db.boundedCachedStatement(sql: update.sql, limit: mapping.cachedStatementLimit)
                 if let version = try Int64.fetchOne(statement, arguments: StatementArguments(values)) {
                     commit.updatedVersions[update.objectID] = version
                 } else {
@@ -585,7 +586,7 @@ struct SQLiteSaveTransaction {
                 ids.append(ObjectID(storeIdentifier: storeIdentifier, entityName: id.entityName, key: .permanent(key)))
             }
             let query = try mapping.compiler.countQuery(guarded.violations(among: ids))
-            if try Int.fetchOne(db.queryStatement(sql: query.sql, limit: mapping.queryStatementLimit), arguments: query.statementArguments) ?? 0 > 0 {
+            if try Int.fetchOne(db.boundedCachedStatement(sql: query.sql, limit: mapping.cachedStatementLimit), arguments: query.statementArguments) ?? 0 > 0 {
                 throw guarded.denial
             }
         }

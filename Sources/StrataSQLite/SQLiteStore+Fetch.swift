@@ -13,10 +13,10 @@ extension SQLiteStore {
         let table = try heldTable(of: fetch)
         let query = try mapping.compiler.rowQuery(fetch)
         let decoder = self.decoder
-        let statementLimit = mapping.queryStatementLimit
+        let statementLimit = mapping.cachedStatementLimit
         do {
             return try await read(database, oneStatement: decoder.decodesInOneStatement(table: table), inline: !query.matchesRegularExpressions, statement: query.sql) { db in
-                try decoder.snapshots(db, statement: db.queryStatement(sql: query.sql, limit: statementLimit), sql: query.sql, arguments: query.arguments, table: table)
+                try decoder.snapshots(db, statement: db.boundedCachedStatement(sql: query.sql, limit: statementLimit), sql: query.sql, arguments: query.arguments, table: table)
             }
         } catch {
             throw strataError(error, failure: .storeOpen, operation: "fetch of \(fetch.entityName)")
@@ -64,13 +64,13 @@ extension SQLiteStore {
     private nonisolated func oneBatchNow(_ query: CompiledQuery, table: String) -> [Snapshot]? {
         guard !query.matchesRegularExpressions else { return nil }
         let decoder = self.decoder
-        let statementLimit = mapping.queryStatementLimit
+        let statementLimit = mapping.cachedStatementLimit
         let batchSize = Self.fetchBatchSize
         var larger = false
         let rows = inlineReaders.read(oneStatement: decoder.decodesInOneStatement(table: table), statement: query.sql) { db -> [Snapshot] in
             var rows: [Snapshot] = []
             // A batch of one row more than fits ends the read.
-            try decoder.snapshotBatches(db, statement: db.queryStatement(sql: query.sql, limit: statementLimit), sql: query.sql, arguments: query.arguments, table: table,
+            try decoder.snapshotBatches(db, statement: db.boundedCachedStatement(sql: query.sql, limit: statementLimit), sql: query.sql, arguments: query.arguments, table: table,
                                         batchSize: batchSize + 1) { batch in
                 guard batch.count <= batchSize else {
                     larger = true
@@ -88,7 +88,7 @@ extension SQLiteStore {
     /// not the store's (nonisolated: it never waits for the store actor).
     private nonisolated func readBatches(_ database: any DatabaseWriter, query: CompiledQuery, table: String, operation: String) -> AsyncThrowingStream<[Snapshot], any Error> {
         let decoder = self.decoder
-        let statementLimit = mapping.queryStatementLimit
+        let statementLimit = mapping.cachedStatementLimit
         let (stream, continuation) = AsyncThrowingStream.makeStream(of: [Snapshot].self, throwing: (any Error).self)
         let reading = Task {
             do {
@@ -96,7 +96,7 @@ extension SQLiteStore {
                 try await read(database, inline: false) { db in
                     var handedOver = false
                     do {
-                        try decoder.snapshotBatches(db, statement: db.queryStatement(sql: query.sql, limit: statementLimit), sql: query.sql, arguments: query.arguments, table: table, batchSize: Self.fetchBatchSize) { batch in
+                        try decoder.snapshotBatches(db, statement: db.boundedCachedStatement(sql: query.sql, limit: statementLimit), sql: query.sql, arguments: query.arguments, table: table, batchSize: Self.fetchBatchSize) { batch in
                             // The caller stopped iterating: stop reading.
                             if case .terminated = continuation.yield(batch) { throw CancellationError() }
                             handedOver = true
@@ -129,11 +129,11 @@ extension SQLiteStore {
         _ = try heldTable(of: fetch)
         let query = try mapping.compiler.primaryKeyQuery(fetch)
         let decoder = self.decoder
-        let statementLimit = mapping.queryStatementLimit
+        let statementLimit = mapping.cachedStatementLimit
         let entity = fetch.entityName
         do {
             return try await read(database, oneStatement: true, inline: !query.matchesRegularExpressions, statement: query.sql) { db in
-                try decoder.objectIDs(statement: db.queryStatement(sql: query.sql, limit: statementLimit), arguments: query.statementArguments, fallbackEntity: entity)
+                try decoder.objectIDs(statement: db.boundedCachedStatement(sql: query.sql, limit: statementLimit), arguments: query.statementArguments, fallbackEntity: entity)
             }
         } catch {
             throw strataError(error, failure: .storeOpen, operation: "fetch of \(fetch.entityName) IDs")
@@ -147,10 +147,10 @@ extension SQLiteStore {
         let database = try openDatabase()
         _ = try heldTable(of: fetch)
         let query = try mapping.compiler.countQuery(fetch)
-        let statementLimit = mapping.queryStatementLimit
+        let statementLimit = mapping.cachedStatementLimit
         do {
             return try await read(database, oneStatement: true, inline: !query.matchesRegularExpressions, statement: query.sql) { db in
-                try Int.fetchOne(db.queryStatement(sql: query.sql, limit: statementLimit), arguments: query.statementArguments) ?? 0
+                try Int.fetchOne(db.boundedCachedStatement(sql: query.sql, limit: statementLimit), arguments: query.statementArguments) ?? 0
             }
         } catch {
             throw strataError(error, failure: .storeOpen, operation: "count of \(fetch.entityName)")
@@ -185,9 +185,9 @@ extension SQLiteStore {
     public nonisolated func snapshotsNow(_ query: CompiledQuery, of entity: String, budget: Duration) -> [Snapshot]? {
         guard (try? openDatabase()) != nil, let table = mapping.schema.table(for: entity)?.name, !query.matchesRegularExpressions else { return nil }
         let decoder = self.decoder
-        let statementLimit = mapping.queryStatementLimit
+        let statementLimit = mapping.cachedStatementLimit
         return inlineReaders.read(oneStatement: decoder.decodesInOneStatement(table: table), budget: budget, statement: query.sql) { db in
-            try decoder.snapshots(db, statement: db.queryStatement(sql: query.sql, limit: statementLimit), sql: query.sql, arguments: query.arguments, table: table)
+            try decoder.snapshots(db, statement: db.boundedCachedStatement(sql: query.sql, limit: statementLimit), sql: query.sql, arguments: query.arguments, table: table)
         }
     }
 
@@ -202,9 +202,9 @@ extension SQLiteStore {
         guard let table = mapping.oneStatementTableByEntity[entity], (try? openDatabase()) != nil,
               !query.matchesRegularExpressions else { return nil }
         let decoder = self.decoder
-        let statementLimit = mapping.queryStatementLimit
+        let statementLimit = mapping.cachedStatementLimit
         return inlineReaders.read(oneStatement: true, budget: budget, statement: query.sql) { db in
-            try decoder.visitRows(statement: db.queryStatement(sql: query.sql, limit: statementLimit), sql: query.sql, arguments: query.arguments, table: table, db, visitor: &visitor)
+            try decoder.visitRows(statement: db.boundedCachedStatement(sql: query.sql, limit: statementLimit), sql: query.sql, arguments: query.arguments, table: table, db, visitor: &visitor)
         }
     }
 
@@ -220,9 +220,9 @@ extension SQLiteStore {
     /// when it cannot be.
     public nonisolated func countNow(_ query: CompiledQuery, budget: Duration) -> Int? {
         guard (try? openDatabase()) != nil, !query.matchesRegularExpressions else { return nil }
-        let statementLimit = mapping.queryStatementLimit
+        let statementLimit = mapping.cachedStatementLimit
         return inlineReaders.read(oneStatement: true, budget: budget, statement: query.sql) { db in
-            try Int.fetchOne(db.queryStatement(sql: query.sql, limit: statementLimit), arguments: query.statementArguments) ?? 0
+            try Int.fetchOne(db.boundedCachedStatement(sql: query.sql, limit: statementLimit), arguments: query.statementArguments) ?? 0
         }
     }
 

@@ -30,11 +30,11 @@ final class SQLiteEntityExtras: Sendable {
 
 extension SQLStoreMapping where Extras == SQLiteEntityExtras {
     /// The most statements a connection of the store keeps prepared before
-    /// ``GRDB/Database/queryStatement(sql:limit:)`` finalizes its cached
+    /// `Database.boundedCachedStatement(sql:limit:)` finalizes its cached
     /// ones: room for 512 statements a client's requests shape, and for
     /// 64 the store's own model makes per entity and join table (its
-    /// inserts, updates, reads by key of each kept length, checks).
-    var queryStatementLimit: Int {
+    /// inserts, reads by key of each kept length, checks, join rows).
+    var cachedStatementLimit: Int {
         512 + 64 * (entities.count + joinTables.count)
     }
 }

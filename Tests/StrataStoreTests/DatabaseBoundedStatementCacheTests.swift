@@ -3,10 +3,10 @@ import GRDBSQLite
 import Testing
 @testable import StrataSQLite
 
-/// `Database.queryStatement(sql:limit:)`: statements whose text clients
+/// `Database.boundedCachedStatement(sql:limit:)`: statements whose text clients
 /// shape are cached as GRDB caches them, but a connection never keeps more
 /// than the limit prepared, however many different texts it is given.
-@Suite struct DatabaseQueryStatementTests {
+@Suite struct DatabaseBoundedStatementCacheTests {
     private static func statements(_ db: Database) -> Int {
         Database.statementCount(db.sqliteConnection, above: .max - 1)
     }
@@ -16,9 +16,9 @@ import Testing
         let queue = try DatabaseQueue()
         try queue.inDatabase { db in
             try db.execute(sql: "CREATE TABLE t (k INTEGER)")
-            let first = try db.queryStatement(sql: "SELECT k FROM t WHERE k = ?", limit: 8)
+            let first = try db.boundedCachedStatement(sql: "SELECT k FROM t WHERE k = ?", limit: 8)
             let before = Self.statements(db)
-            let second = try db.queryStatement(sql: "SELECT k FROM t WHERE k = ?", limit: 8)
+            let second = try db.boundedCachedStatement(sql: "SELECT k FROM t WHERE k = ?", limit: 8)
             #expect(first === second)
             #expect(Self.statements(db) == before)
         }
@@ -35,7 +35,7 @@ import Testing
             for n in 1...(4 * limit) {
                 // A different shape each time, as clients' predicates are.
                 let sql = "SELECT count(*) FROM t WHERE " + Array(repeating: "k > ?", count: n).joined(separator: " AND ")
-                let statement = try db.queryStatement(sql: sql, limit: limit)
+                let statement = try db.boundedCachedStatement(sql: sql, limit: limit)
                 most = max(most, Self.statements(db))
                 let count = try Int.fetchOne(statement, arguments: StatementArguments(Array(repeating: 0, count: n)))
                 #expect(count == 3, "shape \(n)")
@@ -43,7 +43,7 @@ import Testing
             #expect(most >= limit, "the test never reached the limit")
             #expect(most <= limit)
             // Cleared caches prepare again on their next use.
-            let again = try db.queryStatement(sql: "SELECT count(*) FROM t WHERE k > ?", limit: limit)
+            let again = try db.boundedCachedStatement(sql: "SELECT count(*) FROM t WHERE k > ?", limit: limit)
             #expect(try Int.fetchOne(again, arguments: [1]) == 2)
         }
     }
