@@ -18,8 +18,9 @@ extension Database {
     /// all finalized (`clearSchemaCache()`, which also clears GRDB's schema
     /// cache): those still in use stay alive until released, and the next
     /// use of any other prepares it again. A statement found in the cache
-    /// costs two pointer reads more than `cachedStatement(sql:)`; the count
-    /// is taken only after a prepare, which costs far more.
+    /// costs two calls of `sqlite3_next_stmt` more than
+    /// `cachedStatement(sql:)`; the statements are counted only after a
+    /// prepare, which costs far more.
     ///
     /// `limit` covers the statements the store's own model makes too
     /// (inserts, reads by key, checks: the mapping's
