@@ -1,3 +1,4 @@
+import Dispatch
 import NIOConcurrencyHelpers
 import NIOCore
 
@@ -52,7 +53,22 @@ final class EventLoopCompletionBatch: Sendable {
         /// The queue's spare storage, swapped with the queued tasks so that
         /// a batch allocates no array.
         var spare: [Task] = []
+        /// Whether a flush of ``unflushed`` is scheduled for the end of the
+        /// loop's turn (``flushAtEndOfTurn(_:)``).
+        var flushScheduled = false
+        /// When the oldest answer waiting for the end of the turn was
+        /// written (uptime nanoseconds; 0: none waits).
+        var oldestWaiting: UInt64 = 0
     }
+
+    /// The longest an answer waits for the end of its loop's turn: past
+    /// it, the answers written so far are flushed at once.
+    static let maximumFlushDelay = Duration.milliseconds(1)
+    /// The most connections whose answers wait for the end of a turn: with
+    /// this many, they are flushed at once, so that the client reads them
+    /// while the loop goes on with the rest of the turn.
+    static let maximumWaiting = 8
+    private static let maximumFlushDelayNanoseconds = UInt64(maximumFlushDelay.components.attoseconds / 1_000_000_000)
 
     /// What a task's slot holds once it ran.
     private static let done = Task(run: {})
@@ -77,6 +93,55 @@ final class EventLoopCompletionBatch: Sendable {
             return true
         }
         if schedules { eventLoop.execute { self.run() } }
+    }
+
+    /// On the loop: flushes `context` once the loop has handled the I/O
+    /// events of its current turn, with every other connection of the loop
+    /// flushed so, just before the loop waits again (as Redis writes its
+    /// replies). A client that reads many connections is then woken once
+    /// for a group of answers, and finds the others of the group already
+    /// there, rather than woken again for each answer (waking a sleeping
+    /// thread is much of what writing a small answer costs). A group is
+    /// the rest of the turn, but at most ``maximumWaiting`` connections or
+    /// ``maximumFlushDelay`` of waiting for its oldest answer: then the
+    /// answers written so far leave at once, and the client reads them
+    /// while the loop goes on with the turn. Within a batch (``submit(_:)``)
+    /// the flush waits for the batch's end, as ``write(_:to:releasing:)``'s do.
+    func flushAtEndOfTurn(_ context: ChannelHandlerContext) {
+        let state = loopState.value
+        if state.unflushedIdentities.insert(ObjectIdentifier(context)).inserted {
+            state.unflushed.append(context)
+        }
+        guard !state.isRunning else { return }
+        let now = DispatchTime.now().uptimeNanoseconds
+        if state.oldestWaiting == 0 {
+            state.oldestWaiting = now
+        } else if state.unflushed.count >= Self.maximumWaiting || now &- state.oldestWaiting >= Self.maximumFlushDelayNanoseconds {
+            // A long turn (many connections ready at once): what waited
+            // long enough leaves now.
+            flushUnflushed()
+            return
+        }
+        guard !state.flushScheduled else { return }
+        state.flushScheduled = true
+        // Run after the turn's I/O events: a task enqueued on the loop from
+        // the loop needs no wake-up.
+        eventLoop.assumeIsolated().execute { self.endTurn() }
+    }
+
+    /// The end of a turn in which answers were written: flushes them.
+    private func endTurn() {
+        loopState.value.flushScheduled = false
+        flushUnflushed()
+    }
+
+    /// Flushes the connections written to since the last flush.
+    private func flushUnflushed() {
+        let state = loopState.value
+        state.oldestWaiting = 0
+        for context in state.unflushed { context.flush() }
+        state.unflushed.removeAll(keepingCapacity: true)
+        state.unflushedIdentities.removeAll(keepingCapacity: true)
     }
 
     /// On the loop: writes `buffer` (a whole frame) through `context` and
@@ -121,9 +186,7 @@ final class EventLoopCompletionBatch: Sendable {
         state.isRunning = false
         tasks.removeAll(keepingCapacity: true)
         state.spare = tasks
-        for context in state.unflushed { context.flush() }
-        state.unflushed.removeAll(keepingCapacity: true)
-        state.unflushedIdentities.removeAll(keepingCapacity: true)
+        flushUnflushed()
         // A slot given back may let a waiting request run, on this loop
         // too: the batch's state is clear by then.
         for limiter in state.releases { limiter.release() }

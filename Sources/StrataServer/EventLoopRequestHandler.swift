@@ -16,8 +16,9 @@ import StrataWire
 /// (``ConnectionState/answersOnEventLoop``) and the socket writable, and
 /// again after each, since a frame that does not decode stops the
 /// connection's reading. Answers are written as they are made and flushed
-/// when the read burst ends, so answers to frames read together leave in
-/// one write.
+/// at the end of the loop's turn (``EventLoopCompletionBatch/flushAtEndOfTurn(_:)``),
+/// so answers to frames read together leave in one write, and the answers
+/// of one turn to all of the loop's connections one after another.
 final class EventLoopRequestHandler: ChannelInboundHandler, RemovableChannelHandler {
     typealias InboundIn = Frame
     typealias InboundOut = Frame
@@ -28,15 +29,19 @@ final class EventLoopRequestHandler: ChannelInboundHandler, RemovableChannelHand
     private let fetches: FetchHandler
     private let saves: SaveHandler
     private let state: ConnectionState
+    /// The loop's batch, which flushes the answers at the end of the loop's turn.
+    private let batch: EventLoopCompletionBatch
     /// Whether an answer was written since the last flush.
     private var needsFlush = false
 
-    /// A handler answering with the three answerers of `state`'s connection.
-    init(gets: CachedGetHandler, fetches: FetchHandler, saves: SaveHandler, state: ConnectionState) {
+    /// A handler answering with the three answerers of `state`'s connection,
+    /// its answers flushed by `batch` (its event loop's).
+    init(gets: CachedGetHandler, fetches: FetchHandler, saves: SaveHandler, state: ConnectionState, batch: EventLoopCompletionBatch) {
         self.gets = gets
         self.fetches = fetches
         self.saves = saves
         self.state = state
+        self.batch = batch
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
@@ -61,7 +66,7 @@ final class EventLoopRequestHandler: ChannelInboundHandler, RemovableChannelHand
         fetches.readBurstEnded()
         if needsFlush {
             needsFlush = false
-            context.flush()
+            batch.flushAtEndOfTurn(context)
         }
         context.fireChannelReadComplete()
     }

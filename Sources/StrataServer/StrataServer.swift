@@ -103,12 +103,12 @@ public actor StrataServer: Service {
                     var saveLogger = core.logger
                     saveLogger[metadataKey: "peer"] = "\(child.remoteAddress?.description ?? "?")"
                     // Before the encoder: its answers are already framed.
+                    let batch = core.completionBatch(on: child.eventLoop)
                     try child.pipeline.syncOperations.addHandler(EventLoopRequestHandler(
                         gets: CachedGetHandler(core: core, state: state, maxFrameBytes: maxFrameBytes),
                         fetches: FetchHandler(core: core, state: state, maxFrameBytes: maxFrameBytes),
-                        saves: SaveHandler(core: core, state: state, maxFrameBytes: maxFrameBytes, logger: saveLogger,
-                                           batch: core.completionBatch(on: child.eventLoop)),
-                        state: state))
+                        saves: SaveHandler(core: core, state: state, maxFrameBytes: maxFrameBytes, logger: saveLogger, batch: batch),
+                        state: state, batch: batch))
                     try child.pipeline.syncOperations.addHandler(MessageToByteHandler(FrameEncoder()))
                     let connection = try NIOAsyncChannel<Frame, Frame>(
                         wrappingChannelSynchronously: child,

@@ -6,7 +6,8 @@ import Testing
 
 /// Completions handed back to a loop in batches: run in the order they
 /// were submitted, one loop task per batch, one flush per connection at
-/// the batch's end, and the in-flight slots given back after it.
+/// the batch's end, and the in-flight slots given back after it; answers
+/// written on the loop flushed together at the end of its turn.
 @Suite struct EventLoopCompletionBatchTests {
     /// What the channel saw and the test's steps, in order.
     private final class Log: Sendable {
@@ -151,6 +152,99 @@ import Testing
         #expect(a.limiter.running == 0)
         #expect(b.limiter.running == 0)
         #expect(log.all.contains("b flush, 1 running"))
+        #expect(try await b.channel.readOutbound(as: ByteBuffer.self) == ByteBuffer(bytes: [2]))
+        _ = try await b.channel.finish()
+    }
+
+    @Test func answersOfOneTurnAreFlushedTogetherAtItsEnd() async throws {
+        // Two connections of one loop answered in one turn: nothing leaves
+        // until the turn's I/O is handled, then each is flushed once.
+        let log = Log()
+        let loop = NIOAsyncTestingEventLoop()
+        let a = try await connection("a", log, loop: loop)
+        let b = try await connection("b", log, loop: loop)
+        let batch = EventLoopCompletionBatch(eventLoop: loop)
+        try await loop.executeInContext {
+            for (connection, answer) in [(a, UInt8(1)), (b, 2), (a, 3)] {
+                connection.context.value.write(NIOAny(ByteBuffer(bytes: [answer])), promise: nil)
+                batch.flushAtEndOfTurn(connection.context.value)
+            }
+            log.append("turn ends")
+        }
+        await loop.run()
+        #expect(log.all == ["a write 1", "b write 2", "a write 3", "turn ends", "a flush, 0 running", "b flush, 0 running"])
+        #expect(try await a.channel.readOutbound(as: ByteBuffer.self) == ByteBuffer(bytes: [1]))
+        #expect(try await a.channel.readOutbound(as: ByteBuffer.self) == ByteBuffer(bytes: [3]))
+        #expect(try await b.channel.readOutbound(as: ByteBuffer.self) == ByteBuffer(bytes: [2]))
+
+        // The next turn schedules its own flush.
+        try await loop.executeInContext {
+            a.context.value.write(NIOAny(ByteBuffer(bytes: [4])), promise: nil)
+            batch.flushAtEndOfTurn(a.context.value)
+        }
+        await loop.run()
+        #expect(log.all.suffix(2) == ["a write 4", "a flush, 0 running"])
+        _ = try await a.channel.finish()
+        _ = try await b.channel.finish()
+    }
+
+    @Test func aTurnWithManyConnectionsFlushesThemInGroups() async throws {
+        // The client reads the first group while the loop answers the rest.
+        let log = Log()
+        let loop = NIOAsyncTestingEventLoop()
+        let count = EventLoopCompletionBatch.maximumWaiting + 1
+        var connections: [Connection] = []
+        for index in 0..<count { connections.append(try await connection("c\(index)", log, loop: loop)) }
+        let batch = EventLoopCompletionBatch(eventLoop: loop)
+        let all = connections
+        try await loop.executeInContext {
+            for (index, connection) in all.enumerated() {
+                connection.context.value.write(NIOAny(ByteBuffer(bytes: [UInt8(index)])), promise: nil)
+                batch.flushAtEndOfTurn(connection.context.value)
+            }
+            log.append("turn ends")
+        }
+        await loop.run()
+        let group = (0..<(count - 1)).map { "c\($0) write \($0)" } + (0..<(count - 1)).map { "c\($0) flush, 0 running" }
+        #expect(log.all == group + ["c\(count - 1) write \(count - 1)", "turn ends", "c\(count - 1) flush, 0 running"])
+        for connection in connections { _ = try await connection.channel.finish() }
+    }
+
+    @Test func aTurnFlushAskedDuringABatchWaitsForTheBatchsFlush() async throws {
+        let log = Log()
+        let a = try await connection("a", log)
+        let b = try await connection("b", log, loop: a.channel.testingEventLoop)
+        a.take(1)
+        let batch = EventLoopCompletionBatch(eventLoop: a.channel.eventLoop)
+        try await a.channel.testingEventLoop.executeInContext {
+            batch.submit {
+                batch.write(ByteBuffer(bytes: [1]), to: a.context.value, releasing: a.limiter)
+                b.context.value.write(NIOAny(ByteBuffer(bytes: [2])), promise: nil)
+                batch.flushAtEndOfTurn(b.context.value)
+                log.append("batch ends")
+            }
+        }
+        await a.channel.testingEventLoop.run()
+        #expect(log.all == ["a write 1", "b write 2", "batch ends", "a flush, 1 running", "b flush, 0 running"])
+        #expect(a.limiter.running == 0)
+        _ = try await a.channel.finish()
+        _ = try await b.channel.finish()
+    }
+
+    @Test func aConnectionClosedBeforeTheTurnEndsIsPassedOver() async throws {
+        let log = Log()
+        let a = try await connection("a", log)
+        let b = try await connection("b", log, loop: a.channel.testingEventLoop)
+        let batch = EventLoopCompletionBatch(eventLoop: a.channel.eventLoop)
+        try await a.channel.testingEventLoop.executeInContext {
+            a.context.value.write(NIOAny(ByteBuffer(bytes: [1])), promise: nil)
+            batch.flushAtEndOfTurn(a.context.value)
+            a.context.value.close(promise: nil)
+            b.context.value.write(NIOAny(ByteBuffer(bytes: [2])), promise: nil)
+            batch.flushAtEndOfTurn(b.context.value)
+        }
+        await a.channel.testingEventLoop.run()
+        #expect(log.all.contains("b flush, 0 running"))
         #expect(try await b.channel.readOutbound(as: ByteBuffer.self) == ByteBuffer(bytes: [2]))
         _ = try await b.channel.finish()
     }

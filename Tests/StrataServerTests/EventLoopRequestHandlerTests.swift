@@ -40,12 +40,12 @@ import Testing
         try await NIOAsyncTestingChannel { channel in
             // Budgets no busy machine spends: what is answered here must not
             // depend on the machine.
+            let batch = core.completionBatch(on: channel.eventLoop)
             try channel.pipeline.syncOperations.addHandler(EventLoopRequestHandler(
                 gets: CachedGetHandler(core: core, state: state, maxFrameBytes: 1 << 20),
                 fetches: FetchHandler(core: core, state: state, maxFrameBytes: 1 << 20, readBudget: .seconds(30), burstBudget: .seconds(30)),
-                saves: SaveHandler(core: core, state: state, maxFrameBytes: 1 << 20, logger: core.logger,
-                                   batch: core.completionBatch(on: channel.eventLoop)),
-                state: state))
+                saves: SaveHandler(core: core, state: state, maxFrameBytes: 1 << 20, logger: core.logger, batch: batch),
+                state: state, batch: batch))
         }
     }
 
