@@ -59,6 +59,9 @@ final class EventLoopCompletionBatch: Sendable {
         /// When the oldest answer waiting for the end of the turn was
         /// written (uptime nanoseconds; 0: none waits).
         var oldestWaiting: UInt64 = 0
+        /// The task that ends a turn, made on first use and kept: a closure
+        /// made for each turn would be an allocation each.
+        var endTurn: (() -> Void)?
     }
 
     /// The longest an answer waits for the end of its loop's turn: past
@@ -125,8 +128,11 @@ final class EventLoopCompletionBatch: Sendable {
         guard !state.flushScheduled else { return }
         state.flushScheduled = true
         // Run after the turn's I/O events: a task enqueued on the loop from
-        // the loop needs no wake-up.
-        eventLoop.assumeIsolated().execute { self.endTurn() }
+        // the loop needs no wake-up. Unowned: the state holding the task
+        // lives as long as the batch, and runs it only while there.
+        let endTurn = state.endTurn ?? { [unowned self] in self.endTurn() }
+        state.endTurn = endTurn
+        eventLoop.assumeIsolated().execute(endTurn)
     }
 
     /// The end of a turn in which answers were written: flushes them.

@@ -34,7 +34,8 @@ final class FetchPlanCache: Sendable {
     struct Key: Hashable, Sendable {
         var entity: String
         var predicate: ExactText
-        var sort: [Sort]
+        /// The request's own sort keys: kept as they are, no array made.
+        var sort: [Strata_V1_SortKey]
         var limit: UInt32
         var offset: UInt32
         var excludeSubentities: Bool
@@ -43,14 +44,27 @@ final class FetchPlanCache: Sendable {
         var variables: [Variable]
         /// Whose rules the statement holds; nil for a caller no rule binds.
         var access: Access?
-    }
 
-    /// A sort key of a request, as plain fields: a protobuf message hashes
-    /// and compares by visiting its fields, several times the cost.
-    struct Sort: Hashable, Sendable {
-        var key: String
-        var descending: Bool
-        var caseInsensitive: Bool
+        /// Every field, the sort keys by their fields: a protobuf message
+        /// hashes by visiting its fields, several times the cost. (A field
+        /// left out here would only make more keys collide; equality is
+        /// the synthesized one.)
+        func hash(into hasher: inout Hasher) {
+            hasher.combine(entity)
+            hasher.combine(predicate)
+            hasher.combine(sort.count)
+            for key in sort {
+                hasher.combine(key.key)
+                hasher.combine(key.descending)
+                hasher.combine(key.caseInsensitive)
+            }
+            hasher.combine(limit)
+            hasher.combine(offset)
+            hasher.combine(excludeSubentities)
+            hasher.combine(counts)
+            hasher.combine(variables)
+            hasher.combine(access)
+        }
     }
 
     /// A variable's name and kind of value: a sorted array of these
@@ -107,7 +121,7 @@ final class FetchPlanCache: Sendable {
         let key = Key(
             entity: fetch.entity,
             predicate: ExactText(text: fetch.predicate),
-            sort: fetch.sort.map { Sort(key: $0.key, descending: $0.descending, caseInsensitive: $0.caseInsensitive) },
+            sort: fetch.sort,
             limit: fetch.limit,
             offset: fetch.offset,
             excludeSubentities: fetch.excludeSubentities,
