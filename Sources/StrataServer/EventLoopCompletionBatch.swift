@@ -128,9 +128,9 @@ final class EventLoopCompletionBatch: Sendable {
         guard !state.flushScheduled else { return }
         state.flushScheduled = true
         // Run after the turn's I/O events: a task enqueued on the loop from
-        // the loop needs no wake-up. Unowned: the state holding the task
-        // lives as long as the batch, and runs it only while there.
-        let endTurn = state.endTurn ?? { [unowned self] in self.endTurn() }
+        // the loop needs no wake-up. Weak: the batch holds the task, and a
+        // batch let go before its loop ran the task has nothing to flush.
+        let endTurn = state.endTurn ?? { [weak self] in self?.endTurn() }
         state.endTurn = endTurn
         eventLoop.assumeIsolated().execute(endTurn)
     }
