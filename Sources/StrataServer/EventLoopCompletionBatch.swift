@@ -59,9 +59,14 @@ final class EventLoopCompletionBatch: Sendable {
         /// When the oldest answer waiting for the end of the turn was
         /// written (uptime nanoseconds; 0: none waits).
         var oldestWaiting: UInt64 = 0
-        /// The task that ends a turn, made on first use and kept: a closure
-        /// made for each turn would be an allocation each.
-        var endTurn: (() -> Void)?
+        /// The task that ends a turn, made on first use (``hasEndTurn``) and
+        /// kept: a closure made for each turn would be an allocation each.
+        /// Stored and passed as its own type, never through a generic
+        /// function (`??`, `Optional.map`): each such pass wraps a closure
+        /// in reabstraction thunks, and storing the result back would make
+        /// the chain one layer longer, and slower to call, every turn.
+        var endTurn: () -> Void = {}
+        var hasEndTurn = false
     }
 
     /// The longest an answer waits for the end of its loop's turn: past
@@ -130,9 +135,11 @@ final class EventLoopCompletionBatch: Sendable {
         // Run after the turn's I/O events: a task enqueued on the loop from
         // the loop needs no wake-up. Weak: the batch holds the task, and a
         // batch let go before its loop ran the task has nothing to flush.
-        let endTurn = state.endTurn ?? { [weak self] in self?.endTurn() }
-        state.endTurn = endTurn
-        eventLoop.assumeIsolated().execute(endTurn)
+        if !state.hasEndTurn {
+            state.endTurn = { [weak self] in self?.endTurn() }
+            state.hasEndTurn = true
+        }
+        eventLoop.assumeIsolated().execute(state.endTurn)
     }
 
     /// The end of a turn in which answers were written: flushes them.
