@@ -187,33 +187,42 @@ final class CachedGetHandler: EventLoopAnswering, RemovableChannelHandler {
     /// `field`, read without decoding (and without allocating: this runs
     /// for every frame); nil when the bytes are not a well-formed message.
     static func topLevel(_ payload: ByteBuffer, has field: UInt64) -> Bool? {
-        var buffer = payload
-        var found = false
-        while buffer.readableBytes > 0 {
-            guard let key = readVarint(&buffer) else { return nil }
-            if key >> 3 == field { found = true }
-            switch key & 7 {
-            case 0:
-                guard readVarint(&buffer) != nil else { return nil }
-            case 1:
-                guard buffer.readSlice(length: 8) != nil else { return nil }
-            case 2:
-                guard let length = readVarint(&buffer), length <= UInt64(buffer.readableBytes),
-                      buffer.readSlice(length: Int(length)) != nil else { return nil }
-            case 5:
-                guard buffer.readSlice(length: 4) != nil else { return nil }
-            default:
-                return nil
+        // Over the raw bytes: slicing a ByteBuffer per field would retain
+        // and release its storage for each one.
+        payload.withUnsafeReadableBytes { bytes -> Bool? in
+            var offset = 0
+            var found = false
+            while offset < bytes.count {
+                guard let key = readVarint(bytes, &offset) else { return nil }
+                if key >> 3 == field { found = true }
+                let skip: UInt64
+                switch key & 7 {
+                case 0:
+                    guard readVarint(bytes, &offset) != nil else { return nil }
+                    continue
+                case 1: skip = 8
+                case 2:
+                    guard let length = readVarint(bytes, &offset) else { return nil }
+                    skip = length
+                case 5: skip = 4
+                default:
+                    return nil
+                }
+                guard skip <= UInt64(bytes.count - offset) else { return nil }
+                offset += Int(skip)
             }
+            return found
         }
-        return found
     }
 
-    /// A base-128 varint of at most ten bytes.
-    private static func readVarint(_ buffer: inout ByteBuffer) -> UInt64? {
+    /// A base-128 varint of at most ten bytes at `offset`, which it moves
+    /// past it; nil when the bytes end first or it runs longer.
+    private static func readVarint(_ bytes: UnsafeRawBufferPointer, _ offset: inout Int) -> UInt64? {
         var value: UInt64 = 0
         for shift in stride(from: UInt64(0), to: 70, by: 7) {
-            guard let byte: UInt8 = buffer.readInteger() else { return nil }
+            guard offset < bytes.count else { return nil }
+            let byte = bytes[offset]
+            offset += 1
             value |= UInt64(byte & 0x7F) << shift
             if byte & 0x80 == 0 { return value }
         }
