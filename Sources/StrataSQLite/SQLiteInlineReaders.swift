@@ -117,8 +117,19 @@ final class SQLiteInlineReaders: Sendable {
         }
     }
 
+    /// A reader that is free, and the thread that last read with it.
+    private struct FreeReader {
+        let reader: Reader
+        let thread: UInt
+    }
+
     private struct State {
-        var free: [Reader] = []
+        /// Taken by the thread that last read with one if it can (its
+        /// connection's pages and statements are then in that core's
+        /// caches, not another's: two event loops taking turns with one
+        /// connection moved its memory between cores at every read), else
+        /// the last given back.
+        var free: [FreeReader] = []
         /// No reads here any more: closed, or no connection could be opened.
         var unavailable = false
         /// Statements (their SQL) that used their budget's time here lately:
@@ -171,7 +182,7 @@ final class SQLiteInlineReaders: Sendable {
             readers.append(reader)
         }
         state.withLockedValue { state in
-            state.free = readers
+            state.free = readers.map { FreeReader(reader: $0, thread: 0) }
             state.unavailable = readers.isEmpty
         }
     }
@@ -294,7 +305,7 @@ final class SQLiteInlineReaders: Sendable {
         let readers = state.withLockedValue { state -> [Reader] in
             state.unavailable = true
             defer { state.free = [] }
-            return state.free
+            return state.free.map(\.reader)
         }
         for reader in readers { try? reader.queue.close() }
     }
@@ -302,9 +313,10 @@ final class SQLiteInlineReaders: Sendable {
     /// Returns a reader to the free list, or closes it once the readers
     /// are closed.
     private func giveBack(_ reader: Reader) {
+        let thread = Self.currentThread()
         let kept = state.withLockedValue { state -> Bool in
             guard !state.unavailable else { return false }
-            state.free.append(reader)
+            state.free.append(FreeReader(reader: reader, thread: thread))
             return true
         }
         if !kept { try? reader.queue.close() }
@@ -312,14 +324,27 @@ final class SQLiteInlineReaders: Sendable {
 
     /// A free reader, if any and `statement` was not found slow lately.
     private func take(unlessSlow statement: String?) -> Reader? {
-        state.withLockedValue { state in
+        let thread = Self.currentThread()
+        return state.withLockedValue { state in
             guard !state.unavailable else { return nil }
             if let statement, !state.slow.isEmpty, state.slow.contains(statement) {
                 guard state.slowSince.duration(to: .now) > Self.slowMemory else { return nil }
                 state.slow.removeAll(keepingCapacity: true)
             }
-            return state.free.popLast()
+            if let index = state.free.lastIndex(where: { $0.thread == thread }) {
+                return state.free.remove(at: index).reader
+            }
+            return state.free.popLast()?.reader
         }
+    }
+
+    /// The calling thread's identity, for a reader's affinity.
+    private static func currentThread() -> UInt {
+        #if canImport(Darwin)
+        UInt(bitPattern: pthread_self())
+        #else
+        UInt(pthread_self())
+        #endif
     }
 }
 

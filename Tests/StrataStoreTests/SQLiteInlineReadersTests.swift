@@ -39,6 +39,64 @@ import Testing
         try pool.close()
     }
 
+    @Test func aThreadReadsAgainWithTheConnectionItReadWith() throws {
+        let directory = try SQLiteTestDirectory()
+        defer { directory.remove() }
+        let (path, pool) = try database(rows: 1, in: directory)
+        let readers = SQLiteInlineReaders(path: path, configuration: Configuration(), capacity: 2)
+        // Another thread reads while this one holds a connection: it takes
+        // the other one, and gives it back last.
+        let other = OtherThreadRead()
+        let mine = readers.read(oneStatement: true) { db -> ObjectIdentifier in
+            other.run { readers.read(oneStatement: true) { ObjectIdentifier($0) } }
+            return ObjectIdentifier(db)
+        }
+        #expect(other.result != nil && other.result != mine)
+        // The last one given back is the other thread's; this thread still
+        // takes its own, and the other thread its own.
+        #expect(readers.read(oneStatement: true) { ObjectIdentifier($0) } == mine)
+        other.run { readers.read(oneStatement: true) { ObjectIdentifier($0) } }
+        #expect(other.result != nil && other.result != mine)
+        other.stop()
+        readers.close()
+        try pool.close()
+    }
+
+    /// Runs reads on one thread of its own (the same one every time) and
+    /// waits for each.
+    private final class OtherThreadRead: @unchecked Sendable {
+        // @unchecked: `work` and `result` are handed between the caller and
+        // the thread through the semaphores (written before a signal, read
+        // after the wait), never touched by both at once.
+        var result: ObjectIdentifier?
+        private var work: (@Sendable () -> ObjectIdentifier?)?
+        private let ready = DispatchSemaphore(value: 0)
+        private let done = DispatchSemaphore(value: 0)
+
+        init() {
+            Thread { [self] in
+                while true {
+                    ready.wait()
+                    guard let work else { return }
+                    result = work()
+                    done.signal()
+                }
+            }.start()
+        }
+
+        func run(_ read: @escaping @Sendable () -> ObjectIdentifier?) {
+            work = read
+            ready.signal()
+            done.wait()
+        }
+
+        /// Ends the thread.
+        func stop() {
+            work = nil
+            ready.signal()
+        }
+    }
+
     @Test func aReadPastItsBudgetIsStoppedAndLeftToThePool() throws {
         let directory = try SQLiteTestDirectory()
         defer { directory.remove() }
