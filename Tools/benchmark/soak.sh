@@ -12,7 +12,8 @@
 # (default get=70,query=15,insert=10,count=5), CONNECTIONS (default 20),
 # LOOPS (event-loop threads, default 1), MAX_GROWTH (e.g. 1.3: exit 1 when
 # the CPU per request grew by more than that factor; unset: only print),
-# SERVER_BIN (another strata-server build to soak; default: this tree's).
+# SERVER_BIN (another strata-server build to soak; default: this tree's),
+# SERVER_FLAGS (more strata-server options, e.g. "--row-cache 0").
 # Inserts grow the store, so memory grows with them (the page cache and the
 # row cache fill up to their bounds); CPU per request should not.
 set -euo pipefail
@@ -38,7 +39,7 @@ swift build -c release --product strata-bench >&2
 BIN=$(swift build -c release --show-bin-path)
 
 "${SERVER_BIN:-$BIN/strata-server}" --port "$PORT" --data-dir "$WORK/data" --empty --log-level warning \
-    --idle-timeout 0 --event-loop-threads "$LOOPS" > "$WORK/server.log" 2>&1 &
+    --idle-timeout 0 --event-loop-threads "$LOOPS" ${SERVER_FLAGS:-} > "$WORK/server.log" 2>&1 &
 SERVER_PID=$!
 for _ in $(seq 100); do (exec 3<>"/dev/tcp/127.0.0.1/$PORT") 2>/dev/null && break; sleep 0.1; done
 "$BIN/strata-bench" --workload books --port "$PORT" --dataset 10000 --feedback-per-book 1 -n 1 --mix count=1 > /dev/null
