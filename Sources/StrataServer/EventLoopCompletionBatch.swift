@@ -76,7 +76,8 @@ final class EventLoopCompletionBatch: Sendable {
     /// this many, they are flushed at once, so that the client reads them
     /// while the loop goes on with the rest of the turn.
     static let maximumWaiting = 8
-    private static let maximumFlushDelayNanoseconds = UInt64(maximumFlushDelay.components.attoseconds / 1_000_000_000)
+    private static let maximumFlushDelayNanoseconds = UInt64(maximumFlushDelay.components.seconds) * 1_000_000_000
+        + UInt64(maximumFlushDelay.components.attoseconds / 1_000_000_000)
 
     /// What a task's slot holds once it ran.
     private static let done = Task(run: {})

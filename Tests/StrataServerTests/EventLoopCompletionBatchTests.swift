@@ -210,6 +210,31 @@ import Testing
         for connection in connections { _ = try await connection.channel.finish() }
     }
 
+    @Test func answersThatWaitedPastTheDelayLeaveBeforeTheTurnEnds() async throws {
+        // A long turn: an answer written, then more than the longest wait
+        // spent before the next one; the next one's flush takes both.
+        let log = Log()
+        let loop = NIOAsyncTestingEventLoop()
+        let a = try await connection("a", log, loop: loop)
+        let b = try await connection("b", log, loop: loop)
+        let batch = EventLoopCompletionBatch(eventLoop: loop)
+        let delay = EventLoopCompletionBatch.maximumFlushDelay
+        try await loop.executeInContext {
+            a.context.value.write(NIOAny(ByteBuffer(bytes: [1])), promise: nil)
+            batch.flushAtEndOfTurn(a.context.value)
+            // At least the delay passes (on the loop, as a long turn's work would).
+            let until = ContinuousClock.now + delay + .milliseconds(1)
+            while ContinuousClock.now < until {}
+            b.context.value.write(NIOAny(ByteBuffer(bytes: [2])), promise: nil)
+            batch.flushAtEndOfTurn(b.context.value)
+            log.append("turn ends")
+        }
+        await loop.run()
+        #expect(log.all == ["a write 1", "b write 2", "a flush, 0 running", "b flush, 0 running", "turn ends"])
+        _ = try await a.channel.finish()
+        _ = try await b.channel.finish()
+    }
+
     @Test func aTurnFlushAskedDuringABatchWaitsForTheBatchsFlush() async throws {
         let log = Log()
         let a = try await connection("a", log)
