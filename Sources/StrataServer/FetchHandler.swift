@@ -64,6 +64,8 @@ final class FetchHandler: EventLoopAnswering, RemovableChannelHandler {
     static let operationName = Session.operationName(.fetch(Strata_V1_FetchRequest()))
 
     private let core: ServerCore
+    /// The kept statements of this handler's event loop.
+    private let plans: FetchPlanCache
     /// This handler's requests' figures.
     private let recorder: ServerStats.OperationRecorder
     let state: ConnectionState
@@ -76,11 +78,13 @@ final class FetchHandler: EventLoopAnswering, RemovableChannelHandler {
     /// The time answers of the current read burst have taken.
     private var spentInBurst = Duration.zero
 
-    /// A handler answering with `core` on `state`'s connection; a read
-    /// holds the loop for `readBudget` at most, a read burst's answers for
+    /// A handler answering with `core` on `state`'s connection, with the
+    /// statements kept in `plans` (its event loop's); a read holds the
+    /// loop for `readBudget` at most, a read burst's answers for
     /// `burstBudget`.
-    init(core: ServerCore, state: ConnectionState, maxFrameBytes: Int, readBudget: Duration = FetchHandler.budget, burstBudget: Duration = FetchHandler.burstBudget) {
+    init(core: ServerCore, state: ConnectionState, plans: FetchPlanCache, maxFrameBytes: Int, readBudget: Duration = FetchHandler.budget, burstBudget: Duration = FetchHandler.burstBudget) {
         self.core = core
+        self.plans = plans
         recorder = core.stats.recorder(for: Self.operationName)
         self.state = state
         self.maxFrameBytes = maxFrameBytes
@@ -129,7 +133,7 @@ final class FetchHandler: EventLoopAnswering, RemovableChannelHandler {
             access = FetchPlanCache.Access(identity: policy.identity, rulesGeneration: policy.control.rules.generation)
         }
         guard let variables = try? ServerCore.variables(fetch.variables),
-              let plan = core.fetchPlans.plan(for: fetch, variables: variables, access: access, make: {
+              let plan = plans.plan(for: fetch, variables: variables, access: access, make: {
                   try makePlan(fetch, variables: variables, counts: counts, policy: policy)
               }) else { return nil }
         // The batch is written after room for the frame's header and the

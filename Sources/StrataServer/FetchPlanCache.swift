@@ -28,7 +28,9 @@ import StrataWire
 /// place. Bounded: at most twice ``capacity`` requests, each of at most
 /// ``PredicateCache/maximumTextBytes`` of predicate text, names and sort
 /// keys (larger ones are compiled every time); a kept statement holds none
-/// of a request's variables' values, only literals.
+/// of a request's variables' values, only literals. Each event loop has a
+/// cache of its own (``ServerCore/fetchPlans``), so that no kept plan is
+/// shared between cores.
 final class FetchPlanCache: Sendable {
     /// What a request asks, as far as its statement depends on it.
     struct Key: Hashable, Sendable {

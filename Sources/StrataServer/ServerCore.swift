@@ -20,8 +20,9 @@ final class ServerCore: Sendable {
     let stats = ServerStats()
     /// Predicates of fetches and subscriptions, parsed once per text.
     let predicates = PredicateCache()
-    /// Compiled statements of the fetches answered on the event loop.
-    let fetchPlans = FetchPlanCache()
+    /// Compiled statements of the fetches answered on the event loop, a
+    /// cache per loop.
+    let fetchPlans = PerEventLoop { _ in FetchPlanCache() }
     let serverID = UUID().uuidString
     let logger: Logger
     let helloResponse: Strata_V1_HelloResponse
@@ -95,7 +96,7 @@ final class ServerCore: Sendable {
     }
 
     /// Each event loop's batch of saves handed back by a store's writer.
-    private let completionBatches = NIOLockedValueBox<[ObjectIdentifier: EventLoopCompletionBatch]>([:])
+    private let completionBatches = PerEventLoop { EventLoopCompletionBatch(eventLoop: $0) }
 
     /// The coordinator's model.
     let model: ObjectModel
@@ -107,12 +108,7 @@ final class ServerCore: Sendable {
     /// The batch that brings saves back to `eventLoop` (one per loop,
     /// made the first time a connection of that loop asks).
     func completionBatch(on eventLoop: any EventLoop) -> EventLoopCompletionBatch {
-        completionBatches.withLockedValue { batches in
-            if let batch = batches[ObjectIdentifier(eventLoop)] { return batch }
-            let batch = EventLoopCompletionBatch(eventLoop: eventLoop)
-            batches[ObjectIdentifier(eventLoop)] = batch
-            return batch
-        }
+        completionBatches.value(on: eventLoop)
     }
 
     /// Answers a hello and says who it speaks for, or throws the status

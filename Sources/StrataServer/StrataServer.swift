@@ -106,7 +106,7 @@ public actor StrataServer: Service {
                     let batch = core.completionBatch(on: child.eventLoop)
                     try child.pipeline.syncOperations.addHandler(EventLoopRequestHandler(
                         gets: CachedGetHandler(core: core, state: state, maxFrameBytes: maxFrameBytes),
-                        fetches: FetchHandler(core: core, state: state, maxFrameBytes: maxFrameBytes),
+                        fetches: FetchHandler(core: core, state: state, plans: core.fetchPlans.value(on: child.eventLoop), maxFrameBytes: maxFrameBytes),
                         saves: SaveHandler(core: core, state: state, maxFrameBytes: maxFrameBytes, logger: saveLogger, batch: batch),
                         state: state, batch: batch))
                     try child.pipeline.syncOperations.addHandler(MessageToByteHandler(FrameEncoder()))

@@ -43,7 +43,7 @@ import Testing
             let batch = core.completionBatch(on: channel.eventLoop)
             try channel.pipeline.syncOperations.addHandler(EventLoopRequestHandler(
                 gets: CachedGetHandler(core: core, state: state, maxFrameBytes: 1 << 20),
-                fetches: FetchHandler(core: core, state: state, maxFrameBytes: 1 << 20, readBudget: .seconds(30), burstBudget: .seconds(30)),
+                fetches: FetchHandler(core: core, state: state, plans: FetchPlanCache(), maxFrameBytes: 1 << 20, readBudget: .seconds(30), burstBudget: .seconds(30)),
                 saves: SaveHandler(core: core, state: state, maxFrameBytes: 1 << 20, logger: core.logger, batch: batch),
                 state: state, batch: batch))
         }
