@@ -76,8 +76,9 @@ final class EventLoopCompletionBatch: Sendable {
     /// this many, they are flushed at once, so that the client reads them
     /// while the loop goes on with the rest of the turn.
     static let maximumWaiting = 8
-    private static let maximumFlushDelayNanoseconds = UInt64(maximumFlushDelay.components.seconds) * 1_000_000_000
-        + UInt64(maximumFlushDelay.components.attoseconds / 1_000_000_000)
+    /// This batch's longest wait (``maximumFlushDelay`` unless a test
+    /// gives another), in nanoseconds.
+    private let maximumFlushDelayNanoseconds: UInt64
 
     /// What a task's slot holds once it ran.
     private static let done = Task(run: {})
@@ -86,9 +87,12 @@ final class EventLoopCompletionBatch: Sendable {
     private let loopState: NIOLoopBoundBox<LoopState>
 
     /// A batch for the completions that end on `eventLoop` (made on any
-    /// thread).
-    init(eventLoop: any EventLoop) {
+    /// thread), whose answers wait at most `maximumFlushDelay` for the end
+    /// of a turn.
+    init(eventLoop: any EventLoop, maximumFlushDelay: Duration = EventLoopCompletionBatch.maximumFlushDelay) {
         self.eventLoop = eventLoop
+        maximumFlushDelayNanoseconds = UInt64(maximumFlushDelay.components.seconds) * 1_000_000_000
+            + UInt64(maximumFlushDelay.components.attoseconds / 1_000_000_000)
         loopState = NIOLoopBoundBox.makeBoxSendingValue(LoopState(), eventLoop: eventLoop)
     }
 
@@ -125,7 +129,7 @@ final class EventLoopCompletionBatch: Sendable {
         let now = DispatchTime.now().uptimeNanoseconds
         if state.oldestWaiting == 0 {
             state.oldestWaiting = now
-        } else if state.unflushed.count >= Self.maximumWaiting || now &- state.oldestWaiting >= Self.maximumFlushDelayNanoseconds {
+        } else if state.unflushed.count >= Self.maximumWaiting || now &- state.oldestWaiting >= maximumFlushDelayNanoseconds {
             // A long turn (many connections ready at once): what waited
             // long enough leaves now.
             flushUnflushed()

@@ -9,6 +9,11 @@ import Testing
 /// the batch's end, and the in-flight slots given back after it; answers
 /// written on the loop flushed together at the end of its turn.
 @Suite struct EventLoopCompletionBatchTests {
+    /// A longest wait no test reaches: what a test expects of a turn's
+    /// order must not depend on how fast the machine runs it (only the
+    /// test of the wait itself uses the server's).
+    private static let untimed = Duration.seconds(600)
+
     /// What the channel saw and the test's steps, in order.
     private final class Log: Sendable {
         private let entries = NIOLockedValueBox<[String]>([])
@@ -78,7 +83,7 @@ import Testing
         let b = try await connection("b", log, loop: loop)
         a.take(2)
         b.take(1)
-        let batch = EventLoopCompletionBatch(eventLoop: loop)
+        let batch = EventLoopCompletionBatch(eventLoop: loop, maximumFlushDelay: Self.untimed)
         // Submitted before the loop runs them: one batch.
         try await loop.executeInContext {
             for (connection, answer) in [(a, UInt8(1)), (b, 2), (a, 3)] {
@@ -104,7 +109,7 @@ import Testing
         let log = Log()
         let a = try await connection("a", log)
         a.take(1)
-        let batch = EventLoopCompletionBatch(eventLoop: a.channel.eventLoop)
+        let batch = EventLoopCompletionBatch(eventLoop: a.channel.eventLoop, maximumFlushDelay: Self.untimed)
         try await a.channel.testingEventLoop.executeInContext {
             batch.write(ByteBuffer(bytes: [7]), to: a.context.value, releasing: a.limiter)
             log.append("returned, \(a.limiter.running) running")
@@ -117,7 +122,7 @@ import Testing
         let log = Log()
         let a = try await connection("a", log)
         a.take(2)
-        let batch = EventLoopCompletionBatch(eventLoop: a.channel.eventLoop)
+        let batch = EventLoopCompletionBatch(eventLoop: a.channel.eventLoop, maximumFlushDelay: Self.untimed)
         try await a.channel.testingEventLoop.executeInContext {
             batch.submit {
                 batch.write(ByteBuffer(bytes: [1]), to: a.context.value, releasing: a.limiter)
@@ -140,7 +145,7 @@ import Testing
         let b = try await connection("b", log, loop: a.channel.testingEventLoop)
         a.take(1)
         b.take(1)
-        let batch = EventLoopCompletionBatch(eventLoop: a.channel.eventLoop)
+        let batch = EventLoopCompletionBatch(eventLoop: a.channel.eventLoop, maximumFlushDelay: Self.untimed)
         try await a.channel.testingEventLoop.executeInContext {
             batch.submit {
                 batch.write(ByteBuffer(bytes: [1]), to: a.context.value, releasing: a.limiter)
@@ -163,7 +168,7 @@ import Testing
         let loop = NIOAsyncTestingEventLoop()
         let a = try await connection("a", log, loop: loop)
         let b = try await connection("b", log, loop: loop)
-        let batch = EventLoopCompletionBatch(eventLoop: loop)
+        let batch = EventLoopCompletionBatch(eventLoop: loop, maximumFlushDelay: Self.untimed)
         try await loop.executeInContext {
             for (connection, answer) in [(a, UInt8(1)), (b, 2), (a, 3)] {
                 connection.context.value.write(NIOAny(ByteBuffer(bytes: [answer])), promise: nil)
@@ -195,7 +200,8 @@ import Testing
         let count = EventLoopCompletionBatch.maximumWaiting + 1
         var connections: [Connection] = []
         for index in 0..<count { connections.append(try await connection("c\(index)", log, loop: loop)) }
-        let batch = EventLoopCompletionBatch(eventLoop: loop)
+        // Grouped by count alone, however slowly the test runs.
+        let batch = EventLoopCompletionBatch(eventLoop: loop, maximumFlushDelay: Self.untimed)
         let all = connections
         try await loop.executeInContext {
             for (index, connection) in all.enumerated() {
@@ -240,7 +246,7 @@ import Testing
         let a = try await connection("a", log)
         let b = try await connection("b", log, loop: a.channel.testingEventLoop)
         a.take(1)
-        let batch = EventLoopCompletionBatch(eventLoop: a.channel.eventLoop)
+        let batch = EventLoopCompletionBatch(eventLoop: a.channel.eventLoop, maximumFlushDelay: Self.untimed)
         try await a.channel.testingEventLoop.executeInContext {
             batch.submit {
                 batch.write(ByteBuffer(bytes: [1]), to: a.context.value, releasing: a.limiter)
@@ -260,7 +266,7 @@ import Testing
         let log = Log()
         let a = try await connection("a", log)
         let b = try await connection("b", log, loop: a.channel.testingEventLoop)
-        let batch = EventLoopCompletionBatch(eventLoop: a.channel.eventLoop)
+        let batch = EventLoopCompletionBatch(eventLoop: a.channel.eventLoop, maximumFlushDelay: Self.untimed)
         try await a.channel.testingEventLoop.executeInContext {
             a.context.value.write(NIOAny(ByteBuffer(bytes: [1])), promise: nil)
             batch.flushAtEndOfTurn(a.context.value)
@@ -280,7 +286,7 @@ import Testing
         let log = Log()
         let count = 200
         let a = try await connection("a", log, slots: count)
-        let batch = EventLoopCompletionBatch(eventLoop: a.channel.eventLoop)
+        let batch = EventLoopCompletionBatch(eventLoop: a.channel.eventLoop, maximumFlushDelay: Self.untimed)
         await withTaskGroup(of: Void.self) { group in
             for thread in 0..<4 {
                 group.addTask {
