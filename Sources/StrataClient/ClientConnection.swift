@@ -42,7 +42,7 @@ final class ClientConnection: Sendable {
                         if let (settings, context) = tls {
                             try channel.pipeline.syncOperations.addHandler(settings.makeHandler(context: context, host: host))
                         }
-                        try channel.pipeline.syncOperations.addHandler(ByteToMessageHandler(FrameDecoder(maxFrameBytes: maxFrameBytes)))
+                        try channel.pipeline.syncOperations.addHandler(FrameDecodingHandler(FrameDecoder(maxFrameBytes: maxFrameBytes)))
                         try channel.pipeline.syncOperations.addHandler(MessageToByteHandler(FrameEncoder()))
                         try channel.pipeline.syncOperations.addHandler(ResponseHandler(router: router, endpoint: endpoint))
                     }

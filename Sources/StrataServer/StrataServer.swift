@@ -99,7 +99,7 @@ public actor StrataServer: Service {
                     }
                     // Its frame limit is the hello's size until the hello is accepted.
                     let state = ConnectionState(eventLoop: child.eventLoop, maxRequestsInFlight: core.configuration.maxRequestsInFlight, maxFrameBytes: maxFrameBytes)
-                    try child.pipeline.syncOperations.addHandler(ByteToMessageHandler(FrameDecoder(limit: state.frameLimit)))
+                    try child.pipeline.syncOperations.addHandler(FrameDecodingHandler(FrameDecoder(limit: state.frameLimit)))
                     var saveLogger = core.logger
                     saveLogger[metadataKey: "peer"] = "\(child.remoteAddress?.description ?? "?")"
                     // Before the encoder: its answers are already framed.

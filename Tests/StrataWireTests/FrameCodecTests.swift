@@ -1,13 +1,14 @@
 import Foundation
 import NIOCore
 import NIOEmbedded
-import StrataWire
+@testable import StrataWire
 import SwiftProtobuf
 import Testing
 
-/// The length-prefixed framing: FrameDecoder (in a ByteToMessageHandler on
-/// an EmbeddedChannel, as the server and client run it), FrameEncoder and
-/// the zlib layer. No I/O.
+/// The length-prefixed framing: FrameDecoder (in a FrameDecodingHandler on
+/// an EmbeddedChannel, as the server and client run it, and in NIO's
+/// ByteToMessageHandler, which must read the same), FrameEncoder and the
+/// zlib layer. No I/O.
 @Suite("Frame codec")
 struct FrameCodecTests {
     // MARK: Helpers
@@ -21,11 +22,26 @@ struct FrameCodecTests {
         var otherError: (any Error)?
     }
 
-    /// Feeds `chunks` to a fresh FrameDecoder, one `writeInbound` each, then
-    /// (when `finish`) closes the channel so `decodeLast` runs.
-    static func decode(_ chunks: [ByteBuffer], maxFrameBytes: Int = WireProtocol.defaultMaxFrameBytes, finish: Bool = true) throws -> Decoded {
+    /// The handler a decoder runs in.
+    enum Handler: CaseIterable, Sendable {
+        /// ``FrameDecodingHandler``, the server's and the client's.
+        case decoding
+        /// NIO's `ByteToMessageHandler`.
+        case byteToMessage
+    }
+
+    /// Feeds `chunks` to a fresh FrameDecoder in `handler`, one
+    /// `writeInbound` each, then (when `finish`) closes the channel so
+    /// `decodeLast` runs.
+    static func decode(_ chunks: [ByteBuffer], maxFrameBytes: Int = WireProtocol.defaultMaxFrameBytes, finish: Bool = true,
+                       handler: Handler = .decoding) throws -> Decoded {
         let channel = EmbeddedChannel()
-        try channel.pipeline.syncOperations.addHandler(ByteToMessageHandler(FrameDecoder(maxFrameBytes: maxFrameBytes)))
+        switch handler {
+        case .decoding:
+            try channel.pipeline.syncOperations.addHandler(FrameDecodingHandler(FrameDecoder(maxFrameBytes: maxFrameBytes)))
+        case .byteToMessage:
+            try channel.pipeline.syncOperations.addHandler(ByteToMessageHandler(FrameDecoder(maxFrameBytes: maxFrameBytes)))
+        }
         var result = Decoded()
         func drain() throws {
             while let frame = try channel.readInbound(as: Frame.self) {
@@ -384,5 +400,104 @@ struct FrameCodecTests {
         let nothing = try Self.decode([])
         #expect(nothing.error == nil)
         #expect(nothing.frames.isEmpty)
+    }
+
+    // MARK: The decoding handler
+
+    @Test("Both handlers read the same frames, errors and offsets from the same chunks", arguments: [1, 4, 7, 1000])
+    func bothHandlersAgree(chunkSize: Int) throws {
+        var stream = Self.encode([Frame(payload: try Self.pingPayload(id: 1)), Frame(payload: ByteBuffer()),
+                                  Frame(payload: try Self.pingPayload(id: 3), compressed: true)])
+        // A frame over the limit, then one that must not be decoded.
+        stream.writeImmutableBuffer(Self.rawFrame(flags: 0, length: 1 << 20, payload: []))
+        stream.writeImmutableBuffer(Self.encode([Frame(payload: try Self.pingPayload(id: 5))]))
+        var chunks: [ByteBuffer] = []
+        var rest = stream
+        while rest.readableBytes > 0 { chunks.append(rest.readSlice(length: min(chunkSize, rest.readableBytes))!) }
+        let ours = try Self.decode(chunks, maxFrameBytes: 4096)
+        let nios = try Self.decode(chunks, maxFrameBytes: 4096, handler: .byteToMessage)
+        #expect(ours.frames.count == 3)
+        #expect(ours.frames == nios.frames)
+        #expect(ours.framesAfterChunk == nios.framesAfterChunk)
+        #expect(ours.error?.code == .resourceExhausted)
+        #expect(ours.error?.message == nios.error?.message)
+    }
+
+    /// Writes more bytes into the pipeline from inside its first frame's
+    /// `channelRead`, as a handler reading more at once would.
+    private final class Reentering: ChannelInboundHandler {
+        typealias InboundIn = Frame
+        var more: ByteBuffer?
+        var seen: [UInt64] = []
+
+        func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+            let frame = unwrapInboundIn(data)
+            if let id = try? Strata_V1_ClientFrame(serializedBytes: Array(frame.payload.readableBytesView)).requestID { seen.append(id) }
+            if let bytes = more {
+                more = nil
+                context.pipeline.syncOperations.fireChannelRead(NIOAny(bytes))
+            }
+        }
+    }
+
+    @Test("Bytes that arrive while a frame is passed on are decoded after the frames before them")
+    func reentrantBytesKeepTheirOrder() throws {
+        let channel = EmbeddedChannel()
+        let reentering = Reentering()
+        try channel.pipeline.syncOperations.addHandler(FrameDecodingHandler(FrameDecoder()))
+        try channel.pipeline.syncOperations.addHandler(reentering)
+        var first = Self.encode([Frame(payload: try Self.pingPayload(id: 1)), Frame(payload: try Self.pingPayload(id: 2))])
+        // The third frame's first bytes end the first read.
+        let third = Self.encode([Frame(payload: try Self.pingPayload(id: 3))])
+        first.writeBytes(Array(third.readableBytesView.prefix(3)))
+        var more = ByteBuffer(bytes: Array(third.readableBytesView.dropFirst(3)))
+        more.writeImmutableBuffer(Self.encode([Frame(payload: try Self.pingPayload(id: 4))]))
+        reentering.more = more
+        try channel.writeInbound(first)
+        #expect(reentering.seen == [1, 2, 3, 4])
+        _ = try channel.finish()
+    }
+
+    @Test("The input closing inside a frame is an error; closing between frames is clean")
+    func inputClosed() throws {
+        let channel = EmbeddedChannel()
+        try channel.pipeline.syncOperations.addHandler(FrameDecodingHandler(FrameDecoder()))
+        var stream = Self.encode([Frame(payload: try Self.pingPayload(id: 1))])
+        stream.writeBytes([0, 0])
+        try channel.writeInbound(stream)
+        #expect(try channel.readInbound(as: Frame.self) != nil)
+        channel.pipeline.fireUserInboundEventTriggered(ChannelEvent.inputClosed)
+        #expect(throws: WireError.self) { try channel.throwIfErrorCaught() }
+        _ = try? channel.finish()
+
+        let clean = EmbeddedChannel()
+        try clean.pipeline.syncOperations.addHandler(FrameDecodingHandler(FrameDecoder()))
+        try clean.writeInbound(Self.encode([Frame(payload: try Self.pingPayload(id: 1))]))
+        clean.pipeline.fireUserInboundEventTriggered(ChannelEvent.inputClosed)
+        try clean.throwIfErrorCaught()
+        #expect(try clean.readInbound(as: Frame.self) != nil)
+        _ = try clean.finish()
+    }
+
+    @Test("Reads that keep ending inside frames do not grow what is kept")
+    func keptBytesStayBounded() throws {
+        let channel = EmbeddedChannel()
+        let handler = FrameDecodingHandler(FrameDecoder())
+        try channel.pipeline.syncOperations.addHandler(handler)
+        let frame = Self.encode([Frame(payload: ByteBuffer(bytes: [UInt8](repeating: 7, count: 100)))])
+        // 10,000 frames (about 1 MB), every read ending 50 bytes into a frame.
+        var stream = ByteBuffer()
+        for _ in 0..<10_000 { stream.writeImmutableBuffer(frame) }
+        var decoded = 0
+        var largest = 0
+        try channel.writeInbound(stream.readSlice(length: 50)!)
+        while stream.readableBytes > 0 {
+            try channel.writeInbound(stream.readSlice(length: min(frame.readableBytes, stream.readableBytes))!)
+            while try channel.readInbound(as: Frame.self) != nil { decoded += 1 }
+            largest = max(largest, handler.keptCapacity)
+        }
+        #expect(decoded == 10_000)
+        #expect(largest > 0 && largest <= 1024, "kept \(largest) bytes")
+        _ = try channel.finish()
     }
 }

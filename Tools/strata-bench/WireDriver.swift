@@ -37,7 +37,7 @@ struct WireDriver: Sendable {
                                 if let (settings, context) = tlsContext {
                                     try channel.pipeline.syncOperations.addHandler(settings.makeHandler(context: context, host: host))
                                 }
-                                try channel.pipeline.syncOperations.addHandler(ByteToMessageHandler(FrameDecoder(maxFrameBytes: maxFrameBytes)))
+                                try channel.pipeline.syncOperations.addHandler(FrameDecodingHandler(FrameDecoder(maxFrameBytes: maxFrameBytes)))
                                 try channel.pipeline.syncOperations.addHandler(WireLoadHandler(hello: hello, compressRequests: compression, answered: answered))
                             }
                         }
