@@ -148,10 +148,15 @@ final class CachedGetHandler: EventLoopAnswering, RemovableChannelHandler {
     /// of a store and an entity this server has, and (unless fetched
     /// properties are skipped) of an entity without fetched properties.
     private func admissibleID(_ text: String, skipFetched: Bool) -> ObjectID? {
-        guard let id = try? PropertyValue.parseObjectID(text),
-              !id.isTemporary,
-              core.coordinator.store(identifier: id.storeIdentifier) != nil,
-              let hasFetchedProperties = core.entityHasFetchedProperties[id.entityName],
+        let id: ObjectID
+        if let known = core.permanentIDs.permanentID(text) {
+            id = known
+        } else {
+            guard let parsed = try? PropertyValue.parseObjectID(text), !parsed.isTemporary,
+                  core.coordinator.store(identifier: parsed.storeIdentifier) != nil else { return nil }
+            id = parsed
+        }
+        guard let hasFetchedProperties = core.entityHasFetchedProperties[id.entityName],
               skipFetched || !hasFetchedProperties else { return nil }
         return id
     }

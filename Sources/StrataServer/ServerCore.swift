@@ -86,6 +86,7 @@ final class ServerCore: Sendable {
             } ?? 0
         }
         modelResponse = ModelDescriber.describe(model, stores: coordinator.stores)
+        permanentIDs = PermanentIDReader(storeIdentifiers: coordinator.stores.map(\.identifier))
         savesWithoutTasks = coordinator.stores.allSatisfy { $0 is any CompletionSavingStore }
         // Every spelling a store may use in its messages: as given,
         // standardized (the binary store's), and with links resolved.
@@ -104,6 +105,8 @@ final class ServerCore: Sendable {
     /// (its own or inherited): what the event loop's handlers check of an
     /// entity on every request, without copying the model.
     let entityHasFetchedProperties: [String: Bool]
+    /// Reads the permanent IDs of this server's stores (a get's IDs).
+    let permanentIDs: PermanentIDReader
 
     /// The batch that brings saves back to `eventLoop` (one per loop,
     /// made the first time a connection of that loop asks).

@@ -14,12 +14,24 @@ extension ByteBuffer {
 
     /// Writes `value` as a protobuf varint (for messages framed by hand).
     public mutating func writeProtobufVarint(_ value: UInt64) {
-        var value = value
-        while value >= 0x80 {
-            writeInteger(UInt8(truncatingIfNeeded: value) | 0x80)
-            value >>= 7
+        if value < 0x80 {
+            writeInteger(UInt8(value))
+            return
         }
-        writeInteger(UInt8(value))
+        // Made on the stack and written at once: each write of a byte
+        // checks the buffer's capacity and uniqueness again.
+        var bytes: (UInt64, UInt16) = (0, 0)
+        withUnsafeMutableBytes(of: &bytes) { raw in
+            var value = value
+            var count = 0
+            while value >= 0x80 {
+                raw[count] = UInt8(truncatingIfNeeded: value) | 0x80
+                value >>= 7
+                count += 1
+            }
+            raw[count] = UInt8(value)
+            writeBytes(UnsafeRawBufferPointer(rebasing: raw[...count]))
+        }
     }
 
     /// Sets `value` as a protobuf varint at `index` (within the written
