@@ -1,6 +1,7 @@
 import Foundation
 import NIOCore
 import NIOEmbedded
+import NIOTestUtils
 @testable import StrataWire
 import SwiftProtobuf
 import Testing
@@ -499,5 +500,16 @@ struct FrameCodecTests {
         #expect(decoded == 10_000)
         #expect(largest > 0 && largest <= 1024, "kept \(largest) bytes")
         _ = try channel.finish()
+    }
+
+    @Test("FrameDecoder passes swift-nio's decoder verifier: every split of the input, and end of stream")
+    func passesTheDecoderVerifier() throws {
+        let frames = [
+            Frame(payload: try Self.pingPayload(id: 1)),
+            Frame(payload: ByteBuffer()),
+            Frame(payload: try Self.pingPayload(id: 3, payload: Array(repeating: 7, count: 300)), compressed: true),
+        ]
+        let pairs = frames.map { (Self.encode([$0]), [$0]) } + [(Self.encode(frames), frames)]
+        try ByteToMessageDecoderVerifier.verifyDecoder(inputOutputPairs: pairs) { FrameDecoder() }
     }
 }
