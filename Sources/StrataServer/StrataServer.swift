@@ -94,12 +94,10 @@ public actor StrataServer: Service {
                             try child.pipeline.syncOperations.addHandler(TLSHandshakeDeadlineHandler(timeout: frameTimeout))
                         }
                     }
-                    if let frameTimeout = core.configuration.frameTimeout {
-                        try child.pipeline.syncOperations.addHandler(FrameDeadlineHandler(timeout: frameTimeout))
-                    }
                     // Its frame limit is the hello's size until the hello is accepted.
                     let state = ConnectionState(eventLoop: child.eventLoop, maxRequestsInFlight: core.configuration.maxRequestsInFlight, maxFrameBytes: maxFrameBytes)
-                    try child.pipeline.syncOperations.addHandler(FrameDecodingHandler(FrameDecoder(limit: state.frameLimit)))
+                    try child.pipeline.syncOperations.addHandler(FrameDecodingHandler(FrameDecoder(limit: state.frameLimit),
+                                                                                      observer: core.configuration.frameTimeout.map { FrameDeadline(timeout: $0) }))
                     var saveLogger = core.logger
                     saveLogger[metadataKey: "peer"] = "\(child.remoteAddress?.description ?? "?")"
                     // Before the encoder: its answers are already framed.

@@ -20,13 +20,23 @@ import NIOCore
 ///   a frame cut short there is an error naming its offset;
 /// - bytes that reach it while it passes a frame on (a handler after it
 ///   reading more, re-entrantly) are decoded after that frame's, in order.
-public final class FrameDecodingHandler: ChannelInboundHandler {
+///
+/// An ``FrameArrivalObserver`` (the server's frame deadline) sees the
+/// bytes as they arrive and the reads going to the socket, from this one
+/// handler rather than from one more in the pipeline, which every read,
+/// write and flush would pass through.
+public final class FrameDecodingHandler: ChannelDuplexHandler {
     /// Bytes as they arrive.
     public typealias InboundIn = ByteBuffer
     /// Whole frames.
     public typealias InboundOut = Frame
+    /// Writes pass through unchanged.
+    public typealias OutboundIn = ByteBuffer
+    /// Writes pass through unchanged.
+    public typealias OutboundOut = ByteBuffer
 
     private var decoder: FrameDecoder
+    private let observer: (any FrameArrivalObserver)?
     /// The bytes of a frame not complete yet; nil when none are kept.
     private var pending: ByteBuffer?
     /// Set once a frame failed to decode or the stream ended: later bytes
@@ -38,15 +48,18 @@ public final class FrameDecodingHandler: ChannelInboundHandler {
     /// The capacity of the buffer holding the bytes kept (for tests).
     var keptCapacity: Int { pending?.capacity ?? 0 }
 
-    /// A handler decoding with `decoder`.
-    public init(_ decoder: FrameDecoder) {
+    /// A handler decoding with `decoder`, its bytes and reads seen by
+    /// `observer`.
+    public init(_ decoder: FrameDecoder, observer: (any FrameArrivalObserver)? = nil) {
         self.decoder = decoder
+        self.observer = observer
     }
 
     /// Decodes the frames `data` completes.
     public func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         guard !stopped else { return }
         var bytes = unwrapInboundIn(data)
+        observer?.bytesArrived(bytes.readableBytesView, context: context)
         if var kept = pending {
             pending = nil
             // The kept bytes moved to the front first: a stream whose
@@ -70,8 +83,26 @@ public final class FrameDecodingHandler: ChannelInboundHandler {
 
     /// At the end of the connection what is kept is decoded.
     public func channelInactive(context: ChannelHandlerContext) {
+        observer?.stop()
         endOfStream(context: context)
         context.fireChannelInactive()
+    }
+
+    /// Tells the observer that the socket's read burst ended.
+    public func channelReadComplete(context: ChannelHandlerContext) {
+        observer?.readCompleted()
+        context.fireChannelReadComplete()
+    }
+
+    /// Tells the observer that a read goes toward the socket.
+    public func read(context: ChannelHandlerContext) {
+        observer?.readRequested(context: context)
+        context.read()
+    }
+
+    /// Stops the observer.
+    public func handlerRemoved(context: ChannelHandlerContext) {
+        observer?.stop()
     }
 
     private func endOfStream(context: ChannelHandlerContext) {

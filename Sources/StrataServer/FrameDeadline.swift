@@ -1,8 +1,9 @@
 import NIOCore
 import StrataWire
 
-/// Closes a connection whose frame arrives too slowly. It sits before the
-/// frame decoder and follows the frame boundaries in the bytes going by
+/// Closes a connection whose frame arrives too slowly. It watches the
+/// connection's frame decoder (``FrameDecodingHandler``'s observer) and
+/// follows the frame boundaries in the bytes arriving
 /// (five header bytes, then the announced payload): from a frame's first
 /// byte, the whole frame must arrive within ``timeout`` plus one second
 /// per MiB of payload. Otherwise it writes one DEADLINE_EXCEEDED status
@@ -18,12 +19,7 @@ import StrataWire
 /// its maximum of requests in flight, and the async side withholds
 /// `read()`) does not count against the client: a deadline that passes
 /// while no read is outstanding restarts when reading resumes.
-final class FrameDeadlineHandler: ChannelDuplexHandler {
-    typealias InboundIn = ByteBuffer
-    typealias InboundOut = ByteBuffer
-    typealias OutboundIn = ByteBuffer
-    typealias OutboundOut = ByteBuffer
-
+final class FrameDeadline: FrameArrivalObserver {
     private let timeout: TimeAmount
     /// Header bytes of the current frame seen so far (0...5), and the
     /// announced length's bytes among them.
@@ -48,10 +44,9 @@ final class FrameDeadlineHandler: ChannelDuplexHandler {
         self.timeout = .nanoseconds(parts.seconds * 1_000_000_000 + parts.attoseconds / 1_000_000_000)
     }
 
-    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+    func bytesArrived(_ bytes: ByteBufferView, context: ChannelHandlerContext) {
         let begunBefore = framesBegun
-        let bytes = unwrapInboundIn(data)
-        follow(bytes.readableBytesView)
+        follow(bytes)
         if headerSeen > 0 || payloadLeft > 0 {
             // A read that ends inside a frame: its deadline, from when it began.
             if framesBegun != begunBefore || frameDeadline == nil {
@@ -67,15 +62,13 @@ final class FrameDeadlineHandler: ChannelDuplexHandler {
                 timer = nil
             }
         }
-        context.fireChannelRead(data)
     }
 
-    func channelReadComplete(context: ChannelHandlerContext) {
+    func readCompleted() {
         readOutstanding = false
-        context.fireChannelReadComplete()
     }
 
-    func read(context: ChannelHandlerContext) {
+    func readRequested(context: ChannelHandlerContext) {
         readOutstanding = true
         if expiredWhileNotReading {
             // The server reads again: the frame's clock starts over.
@@ -86,17 +79,11 @@ final class FrameDeadlineHandler: ChannelDuplexHandler {
                 arm(at: deadline, context: context)
             }
         }
-        context.read()
     }
 
-    func handlerRemoved(context: ChannelHandlerContext) {
-        timer?.cancel()
-    }
-
-    func channelInactive(context: ChannelHandlerContext) {
+    func stop() {
         timer?.cancel()
         timer = nil
-        context.fireChannelInactive()
     }
 
     /// One second more per MiB of payload.
