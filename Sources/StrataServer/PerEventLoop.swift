@@ -27,9 +27,4 @@ final class PerEventLoop<Value: Sendable>: Sendable {
             return value
         }
     }
-
-    /// Every loop's value made so far.
-    var all: [Value] {
-        values.withLockedValue { Array($0.values) }
-    }
 }
