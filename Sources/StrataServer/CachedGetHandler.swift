@@ -29,8 +29,8 @@ import SwiftProtobuf
 final class CachedGetHandler: EventLoopAnswering, RemovableChannelHandler {
     typealias InboundIn = Frame
     typealias InboundOut = Frame
-    /// Whole wire frames: the handler sits before the frame encoder, so its
-    /// answers (framed as they are built) are not copied again.
+    /// Whole wire frames, framed as they are built (no encoder copies
+    /// them again).
     typealias OutboundOut = ByteBuffer
 
     /// The most objects one get may name to be answered here.

@@ -18,11 +18,14 @@ import StrataWire
 /// connection's reading. Answers are written as they are made and flushed
 /// at the end of the loop's turn (``EventLoopCompletionBatch/flushAtEndOfTurn(_:)``),
 /// so answers to frames read together leave in one write, and the answers
-/// of one turn to all of the loop's connections one after another.
+/// of one turn to all of the loop's connections one after another. The
+/// end of a read burst goes on to the async side only when a frame did
+/// (the async channel delivers what it received then): a burst answered
+/// here whole ends here.
 final class EventLoopRequestHandler: ChannelInboundHandler, RemovableChannelHandler {
     typealias InboundIn = Frame
     typealias InboundOut = Frame
-    /// Whole wire frames (the handler sits before the frame encoder).
+    /// Whole wire frames.
     typealias OutboundOut = ByteBuffer
 
     private let gets: CachedGetHandler
@@ -33,6 +36,8 @@ final class EventLoopRequestHandler: ChannelInboundHandler, RemovableChannelHand
     private let batch: EventLoopCompletionBatch
     /// Whether an answer was written since the last flush.
     private var needsFlush = false
+    /// Whether a frame went on to the async side in this read burst.
+    private var passedOn = false
 
     /// A handler answering with the three answerers of `state`'s connection,
     /// its answers flushed by `batch` (its event loop's).
@@ -58,6 +63,7 @@ final class EventLoopRequestHandler: ChannelInboundHandler, RemovableChannelHand
             }
             if state.answersOnEventLoop, saves.start(frame, context: context) { return }
         }
+        passedOn = true
         context.fireChannelRead(data)
     }
 
@@ -68,6 +74,8 @@ final class EventLoopRequestHandler: ChannelInboundHandler, RemovableChannelHand
             needsFlush = false
             batch.flushAtEndOfTurn(context)
         }
+        guard passedOn else { return }
+        passedOn = false
         context.fireChannelReadComplete()
     }
 

@@ -45,7 +45,7 @@ import Tracing
 final class FetchHandler: EventLoopAnswering, RemovableChannelHandler {
     typealias InboundIn = Frame
     typealias InboundOut = Frame
-    /// Whole wire frames (the handler sits before the frame encoder).
+    /// Whole wire frames.
     typealias OutboundOut = ByteBuffer
 
     /// `ClientFrame.fetch`'s field number (`Protocol/strata.proto`).

@@ -5,15 +5,18 @@ import SwiftProtobuf
 /// Writes one connection's server frames. Many request tasks write through
 /// it at once (NIO's async writer takes concurrent producers and suspends
 /// them while the socket is not writable, which is the server's
-/// backpressure on clients that do not read).
+/// backpressure on clients that do not read). Each frame is written with
+/// its header (``FrameEncoder/write(_:into:)``), as the event loop's
+/// handlers write theirs, so the pipeline needs no encoder that every
+/// read, write and flush would pass through.
 final class ResponseWriter: Sendable {
-    private let outbound: NIOAsyncChannelOutboundWriter<Frame>
+    private let outbound: NIOAsyncChannelOutboundWriter<ByteBuffer>
     /// The connection's state, shared with its event-loop handler.
     let state: ConnectionState
 
     private let maxFrameBytes: Int
 
-    init(outbound: NIOAsyncChannelOutboundWriter<Frame>, maxFrameBytes: Int, state: ConnectionState = ConnectionState()) {
+    init(outbound: NIOAsyncChannelOutboundWriter<ByteBuffer>, maxFrameBytes: Int, state: ConnectionState = ConnectionState()) {
         self.outbound = outbound
         self.maxFrameBytes = maxFrameBytes
         self.state = state
@@ -26,7 +29,31 @@ final class ResponseWriter: Sendable {
 
     /// Sends one frame.
     func send(_ frame: Strata_V1_ServerFrame) async throws {
-        try await outbound.write(Self.frame(frame, compresses: state.compresses, maxFrameBytes: maxFrameBytes))
+        try await outbound.write(Self.framed(frame, compresses: state.compresses, maxFrameBytes: maxFrameBytes))
+    }
+
+    /// `answer` as one whole wire frame, header included
+    /// (``frame(_:compresses:maxFrameBytes:)``, then written as
+    /// ``FrameEncoder/write(_:into:)`` writes it).
+    static func framed(_ answer: Strata_V1_ServerFrame, compresses: Bool, maxFrameBytes: Int) throws -> ByteBuffer {
+        let bytes: [UInt8] = try answer.serializedBytes()
+        if bytes.count <= maxFrameBytes, !(compresses && bytes.count >= WireProtocol.compressionThreshold) {
+            // The common small answer: header and payload written once,
+            // as the frame encoder writes them (flag 0, big-endian length).
+            var buffer = ByteBufferAllocator().buffer(capacity: bytes.count + WireProtocol.headerSize)
+            buffer.writeInteger(UInt8(0))
+            buffer.writeInteger(UInt32(bytes.count))
+            buffer.writeBytes(bytes)
+            return buffer
+        }
+        return encoded(try frame(bytes: bytes, compresses: compresses, maxFrameBytes: maxFrameBytes))
+    }
+
+    /// `frame` with its header, compressed if it says so.
+    static func encoded(_ frame: Frame) -> ByteBuffer {
+        var buffer = ByteBufferAllocator().buffer(capacity: frame.payload.readableBytes + WireProtocol.headerSize)
+        FrameEncoder.write(frame, into: &buffer)
+        return buffer
     }
 
     /// `message` as a wire frame, to be compressed when agreed and large;
@@ -58,7 +85,7 @@ final class ResponseWriter: Sendable {
     /// the request ID (field 1) and `more_follows` (field 3) before it.
     func send(requestID: UInt64, more: Bool, fetchBatch batch: ByteBuffer) async throws {
         let payload = try Self.fetchBatchPayload(requestID: requestID, more: more, batch: batch, maxFrameBytes: maxFrameBytes)
-        try await outbound.write(Frame(payload: payload, compressed: state.compresses && payload.readableBytes >= WireProtocol.compressionThreshold))
+        try await outbound.write(Self.encoded(Frame(payload: payload, compressed: state.compresses && payload.readableBytes >= WireProtocol.compressionThreshold)))
     }
 
     /// The `ServerFrame` bytes of one batch of a fetch's answer (see

@@ -25,8 +25,8 @@ enum RowEncoding {
     /// whose `objects` are the given encoded `ObjectState`s, in order (field
     /// numbers from `Protocol/strata.proto`: `ServerFrame.request_id` 1,
     /// `ServerFrame.refresh` 15, `RefreshResponse.objects` 1). Sized first
-    /// and written once into one buffer: no intermediate arrays and no
-    /// second copy by the frame encoder.
+    /// and written once into one buffer, header included: no intermediate
+    /// arrays and no second copy.
     static func refreshAnswerFrame(requestID: UInt64, states: some Collection<[UInt8]>, allocator: ByteBufferAllocator) -> ByteBuffer {
         var responseBytes = 0
         for state in states { responseBytes += 1 + ByteBuffer.protobufVarintSize(UInt64(state.count)) + state.count }

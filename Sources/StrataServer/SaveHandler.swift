@@ -35,7 +35,7 @@ import SwiftProtobuf
 final class SaveHandler: ChannelInboundHandler, RemovableChannelHandler {
     typealias InboundIn = Frame
     typealias InboundOut = Frame
-    /// Whole wire frames (the handler sits before the frame encoder).
+    /// Whole wire frames.
     typealias OutboundOut = ByteBuffer
 
     /// `ClientFrame.save`'s field number (`Protocol/strata.proto`).
@@ -70,8 +70,7 @@ final class SaveHandler: ChannelInboundHandler, RemovableChannelHandler {
     }
 
     /// Starts the save `frame` asks, its answer to be written through
-    /// `context` (whose handler sits where this one would, before the
-    /// frame encoder); false, having started nothing, when the frame is
+    /// `context` (whose handler sits where this one would); false, having started nothing, when the frame is
     /// not one this handler takes (it then goes on to the async side). For
     /// a caller that has checked that the connection answers on the loop
     /// and is writable (``EventLoopRequestHandler``).
@@ -201,7 +200,7 @@ final class SaveHandler: ChannelInboundHandler, RemovableChannelHandler {
             var answer = Strata_V1_ServerFrame()
             answer.requestID = requestID
             answer.response = .save(ServerCore.response(names: names, outcome: outcome))
-            return (try framed(answer, compresses: state.compresses, maxFrameBytes: maxFrameBytes), false)
+            return (try ResponseWriter.framed(answer, compresses: state.compresses, maxFrameBytes: maxFrameBytes), false)
         } catch let caught {
             error = caught
         }
@@ -209,25 +208,6 @@ final class SaveHandler: ChannelInboundHandler, RemovableChannelHandler {
         refusal.requestID = requestID
         refusal.status = Session.failureStatus(error, operation: operationName, requestID: requestID, redactor: redactor, logger: logger)
         Session.failed(span, status: refusal.status)
-        return ((try? framed(refusal, compresses: state.compresses, maxFrameBytes: maxFrameBytes)) ?? ByteBuffer(), true)
-    }
-
-    /// `answer` as one whole wire frame (``ResponseWriter/frame(_:compresses:maxFrameBytes:)``,
-    /// then framed as the encoder after this handler would).
-    static func framed(_ answer: Strata_V1_ServerFrame, compresses: Bool, maxFrameBytes: Int) throws -> ByteBuffer {
-        let bytes: [UInt8] = try answer.serializedBytes()
-        if bytes.count <= maxFrameBytes, !(compresses && bytes.count >= WireProtocol.compressionThreshold) {
-            // The common small answer: header and payload written once,
-            // as the frame encoder writes them (flag 0, big-endian length).
-            var buffer = ByteBufferAllocator().buffer(capacity: bytes.count + WireProtocol.headerSize)
-            buffer.writeInteger(UInt8(0))
-            buffer.writeInteger(UInt32(bytes.count))
-            buffer.writeBytes(bytes)
-            return buffer
-        }
-        let frame = try ResponseWriter.frame(bytes: bytes, compresses: compresses, maxFrameBytes: maxFrameBytes)
-        var buffer = ByteBufferAllocator().buffer(capacity: frame.payload.readableBytes + WireProtocol.headerSize)
-        FrameEncoder.write(frame, into: &buffer)
-        return buffer
+        return ((try? ResponseWriter.framed(refusal, compresses: state.compresses, maxFrameBytes: maxFrameBytes)) ?? ByteBuffer(), true)
     }
 }

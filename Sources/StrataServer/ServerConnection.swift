@@ -10,7 +10,7 @@ import SwiftProtobuf
 /// not read), answers written as they finish, notifications pushed.
 struct ServerConnection {
     let core: ServerCore
-    let channel: NIOAsyncChannel<Frame, Frame>
+    let channel: NIOAsyncChannel<Frame, ByteBuffer>
     /// Shared with the connection's ``EventLoopRequestHandler``.
     let state: ConnectionState
     let logger: Logger

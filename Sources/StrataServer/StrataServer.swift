@@ -100,15 +100,15 @@ public actor StrataServer: Service {
                                                                                       observer: core.configuration.frameTimeout.map { FrameDeadline(timeout: $0) }))
                     var saveLogger = core.logger
                     saveLogger[metadataKey: "peer"] = "\(child.remoteAddress?.description ?? "?")"
-                    // Before the encoder: its answers are already framed.
                     let batch = core.completionBatch(on: child.eventLoop)
                     try child.pipeline.syncOperations.addHandler(EventLoopRequestHandler(
                         gets: CachedGetHandler(core: core, state: state, maxFrameBytes: maxFrameBytes),
                         fetches: FetchHandler(core: core, state: state, plans: core.fetchPlans.value(on: child.eventLoop), maxFrameBytes: maxFrameBytes),
                         saves: SaveHandler(core: core, state: state, maxFrameBytes: maxFrameBytes, logger: saveLogger, batch: batch),
                         state: state, batch: batch))
-                    try child.pipeline.syncOperations.addHandler(MessageToByteHandler(FrameEncoder()))
-                    let connection = try NIOAsyncChannel<Frame, Frame>(
+                    // Every answer is written framed (``ResponseWriter`` and the
+                    // handlers above), so no encoder sits in the pipeline.
+                    let connection = try NIOAsyncChannel<Frame, ByteBuffer>(
                         wrappingChannelSynchronously: child,
                         configuration: .init(backPressureStrategy: .init(lowWatermark: 2, highWatermark: 16))
                     )
