@@ -38,6 +38,13 @@ final class EventLoopRequestHandler: ChannelInboundHandler, RemovableChannelHand
     private var needsFlush = false
     /// Whether a frame went on to the async side in this read burst.
     private var passedOn = false
+    /// The channel's allocator and writability, kept here: reading them
+    /// through `context.channel` for every frame retains and releases the
+    /// channel and its parts each time. The writability follows
+    /// `channelWritabilityChanged`, which the channel fires whenever it
+    /// changes.
+    private var allocator = ByteBufferAllocator()
+    private var isWritable = true
 
     /// A handler answering with the three answerers of `state`'s connection,
     /// its answers flushed by `batch` (its event loop's).
@@ -49,16 +56,25 @@ final class EventLoopRequestHandler: ChannelInboundHandler, RemovableChannelHand
         self.batch = batch
     }
 
+    func handlerAdded(context: ChannelHandlerContext) {
+        allocator = context.channel.allocator
+        isWritable = context.channel.isWritable
+    }
+
+    func channelWritabilityChanged(context: ChannelHandlerContext) {
+        isWritable = context.channel.isWritable
+        context.fireChannelWritabilityChanged()
+    }
+
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         let frame = unwrapInboundIn(data)
-        let channel = context.channel
-        if state.answersOnEventLoop, channel.isWritable {
-            if let answer = gets.answer(frame, allocator: channel.allocator) {
+        if state.answersOnEventLoop, isWritable {
+            if let answer = gets.answer(frame, allocator: allocator) {
                 return write(answer, context: context)
             }
             // A frame that does not decode stops the connection's reading
             // (``ConnectionState/stopReading(_:)``): nothing is taken here after it.
-            if state.answersOnEventLoop, let answer = fetches.answer(frame, allocator: channel.allocator) {
+            if state.answersOnEventLoop, let answer = fetches.answer(frame, allocator: allocator) {
                 return write(answer, context: context)
             }
             if state.answersOnEventLoop, saves.start(frame, context: context) { return }

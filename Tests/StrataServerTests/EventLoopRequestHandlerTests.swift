@@ -1,4 +1,5 @@
 import Foundation
+import NIOConcurrencyHelpers
 import NIOCore
 import NIOEmbedded
 import StrataContext
@@ -135,6 +136,60 @@ import Testing
         #expect(try await channel.readOutbound(as: ByteBuffer.self) == nil)
 
         await state.limiter.waitUntilIdle()
+        _ = try await channel.finish()
+        try await container.close()
+    }
+
+    /// Counts the read bursts' ends that reach it.
+    private final class ReadBurstEnds: ChannelInboundHandler, Sendable {
+        typealias InboundIn = Frame
+        let count = NIOLockedValueBox(0)
+
+        func channelReadComplete(context: ChannelHandlerContext) {
+            count.withLockedValue { $0 += 1 }
+            context.fireChannelReadComplete()
+        }
+    }
+
+    @Test func whileTheSocketIsNotWritableRequestsGoOnAndABurstAnsweredHereEndsHere() async throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("strata-loop-handler-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let (core, container, book) = try await core(in: directory)
+        let state = ConnectionState(maxRequestsInFlight: 4)
+        state.helloAccepted()
+        state.greeted(clientName: "test")
+        let channel = try await channel(core, state)
+        let ends = ReadBurstEnds()
+        try await channel.pipeline.addHandler(ends)
+        let get = try frame(Strata_V1_ClientFrame.with {
+            $0.requestID = 3
+            $0.refresh = Strata_V1_RefreshRequest.with {
+                $0.ids = [book.uriRepresentation]
+                $0.skipFetched = true
+            }
+        })
+
+        // Answered here: the burst's end does not go on.
+        try await channel.writeInbound(get)
+        try #require(try await channel.readInbound(as: Frame.self) == nil)
+        #expect(try await nextServerFrame(channel).requestID == 3)
+        #expect(ends.count.withLockedValue { $0 } == 0)
+
+        // Not writable: the get goes on, and so does the burst's end.
+        channel.isWritable = false
+        channel.pipeline.fireChannelWritabilityChanged()
+        try await channel.writeInbound(get)
+        #expect(try await channel.readInbound(as: Frame.self) != nil, "answered on the loop while not writable")
+        #expect(ends.count.withLockedValue { $0 } == 1)
+
+        // Writable again: answered here.
+        channel.isWritable = true
+        channel.pipeline.fireChannelWritabilityChanged()
+        try await channel.writeInbound(get)
+        try #require(try await channel.readInbound(as: Frame.self) == nil)
+        #expect(try await nextServerFrame(channel).requestID == 3)
+        #expect(ends.count.withLockedValue { $0 } == 1)
+
         _ = try await channel.finish()
         try await container.close()
     }
