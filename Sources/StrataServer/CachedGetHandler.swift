@@ -70,8 +70,16 @@ final class CachedGetHandler: EventLoopAnswering, RemovableChannelHandler {
         let policy = state.policy
         if let policy, (try? core.mayHideReferences(policy)) != false { return nil }
         let started = ContinuousClock.now
-        // The common case is read by its fields; anything else is decoded
-        // in full, which also finds frames that are not protobuf.
+        let cache = core.coordinator.rowCache
+        // The common get, one permanent ID of a store of ours: read by its
+        // fields, the ID from its bytes with no string made.
+        if let (refresh, id) = RefreshFrameScan.scanningSoleID(frame.payload, { core.permanentIDs.permanentID($0) }) {
+            guard refresh.requestID != 0, !refresh.namesRelationships, !refresh.namesFetched,
+                  admissible(id, skipFetched: refresh.skipFetched) else { return nil }
+            return answer(requestID: refresh.requestID, id: id, cache: cache, policy: policy, allocator: allocator, started: started)
+        }
+        // Other gets by their fields too; anything else is decoded in full,
+        // which also finds frames that are not protobuf.
         let refresh: RefreshFrameScan
         if let scan = RefreshFrameScan(scanning: frame.payload) {
             refresh = scan
@@ -93,27 +101,38 @@ final class CachedGetHandler: EventLoopAnswering, RemovableChannelHandler {
         // refuses) and relationships need the async side's checks.
         guard refresh.requestID != 0, !refresh.namesRelationships, !refresh.namesFetched,
               !refresh.ids.isEmpty, refresh.ids.count <= Self.maximumObjects else { return nil }
-        let cache = core.coordinator.rowCache
-        var answer: ByteBuffer
         if refresh.ids.count == 1 {
-            // One object, the common get: no arrays on the way.
-            guard let id = admissibleID(refresh.ids[0], skipFetched: refresh.skipFetched),
-                  let (row, generation) = cache.cachedRow(id),
-                  policy.map({ admits(row.snapshot, $0) }) ?? true,
-                  (row.attachment?.count ?? Self.approximateBytes(of: row.snapshot)) <= Self.maximumAnswerBytes else { return nil }
-            answer = RowEncoding.refreshAnswerFrame(requestID: refresh.requestID, states: CollectionOfOne(encoded(row, readAt: generation)), allocator: allocator)
-        } else {
-            var ids: [ObjectID] = []
-            ids.reserveCapacity(refresh.ids.count)
-            for text in refresh.ids {
-                guard let id = admissibleID(text, skipFetched: refresh.skipFetched) else { return nil }
-                ids.append(id)
-            }
-            guard let (rows, generation) = cache.cachedRows(ids),
-                  policy.map({ policy in rows.allSatisfy { admits($0.snapshot, policy) } }) ?? true,
-                  rows.reduce(0, { $0 + ($1.attachment?.count ?? Self.approximateBytes(of: $1.snapshot)) }) <= Self.maximumAnswerBytes else { return nil }
-            answer = RowEncoding.refreshAnswerFrame(requestID: refresh.requestID, states: rows.map { encoded($0, readAt: generation) }, allocator: allocator)
+            // One object: no arrays on the way.
+            guard let id = admissibleID(refresh.ids[0], skipFetched: refresh.skipFetched) else { return nil }
+            return answer(requestID: refresh.requestID, id: id, cache: cache, policy: policy, allocator: allocator, started: started)
         }
+        var ids: [ObjectID] = []
+        ids.reserveCapacity(refresh.ids.count)
+        for text in refresh.ids {
+            guard let id = admissibleID(text, skipFetched: refresh.skipFetched) else { return nil }
+            ids.append(id)
+        }
+        guard let (rows, generation) = cache.cachedRows(ids),
+              policy.map({ policy in rows.allSatisfy { admits($0.snapshot, policy) } }) ?? true,
+              rows.reduce(0, { $0 + ($1.attachment?.count ?? Self.approximateBytes(of: $1.snapshot)) }) <= Self.maximumAnswerBytes else { return nil }
+        let answer = RowEncoding.refreshAnswerFrame(requestID: refresh.requestID, states: rows.map { encoded($0, readAt: generation) }, allocator: allocator)
+        return finished(answer, allocator: allocator, started: started)
+    }
+
+    /// The answer to a get of the one object `id` (admissible), when its
+    /// row is cached and may be answered here.
+    private func answer(requestID: UInt64, id: ObjectID, cache: RowCache, policy: AccessPolicy?, allocator: ByteBufferAllocator, started: ContinuousClock.Instant) -> ByteBuffer? {
+        guard let (row, generation) = cache.cachedRow(id),
+              policy.map({ admits(row.snapshot, $0) }) ?? true,
+              (row.attachment?.count ?? Self.approximateBytes(of: row.snapshot)) <= Self.maximumAnswerBytes else { return nil }
+        let answer = RowEncoding.refreshAnswerFrame(requestID: requestID, states: CollectionOfOne(encoded(row, readAt: generation)), allocator: allocator)
+        return finished(answer, allocator: allocator, started: started)
+    }
+
+    /// `answer` within the frame limit (nil past it), compressed when the
+    /// connection compresses and it is large; counted.
+    private func finished(_ answer: ByteBuffer, allocator: ByteBufferAllocator, started: ContinuousClock.Instant) -> ByteBuffer? {
+        var answer = answer
         let payloadBytes = answer.readableBytes - WireProtocol.headerSize
         guard payloadBytes <= maxFrameBytes else { return nil }
         if state.compresses, payloadBytes >= WireProtocol.compressionThreshold {
@@ -145,8 +164,7 @@ final class CachedGetHandler: EventLoopAnswering, RemovableChannelHandler {
     }
 
     /// The ID `text` names when this handler may answer for it: permanent,
-    /// of a store and an entity this server has, and (unless fetched
-    /// properties are skipped) of an entity without fetched properties.
+    /// of a store this server has, and ``admissible(_:skipFetched:)``.
     private func admissibleID(_ text: String, skipFetched: Bool) -> ObjectID? {
         let id: ObjectID
         if let known = core.permanentIDs.permanentID(text) {
@@ -156,9 +174,15 @@ final class CachedGetHandler: EventLoopAnswering, RemovableChannelHandler {
                   core.coordinator.store(identifier: parsed.storeIdentifier) != nil else { return nil }
             id = parsed
         }
-        guard let hasFetchedProperties = core.entityHasFetchedProperties[id.entityName],
-              skipFetched || !hasFetchedProperties else { return nil }
-        return id
+        return admissible(id, skipFetched: skipFetched) ? id : nil
+    }
+
+    /// Whether this handler may answer for `id` (permanent, of a store this
+    /// server has): of an entity this server has, and (unless fetched
+    /// properties are skipped) one without fetched properties.
+    private func admissible(_ id: ObjectID, skipFetched: Bool) -> Bool {
+        guard let hasFetchedProperties = core.entityHasFetchedProperties[id.entityName] else { return false }
+        return skipFetched || !hasFetchedProperties
     }
 
     /// A cached row's `ObjectState` bytes: its attachment, or its encoding,

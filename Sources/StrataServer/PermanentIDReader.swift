@@ -30,7 +30,9 @@ struct PermanentIDReader: Sendable {
         return text.withUTF8 { bytes in permanentID(UnsafeRawBufferPointer(bytes)) }
     }
 
-    private func permanentID(_ bytes: UnsafeRawBufferPointer) -> ObjectID? {
+    /// ``permanentID(_:)`` of an ID's UTF-8 bytes (any bytes: what is not
+    /// the common permanent ID of a known store, ASCII, answers nil).
+    func permanentID(_ bytes: UnsafeRawBufferPointer) -> ObjectID? {
         let slash = UInt8(ascii: "/")
         let prefix = Self.prefix
         guard bytes.count > prefix.count, bytes.starts(with: prefix) else { return nil }

@@ -26,27 +26,60 @@ public struct RefreshFrameScan: Sendable, Equatable {
     /// Scans a `ClientFrame` payload; nil when it is not a plain refresh.
     public init?(scanning payload: ByteBuffer) {
         let scanned: RefreshFrameScan? = payload.withUnsafeReadableBytes { bytes in
-            var scan = RefreshFrameScan()
-            var reader = ProtobufReader(bytes: bytes)
-            var sawRefresh = false
-            while !reader.isAtEnd {
-                guard let key = reader.varint() else { return nil }
-                switch key {
-                case 1 << 3:
-                    guard let value = reader.varint() else { return nil }
-                    scan.requestID = value
-                case (15 << 3) | 2:
-                    guard !sawRefresh, let length = reader.varint(), var refresh = reader.slice(length) else { return nil }
-                    sawRefresh = true
-                    guard scan.readRefresh(&refresh) else { return nil }
-                default:
-                    return nil
-                }
-            }
-            return sawRefresh ? scan : nil
+            var ids: [String] = []
+            guard var scan = Self.scan(bytes, id: { raw in
+                guard let id = ProtobufReader.text(raw) else { return false }
+                ids.append(id)
+                return true
+            }) else { return nil }
+            scan.ids = ids
+            return scan
         }
         guard let scanned else { return nil }
         self = scanned
+    }
+
+    /// ``init(scanning:)`` for a refresh of exactly one ID (the common get),
+    /// without making the ID a string: its bytes go to `read` (valid during
+    /// the call, and not checked for UTF-8: `read` must answer nil for
+    /// anything it does not recognize), and the scan comes back with `ids`
+    /// empty beside what `read` answered. Nil when the frame is not a plain
+    /// refresh of one ID, or `read` answers nil: ``init(scanning:)`` then
+    /// reads the frame as usual.
+    public static func scanningSoleID<T>(_ payload: ByteBuffer, _ read: (UnsafeRawBufferPointer) -> T?) -> (scan: RefreshFrameScan, id: T)? {
+        payload.withUnsafeReadableBytes { bytes in
+            var sole: UnsafeRawBufferPointer?
+            var count = 0
+            guard let scan = Self.scan(bytes, id: { raw in
+                count += 1
+                sole = raw
+                return count == 1
+            }), count == 1, let sole, let id = read(sole) else { return nil }
+            return (scan, id)
+        }
+    }
+
+    /// The fields of the `ClientFrame` in `bytes`, each ID's bytes handed
+    /// to `id` (false ends the scan: nil); nil when it is not a plain refresh.
+    private static func scan(_ bytes: UnsafeRawBufferPointer, id: (UnsafeRawBufferPointer) -> Bool) -> RefreshFrameScan? {
+        var scan = RefreshFrameScan()
+        var reader = ProtobufReader(bytes: bytes)
+        var sawRefresh = false
+        while !reader.isAtEnd {
+            guard let key = reader.varint() else { return nil }
+            switch key {
+            case 1 << 3:
+                guard let value = reader.varint() else { return nil }
+                scan.requestID = value
+            case (15 << 3) | 2:
+                guard !sawRefresh, let length = reader.varint(), var refresh = reader.slice(length) else { return nil }
+                sawRefresh = true
+                guard scan.readRefresh(&refresh, id: id) else { return nil }
+            default:
+                return nil
+            }
+        }
+        return sawRefresh ? scan : nil
     }
 
     /// A scan with these fields (for tests).
@@ -60,13 +93,12 @@ public struct RefreshFrameScan: Sendable, Equatable {
 
     private init() {}
 
-    private mutating func readRefresh(_ reader: inout ProtobufReader) -> Bool {
+    private mutating func readRefresh(_ reader: inout ProtobufReader, id: (UnsafeRawBufferPointer) -> Bool) -> Bool {
         while !reader.isAtEnd {
             guard let key = reader.varint() else { return false }
             switch key {
             case (1 << 3) | 2:
-                guard let id = reader.text() else { return false }
-                ids.append(id)
+                guard let field = reader.delimited(), id(field.remaining) else { return false }
             case (2 << 3) | 2, (3 << 3) | 2:
                 // Names the decoder refuses (not UTF-8) make the frame a
                 // protocol error: left to it.

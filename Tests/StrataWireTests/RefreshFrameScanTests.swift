@@ -76,4 +76,39 @@ struct RefreshFrameScanTests {
         }
         #expect(RefreshFrameScan(scanning: ByteBuffer(bytes: [0xFF, 0xFF, 0xFF])) == nil)
     }
+
+    @Test("A refresh of one ID hands over its bytes, with the same fields, and declines the rest")
+    func soleID() throws {
+        let text = { (bytes: UnsafeRawBufferPointer) in String(decoding: bytes, as: UTF8.self) }
+        var random = SystemRandomNumberGenerator()
+        for round in 0..<300 {
+            let frame = Strata_V1_ClientFrame.with {
+                $0.requestID = round % 7 == 0 ? UInt64.random(in: 0...UInt64.max, using: &random) : UInt64(round)
+                $0.refresh = Strata_V1_RefreshRequest.with {
+                    $0.ids = (0..<(round % 4)).map { "strata://S/Book/p\($0 * 1000 + round)" }
+                    if round % 3 == 0 { $0.includeFetched = ["feedbackList"] }
+                    if round % 5 == 0 { $0.includeRelationships = ["x"] }
+                    $0.skipFetched = round % 2 == 0
+                }
+            }
+            let payload = ByteBuffer(bytes: try frame.serializedBytes() as [UInt8])
+            let full = try #require(RefreshFrameScan(scanning: payload))
+            let sole = RefreshFrameScan.scanningSoleID(payload, text)
+            if frame.refresh.ids.count == 1 {
+                let (scan, id) = try #require(sole, "round \(round)")
+                #expect(id == frame.refresh.ids[0])
+                var expected = full
+                expected.ids = []
+                #expect(scan == expected)
+            } else {
+                #expect(sole == nil, "round \(round): \(frame.refresh.ids.count) IDs")
+            }
+        }
+        // What `read` declines is declined; so is what the scan declines.
+        let one = ByteBuffer(bytes: try Strata_V1_ClientFrame.with { $0.requestID = 2; $0.refresh = .with { $0.ids = ["a"] } }.serializedBytes() as [UInt8])
+        #expect(RefreshFrameScan.scanningSoleID(one) { _ -> Int? in nil } == nil)
+        #expect(RefreshFrameScan.scanningSoleID(ByteBuffer(bytes: [0xFF, 0xFF, 0xFF]), text) == nil)
+        let save = ByteBuffer(bytes: try Strata_V1_ClientFrame.with { $0.requestID = 1; $0.save = Strata_V1_SaveRequest() }.serializedBytes() as [UInt8])
+        #expect(RefreshFrameScan.scanningSoleID(save, text) == nil)
+    }
 }
