@@ -70,8 +70,9 @@ final class SaveHandler: ChannelInboundHandler, RemovableChannelHandler {
     }
 
     /// Starts the save `frame` asks, its answer to be written through
-    /// `context` (whose handler sits where this one would); false, having started nothing, when the frame is
-    /// not one this handler takes (it then goes on to the async side). For
+    /// `context` (whose handler sits where this one would); false, having
+    /// started nothing, when the frame is not one this handler takes (it
+    /// then goes on to the async side). For
     /// a caller that has checked that the connection answers on the loop
     /// and is writable (``EventLoopRequestHandler``).
     func start(_ frame: Frame, context: ChannelHandlerContext) -> Bool {
