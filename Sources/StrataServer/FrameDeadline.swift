@@ -152,11 +152,7 @@ final class FrameDeadline: FrameArrivalObserver {
         let status = WireError(.deadlineExceeded, "a frame did not arrive within \(timeout.nanoseconds / 1_000_000) ms of its first byte: closing").status
         var frame = Strata_V1_ServerFrame()
         frame.status = status
-        if let payload = try? frame.serializedBytes() as [UInt8] {
-            var out = context.channel.allocator.buffer(capacity: WireProtocol.headerSize + payload.count)
-            out.writeInteger(UInt8(0))
-            out.writeInteger(UInt32(payload.count))
-            out.writeBytes(payload)
+        if let out = try? ResponseWriter.framed(frame, compresses: false, maxFrameBytes: .max) {
             context.writeAndFlush(NIOAny(out), promise: nil)
         }
         context.close(promise: nil)
