@@ -65,6 +65,13 @@ final class CachedGetHandler: EventLoopAnswering, RemovableChannelHandler {
 
     /// The answer to `frame` when it is a get this handler can answer whole.
     func answer(_ frame: Frame, allocator: ByteBufferAllocator) -> ByteBuffer? {
+        var spare: ByteBuffer?
+        return answer(frame, allocator: allocator, reusing: &spare)
+    }
+
+    /// ``answer(_:allocator:)`` written into `spare` when there is one
+    /// (taken when used; see ``RowEncoding/refreshAnswerFrame(requestID:states:allocator:reusing:)``).
+    func answer(_ frame: Frame, allocator: ByteBufferAllocator, reusing spare: inout ByteBuffer?) -> ByteBuffer? {
         // A caller bound by access rules whose rules may hide references
         // is answered by the async side, which rewrites them.
         let policy = state.policy
@@ -76,7 +83,7 @@ final class CachedGetHandler: EventLoopAnswering, RemovableChannelHandler {
         if let (refresh, id) = RefreshFrameScan.scanningSoleID(frame.payload, { core.permanentIDs.permanentID($0) }) {
             guard refresh.requestID != 0, !refresh.namesRelationships, !refresh.namesFetched,
                   admissible(id, skipFetched: refresh.skipFetched) else { return nil }
-            return answer(requestID: refresh.requestID, id: id, cache: cache, policy: policy, allocator: allocator, started: started)
+            return answer(requestID: refresh.requestID, id: id, cache: cache, policy: policy, allocator: allocator, spare: &spare, started: started)
         }
         // Other gets by their fields too; anything else is decoded in full,
         // which also finds frames that are not protobuf.
@@ -104,7 +111,7 @@ final class CachedGetHandler: EventLoopAnswering, RemovableChannelHandler {
         if refresh.ids.count == 1 {
             // One object: no arrays on the way.
             guard let id = admissibleID(refresh.ids[0], skipFetched: refresh.skipFetched) else { return nil }
-            return answer(requestID: refresh.requestID, id: id, cache: cache, policy: policy, allocator: allocator, started: started)
+            return answer(requestID: refresh.requestID, id: id, cache: cache, policy: policy, allocator: allocator, spare: &spare, started: started)
         }
         var ids: [ObjectID] = []
         ids.reserveCapacity(refresh.ids.count)
@@ -115,17 +122,18 @@ final class CachedGetHandler: EventLoopAnswering, RemovableChannelHandler {
         guard let (rows, generation) = cache.cachedRows(ids),
               policy.map({ policy in rows.allSatisfy { admits($0.snapshot, policy) } }) ?? true,
               rows.reduce(0, { $0 + ($1.attachment?.count ?? Self.approximateBytes(of: $1.snapshot)) }) <= Self.maximumAnswerBytes else { return nil }
-        let answer = RowEncoding.refreshAnswerFrame(requestID: refresh.requestID, states: rows.map { encoded($0, readAt: generation) }, allocator: allocator)
+        let answer = RowEncoding.refreshAnswerFrame(requestID: refresh.requestID, states: rows.map { encoded($0, readAt: generation) }, allocator: allocator, reusing: &spare)
         return finished(answer, allocator: allocator, started: started)
     }
 
     /// The answer to a get of the one object `id` (admissible), when its
     /// row is cached and may be answered here.
-    private func answer(requestID: UInt64, id: ObjectID, cache: RowCache, policy: AccessPolicy?, allocator: ByteBufferAllocator, started: ContinuousClock.Instant) -> ByteBuffer? {
+    private func answer(requestID: UInt64, id: ObjectID, cache: RowCache, policy: AccessPolicy?, allocator: ByteBufferAllocator, spare: inout ByteBuffer?,
+                        started: ContinuousClock.Instant) -> ByteBuffer? {
         guard let (row, generation) = cache.cachedRow(id),
               policy.map({ admits(row.snapshot, $0) }) ?? true,
               (row.attachment?.count ?? Self.approximateBytes(of: row.snapshot)) <= Self.maximumAnswerBytes else { return nil }
-        let answer = RowEncoding.refreshAnswerFrame(requestID: requestID, states: CollectionOfOne(encoded(row, readAt: generation)), allocator: allocator)
+        let answer = RowEncoding.refreshAnswerFrame(requestID: requestID, states: CollectionOfOne(encoded(row, readAt: generation)), allocator: allocator, reusing: &spare)
         return finished(answer, allocator: allocator, started: started)
     }
 

@@ -45,6 +45,13 @@ final class EventLoopRequestHandler: ChannelInboundHandler, RemovableChannelHand
     /// changes.
     private var allocator = ByteBufferAllocator()
     private var isWritable = true
+    /// The last get's answer, kept to write the next one into: once the
+    /// channel has written it, its storage is this handler's alone and is
+    /// written over in place. Kept only while small
+    /// (``maximumSpareBytes``), so that an idle connection holds little.
+    private var spare: ByteBuffer?
+    /// The largest answer buffer kept for the next get.
+    static let maximumSpareBytes = 2048
 
     /// A handler answering with the three answerers of `state`'s connection,
     /// its answers flushed by `batch` (its event loop's).
@@ -69,7 +76,8 @@ final class EventLoopRequestHandler: ChannelInboundHandler, RemovableChannelHand
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         let frame = unwrapInboundIn(data)
         if state.answersOnEventLoop, isWritable {
-            if let answer = gets.answer(frame, allocator: allocator) {
+            if let answer = gets.answer(frame, allocator: allocator, reusing: &spare) {
+                if answer.capacity <= Self.maximumSpareBytes { spare = answer }
                 return write(answer, context: context)
             }
             // A frame that does not decode stops the connection's reading

@@ -28,10 +28,27 @@ enum RowEncoding {
     /// and written once into one buffer, header included: no intermediate
     /// arrays and no second copy.
     static func refreshAnswerFrame(requestID: UInt64, states: some Collection<[UInt8]>, allocator: ByteBufferAllocator) -> ByteBuffer {
+        var spare: ByteBuffer?
+        return refreshAnswerFrame(requestID: requestID, states: states, allocator: allocator, reusing: &spare)
+    }
+
+    /// ``refreshAnswerFrame(requestID:states:allocator:)`` written into
+    /// `spare` when there is one (taken): an earlier answer's buffer,
+    /// whose storage is written over in place once nothing else holds it
+    /// (the channel let go of it once it was written), so that a
+    /// connection's answers need no allocation each.
+    static func refreshAnswerFrame(requestID: UInt64, states: some Collection<[UInt8]>, allocator: ByteBufferAllocator, reusing spare: inout ByteBuffer?) -> ByteBuffer {
         var responseBytes = 0
         for state in states { responseBytes += 1 + ByteBuffer.protobufVarintSize(UInt64(state.count)) + state.count }
         let payloadBytes = (requestID != 0 ? 1 + ByteBuffer.protobufVarintSize(requestID) : 0) + 1 + ByteBuffer.protobufVarintSize(UInt64(responseBytes)) + responseBytes
-        var buffer = allocator.buffer(capacity: WireProtocol.headerSize + payloadBytes)
+        var buffer: ByteBuffer
+        if var reused = spare.take() {
+            // A new storage only when the old one is still shared or too small.
+            reused.clear(minimumCapacity: WireProtocol.headerSize + payloadBytes)
+            buffer = reused
+        } else {
+            buffer = allocator.buffer(capacity: WireProtocol.headerSize + payloadBytes)
+        }
         buffer.writeInteger(UInt8(0))
         buffer.writeInteger(UInt32(truncatingIfNeeded: payloadBytes))
         if requestID != 0 {

@@ -36,6 +36,34 @@ import Testing
         }
     }
 
+    /// An answer written into the last one's buffer never changes a
+    /// buffer the channel still holds, and reuses its storage once the
+    /// channel let go of it.
+    @Test func anAnswerReusesTheLastBufferOnlyOnceNothingElseHoldsIt() throws {
+        let states = (1...3).map { RowEncoding.encodedState(of: snapshot(Int64($0), version: 1, title: "Book \($0)")) }
+        let alone = (1...3).map { RowEncoding.refreshAnswerFrame(requestID: UInt64($0), states: [states[$0 - 1]], allocator: ByteBufferAllocator()) }
+        var spare: ByteBuffer?
+        // The channel still holds the first answer (unwritten) while the
+        // second is made from the kept buffer: it must not be overwritten.
+        let first = RowEncoding.refreshAnswerFrame(requestID: 1, states: [states[0]], allocator: ByteBufferAllocator(), reusing: &spare)
+        #expect(spare == nil)
+        spare = first
+        let second = RowEncoding.refreshAnswerFrame(requestID: 2, states: [states[1]], allocator: ByteBufferAllocator(), reusing: &spare)
+        #expect(spare == nil, "the kept buffer is taken")
+        #expect(first == alone[0], "the held answer is unchanged")
+        #expect(second == alone[1])
+        // Once only the handler keeps it, the next answer is written over it in place.
+        let storage = second.withUnsafeReadableBytes { UInt(bitPattern: $0.baseAddress) }
+        spare = consume second
+        let third = RowEncoding.refreshAnswerFrame(requestID: 3, states: [states[2]], allocator: ByteBufferAllocator(), reusing: &spare)
+        #expect(third == alone[2])
+        #expect(third.withUnsafeReadableBytes { UInt(bitPattern: $0.baseAddress) } == storage, "no new storage")
+        // A kept buffer too small for the answer grows.
+        var small: ByteBuffer? = ByteBufferAllocator().buffer(capacity: 4)
+        let grown = RowEncoding.refreshAnswerFrame(requestID: 1, states: [states[0]], allocator: ByteBufferAllocator(), reusing: &small)
+        #expect(grown == alone[0])
+    }
+
     @Test func aRowEncodesAsTheAsyncSideAnswersIt() throws {
         let state = try Strata_V1_ObjectState(serializedBytes: RowEncoding.encodedState(of: snapshot(1, version: 2, title: "Dune Messiah")))
         #expect(state == ServerCore.state(of: snapshot(1, version: 2, title: "Dune Messiah")))
