@@ -447,21 +447,32 @@ struct SQLiteRowDecoder {
     /// what ``column(_:of:type:)`` reads, with ASCII text not made into a
     /// `String` and a decimal's key written as its text into `scratch`
     /// (no `Decimal` made).
+    ///
+    /// The column is taken once (`sqlite3_column_value`) and read through
+    /// the `sqlite3_value` calls: each `sqlite3_column_*` call enters and
+    /// leaves the connection's mutex and checks for a failed allocation,
+    /// and a text column took three of them. SQLite documents the value as
+    /// unprotected, which matters only to a connection shared between
+    /// threads at once; a read's connection is its caller's alone, and the
+    /// value is read before the statement steps again.
     @inline(__always)
     private static func storedValue(_ column: CInt, of sqliteStatement: SQLiteStatement, type: AttributeType,
                                     scratch: UnsafeMutableRawBufferPointer) throws(StrataError) -> StoredValue? {
-        // ASCII without U+0000 reads the same however it is read; other
-        // text takes the general path (which repairs invalid UTF-8).
-        if type == .string, sqlite3_column_type(sqliteStatement, column) == SQLITE_TEXT, let text = sqlite3_column_text(sqliteStatement, column) {
-            let bytes = UnsafeRawBufferPointer(start: text, count: Int(sqlite3_column_bytes(sqliteStatement, column)))
+        guard let value = sqlite3_column_value(sqliteStatement, column) else { return nil }
+        let stored = sqlite3_value_type(value)
+        if stored == SQLITE_NULL { return nil }
+        if type == .string, stored == SQLITE_TEXT, let text = sqlite3_value_text(value) {
+            // ASCII without U+0000 reads the same however it is read; other
+            // text takes the general path (which repairs invalid UTF-8).
+            let bytes = UnsafeRawBufferPointer(start: text, count: Int(sqlite3_value_bytes(value)))
             if Self.isPlainASCII(bytes) { return .text(bytes) }
         }
         // A malformed key takes the general path, which reports it.
-        if type == .decimal, sqlite3_column_type(sqliteStatement, column) == SQLITE_TEXT, let text = sqlite3_column_text(sqliteStatement, column),
-           let length = DecimalKey.writeText(ofKey: UnsafeRawBufferPointer(start: text, count: Int(sqlite3_column_bytes(sqliteStatement, column))), into: scratch) {
+        if type == .decimal, stored == SQLITE_TEXT, let text = sqlite3_value_text(value),
+           let length = DecimalKey.writeText(ofKey: UnsafeRawBufferPointer(start: text, count: Int(sqlite3_value_bytes(value))), into: scratch) {
             return .decimalText(UnsafeRawBufferPointer(rebasing: scratch[..<length]))
         }
-        return try Self.column(column, of: sqliteStatement, type: type).map { StoredValue.value($0) }
+        return try Self.column(value, storedAs: stored, column, of: sqliteStatement, type: type).map { StoredValue.value($0) }
     }
 
     /// Whether every byte is ASCII and none is 0.
@@ -501,28 +512,37 @@ struct SQLiteRowDecoder {
     /// through ``propertyValue(_:type:)``.
     @inline(__always)
     static func column(_ column: CInt, of sqliteStatement: SQLiteStatement, type: AttributeType) throws(StrataError) -> PropertyValue? {
+        guard let value = sqlite3_column_value(sqliteStatement, column) else { return nil }
+        let stored = sqlite3_value_type(value)
+        if stored == SQLITE_NULL { return nil }
+        return try Self.column(value, storedAs: stored, column, of: sqliteStatement, type: type)
+    }
+
+    /// ``column(_:of:type:)`` with the column's value in hand (not NULL;
+    /// `stored` its type), read through the `sqlite3_value` calls (see
+    /// ``storedValue(_:of:type:scratch:)``).
+    @inline(__always)
+    private static func column(_ value: OpaquePointer, storedAs stored: CInt, _ column: CInt, of sqliteStatement: SQLiteStatement,
+                               type: AttributeType) throws(StrataError) -> PropertyValue? {
         switch type {
         case .integer16, .integer32, .integer64:
-            return Int64.fromStatement(sqliteStatement, atUncheckedIndex: column).map { .integer($0) }
+            return .integer(sqlite3_value_int64(value))
         case .double, .float:
-            return Double.fromStatement(sqliteStatement, atUncheckedIndex: column).map { .double($0) }
+            return .double(sqlite3_value_double(value))
         case .date:
-            return Double.fromStatement(sqliteStatement, atUncheckedIndex: column).map { .date(Date(timeIntervalSinceReferenceDate: $0)) }
+            return .date(Date(timeIntervalSinceReferenceDate: sqlite3_value_double(value)))
         case .boolean:
-            return Int64.fromStatement(sqliteStatement, atUncheckedIndex: column).map { .boolean($0 != 0) }
-        case .uuid:
+            return .boolean(sqlite3_value_int64(value) != 0)
+        case .uuid where stored == SQLITE_BLOB:
             // Sixteen bytes read in place (no `Data` per row); anything else
             // gets the checks and the error of the general path.
-            if sqlite3_column_type(sqliteStatement, column) == SQLITE_BLOB, sqlite3_column_bytes(sqliteStatement, column) == 16,
-               let bytes = sqlite3_column_blob(sqliteStatement, column) {
+            if let bytes = sqlite3_value_blob(value), sqlite3_value_bytes(value) == 16 {
                 return .uuid(UUID(uuid: bytes.loadUnaligned(as: uuid_t.self)))
             }
-            let stored = DatabaseValue(sqliteStatement: sqliteStatement, index: column)
-            return stored.isNull ? nil : try propertyValue(stored, type: type)
         default:
-            let stored = DatabaseValue(sqliteStatement: sqliteStatement, index: column)
-            return stored.isNull ? nil : try propertyValue(stored, type: type)
+            break
         }
+        return try propertyValue(DatabaseValue(sqliteStatement: sqliteStatement, index: column), type: type)
     }
 
     /// The value of an attribute of `type` from its stored form: text
