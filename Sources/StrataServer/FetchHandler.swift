@@ -103,9 +103,9 @@ final class FetchHandler: EventLoopAnswering, RemovableChannelHandler {
         // The common fetch is read by its fields; anything else is decoded
         // in full, which also finds frames that are not protobuf.
         let requestID: UInt64
-        let fetch: Strata_V1_FetchRequest
-        if let scanned = FetchFrameScan.scan(frame.payload) {
-            (requestID, fetch) = scanned
+        var fetch = Strata_V1_FetchRequest()
+        if let scannedID = FetchFrameScan.scan(frame.payload, into: &fetch) {
+            requestID = scannedID
         } else {
             guard let request = try? Strata_V1_ClientFrame(serializedBytes: ProtobufBytes(frame.payload)) else {
                 // The async side answers it with a protocol error and closes.

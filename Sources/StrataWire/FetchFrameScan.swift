@@ -28,20 +28,22 @@ public struct FetchFrameScan: Sendable, Equatable {
 
     /// Scans a `ClientFrame` payload; nil when it is not a plain fetch.
     public init?(scanning payload: ByteBuffer) {
-        guard let (requestID, fetch) = Self.scan(payload) else { return nil }
+        var fetch = Strata_V1_FetchRequest()
+        guard let requestID = Self.scan(payload, into: &fetch) else { return nil }
         self.requestID = requestID
         self.fetch = fetch
     }
 
-    /// What ``init(scanning:)`` reads, handed over as it is made: taking
-    /// ``fetch`` out of a scan copies the message, retaining each of its
-    /// fields, and then destroys the scan's.
-    public static func scan(_ payload: ByteBuffer) -> (requestID: UInt64, request: Strata_V1_FetchRequest)? {
-        ProtobufReader.clientFrame(payload, requestField: 13, Self.readFetch)
+    /// What ``init(scanning:)`` reads, written into `fetch` (a new
+    /// message), and the request's ID; nil when the payload is not a plain
+    /// fetch (`fetch` then holds part of it). Written in place: a message
+    /// handed out of a scan, an optional or a tuple is copied on the way,
+    /// retaining each of its strings and collections.
+    public static func scan(_ payload: ByteBuffer, into fetch: inout Strata_V1_FetchRequest) -> UInt64? {
+        ProtobufReader.clientFrameRequestID(payload, requestField: 13) { readFetch(&$0, into: &fetch) }
     }
 
-    private static func readFetch(_ reader: inout ProtobufReader) -> Strata_V1_FetchRequest? {
-        var fetch = Strata_V1_FetchRequest()
+    private static func readFetch(_ reader: inout ProtobufReader, into fetch: inout Strata_V1_FetchRequest) -> Bool? {
         var reserved = false
         while !reader.isAtEnd {
             let field = reader
@@ -88,7 +90,7 @@ public struct FetchFrameScan: Sendable, Equatable {
                 return nil
             }
         }
-        return fetch
+        return true
     }
 
     /// A `uint32` field's value; nil past 32 bits (left to the decoder).
