@@ -296,8 +296,9 @@ struct SQLiteRowDecoder {
         var pending: [PendingDestination] = []
         let identifier = storeIdentifier
         // Values are read straight from the statement's current row
-        // (GRDB's non-generic `DatabaseValue(sqliteStatement:index:)`); the
-        // system columns are NOT NULL.
+        // (``column(_:of:type:)``: one `sqlite3_value` per column, GRDB's
+        // `DatabaseValue(sqliteStatement:index:)` for anything unusual);
+        // the system columns are NOT NULL.
         let sqliteStatement = statement.sqliteStatement
         let (pk, ent, opt) = (binding.key, binding.entity, binding.version)
         var lastNumber: Int64 = -1

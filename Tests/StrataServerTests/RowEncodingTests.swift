@@ -61,6 +61,7 @@ import Testing
         // A kept buffer too small for the answer grows.
         var small: ByteBuffer? = ByteBufferAllocator().buffer(capacity: 4)
         let grown = RowEncoding.refreshAnswerFrame(requestID: 1, states: [states[0]], allocator: ByteBufferAllocator(), reusing: &small)
+        #expect(small == nil, "the kept buffer is taken")
         #expect(grown == alone[0])
     }
 
