@@ -76,11 +76,13 @@ final class CachedGetHandler: EventLoopAnswering, RemovableChannelHandler {
         // is answered by the async side, which rewrites them.
         let policy = state.policy
         if let policy, (try? core.mayHideReferences(policy)) != false { return nil }
-        let started = ContinuousClock.now
         let cache = core.coordinator.rowCache
         // The common get, one permanent ID of a store of ours: read by its
-        // fields, the ID from its bytes with no string made.
+        // fields, the ID from its bytes with no string made. A get's time
+        // is counted from when its frame is known to be one: every other
+        // frame passes here first, and does not read the clock for it.
         if let (refresh, id) = RefreshFrameScan.scanningSoleID(frame.payload, { core.permanentIDs.permanentID($0) }) {
+            let started = ContinuousClock.now
             guard refresh.requestID != 0, !refresh.namesRelationships, !refresh.namesFetched,
                   admissible(id, skipFetched: refresh.skipFetched) else { return nil }
             return answer(requestID: refresh.requestID, id: id, cache: cache, policy: policy, allocator: allocator, spare: &spare, started: started)
@@ -104,6 +106,7 @@ final class CachedGetHandler: EventLoopAnswering, RemovableChannelHandler {
             refresh = RefreshFrameScan(requestID: request.requestID, ids: decoded.ids, namesFetched: !decoded.includeFetched.isEmpty,
                                        namesRelationships: !decoded.includeRelationships.isEmpty, skipFetched: decoded.skipFetched)
         }
+        let started = ContinuousClock.now
         // Fetched properties named (even unknown ones, which the async side
         // refuses) and relationships need the async side's checks.
         guard refresh.requestID != 0, !refresh.namesRelationships, !refresh.namesFetched,

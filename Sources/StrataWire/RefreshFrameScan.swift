@@ -1,4 +1,5 @@
 import NIOCore
+import StrataModel
 
 /// A `ClientFrame` carrying a `RefreshRequest`, read by its fields without
 /// building messages: what a server answering gets on its event loop needs
@@ -46,7 +47,11 @@ public struct RefreshFrameScan: Sendable, Equatable {
     /// empty beside what `read` answered. Nil when the frame is not a plain
     /// refresh of one ID, or `read` answers nil: ``init(scanning:)`` then
     /// reads the frame as usual.
-    public static func scanningSoleID<T>(_ payload: ByteBuffer, _ read: (UnsafeRawBufferPointer) -> T?) -> (scan: RefreshFrameScan, id: T)? {
+    ///
+    /// Not generic over what `read` answers: a generic function of this
+    /// module is called unspecialized from others, and looked up the
+    /// metadata of its result's type (under a lock) on every frame.
+    public static func scanningSoleID(_ payload: ByteBuffer, _ read: (UnsafeRawBufferPointer) -> ObjectID?) -> (scan: RefreshFrameScan, id: ObjectID)? {
         payload.withUnsafeReadableBytes { bytes in
             var sole: UnsafeRawBufferPointer?
             var count = 0

@@ -1,4 +1,5 @@
 import NIOCore
+import StrataModel
 import StrataWire
 import SwiftProtobuf
 import Testing
@@ -79,7 +80,7 @@ struct RefreshFrameScanTests {
 
     @Test("A refresh of one ID hands over its bytes, with the same fields, and declines the rest")
     func soleID() throws {
-        let text = { (bytes: UnsafeRawBufferPointer) in String(decoding: bytes, as: UTF8.self) }
+        let text = { (bytes: UnsafeRawBufferPointer) in ObjectID(uriRepresentation: String(decoding: bytes, as: UTF8.self)) }
         var random = SystemRandomNumberGenerator()
         for round in 0..<300 {
             let frame = Strata_V1_ClientFrame.with {
@@ -96,7 +97,7 @@ struct RefreshFrameScanTests {
             let sole = RefreshFrameScan.scanningSoleID(payload, text)
             if frame.refresh.ids.count == 1 {
                 let (scan, id) = try #require(sole, "round \(round)")
-                #expect(id == frame.refresh.ids[0])
+                #expect(id.uriRepresentation == frame.refresh.ids[0])
                 var expected = full
                 expected.ids = []
                 #expect(scan == expected)
@@ -106,7 +107,7 @@ struct RefreshFrameScanTests {
         }
         // What `read` declines is declined; so is what the scan declines.
         let one = ByteBuffer(bytes: try Strata_V1_ClientFrame.with { $0.requestID = 2; $0.refresh = .with { $0.ids = ["a"] } }.serializedBytes() as [UInt8])
-        #expect(RefreshFrameScan.scanningSoleID(one) { _ -> Int? in nil } == nil)
+        #expect(RefreshFrameScan.scanningSoleID(one) { _ in nil } == nil)
         #expect(RefreshFrameScan.scanningSoleID(ByteBuffer(bytes: [0xFF, 0xFF, 0xFF]), text) == nil)
         let save = ByteBuffer(bytes: try Strata_V1_ClientFrame.with { $0.requestID = 1; $0.save = Strata_V1_SaveRequest() }.serializedBytes() as [UInt8])
         #expect(RefreshFrameScan.scanningSoleID(save, text) == nil)
