@@ -1,24 +1,49 @@
+#if canImport(Glibc)
+import Glibc
+#endif
 import Synchronization
 
 /// When a connection was last active: written by the reader on every frame
 /// and when the last running request ends, read by the idle watchdog,
 /// without locks or actor hops.
+///
+/// On Linux it reads the coarse monotonic clock (`CLOCK_MONOTONIC_COARSE`,
+/// the kernel's last tick: a few milliseconds' resolution, read without
+/// the timestamp counter), which is all an idle timeout of seconds needs;
+/// every answer made on an event loop touches it.
 final class ActivityClock: Sendable {
-    private let start = ContinuousClock.now
+    private let start: Int64
     /// Nanoseconds after `start` of the last activity.
     private let last = Atomic<Int64>(0)
 
+    init() {
+        start = Self.now()
+    }
+
     /// Notes activity now.
     func touch() {
-        last.store(Self.nanoseconds(ContinuousClock.now - start), ordering: .relaxed)
+        last.store(Self.now() - start, ordering: .relaxed)
     }
 
     /// How long since the last activity (or since the connection opened).
     var idleTime: Duration {
-        (ContinuousClock.now - start) - .nanoseconds(last.load(ordering: .relaxed))
+        .nanoseconds(max(0, Self.now() - start - last.load(ordering: .relaxed)))
     }
 
-    private static func nanoseconds(_ duration: Duration) -> Int64 {
-        duration.components.seconds * 1_000_000_000 + duration.components.attoseconds / 1_000_000_000
+    /// Nanoseconds on a monotonic clock.
+    private static func now() -> Int64 {
+        #if canImport(Glibc)
+        var time = timespec()
+        clock_gettime(CLOCK_MONOTONIC_COARSE, &time)
+        return Int64(time.tv_sec) * 1_000_000_000 + Int64(time.tv_nsec)
+        #else
+        let components = (ContinuousClock.now - reference).components
+        return components.seconds * 1_000_000_000 + components.attoseconds / 1_000_000_000
+        #endif
     }
+
+    #if !canImport(Glibc)
+    /// Where the fallback's nanoseconds are counted from.
+    private static let reference = ContinuousClock.now
+    #endif
 }

@@ -96,8 +96,9 @@ struct InFlightLimiterTests {
         #expect(limiter.tryAcquire())
         #expect(limiter.tryAcquire())
         // The requests run longer than the wait below: the frame that asked
-        // for them is by then this long ago.
-        try await Task.sleep(for: .milliseconds(200))
+        // for them is by then this long ago (the wait is longer than that
+        // by more than the clock's few milliseconds of resolution).
+        try await Task.sleep(for: .milliseconds(250))
         #expect(activity.idleTime >= .milliseconds(200))
 
         limiter.release()
