@@ -67,7 +67,9 @@ struct InsertSaveScan {
                 guard let key = reader.varint() else { return nil }
                 switch key {
                 case 1 << 3 | Self.delimited:
-                    guard var body = reader.delimited(), let read = Self.readInsert(&body),
+                    // Read in place: an optional result is copied out.
+                    var read = Read()
+                    guard var body = reader.delimited(), Self.readInsert(&body, into: &read),
                           !read.name.isEmpty, core.model.containsEntity(named: read.entity) else { return nil }
                     // Nil without a configuration; an unknown one is refused.
                     let storeIdentifier: String?
@@ -122,9 +124,9 @@ struct InsertSaveScan {
         self.names = names
     }
 
-    /// An `InsertedObject` body.
-    private static func readInsert(_ reader: inout ProtobufReader) -> Read? {
-        var read = Read()
+    /// Reads an `InsertedObject` body into `read` (fresh); false when the
+    /// scan declines it.
+    private static func readInsert(_ reader: inout ProtobufReader, into read: inout Read) -> Bool {
         let fields = reader.scannedInsertedObject(reserve: { read.values.reserveCapacity($0) }) { name, scanned in
             // A key given again replaces the value, as the decoder does.
             if read.objects != nil { read.objects?.removeAll { $0.property == name } }
@@ -136,10 +138,10 @@ struct InsertSaveScan {
                 read.objects = (read.objects ?? []) + [(name, text)]
             }
         }
-        guard let fields else { return nil }
+        guard let fields else { return false }
         read.name = fields.temporaryID
         read.entity = fields.entity
         read.configuration = fields.configuration
-        return read
+        return true
     }
 }
