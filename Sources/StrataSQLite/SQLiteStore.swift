@@ -188,8 +188,14 @@ public actor SQLiteStore: InsertStreamingStore, CompletionSavingStore {
         configuration.label = "Strata.SQLiteStore"
         // A negative cache_size is in KiB; at least one page's worth.
         let cacheKiB = description.pageCacheBytes > 0 ? max(1, description.pageCacheBytes / 1024) : nil
+        let pageSize = description.pageSize
         configuration.prepareDatabase { db in
             SQLiteFunctions.register(on: db)
+            // Before anything is written: a file that exists keeps its own
+            // (SQLite ignores the pragma then).
+            if let pageSize, !db.configuration.readonly {
+                try db.execute(sql: "PRAGMA page_size = \(pageSize)")
+            }
             if let cacheKiB {
                 try db.execute(sql: "PRAGMA cache_size = -\(cacheKiB)")
             }
@@ -204,6 +210,9 @@ public actor SQLiteStore: InsertStreamingStore, CompletionSavingStore {
 
     private static func open(description: StoreDescription, path: String, entityNames: [String], model: ObjectModel) async throws -> Opened {
         let fileManager = FileManager.default
+        if let pageSize = description.pageSize, !StoreDescription.pageSizes.contains(pageSize) {
+            throw StrataError(.storeOpen, "store \(path): page size \(pageSize) is not a power of two from 512 to 65536")
+        }
         let walMonitor = SQLiteWALMonitor(checkpointBytes: description.walCheckpointBytes)
         let configuration = configuration(for: description, walMonitor: walMonitor)
         let database: any DatabaseWriter

@@ -59,12 +59,30 @@ public struct StoreDescription: Sendable, Hashable {
     /// being reused lets it grow past this); a crash replays the log.
     /// Counted in pages of the file's own size (at least one).
     public var walCheckpointBytes: Int
+    /// The page size, in bytes, of a SQLite store's file when this opening
+    /// creates it: a power of two from 512 to 65,536; nil for SQLite's
+    /// 4,096. A file that exists keeps the size it was made with.
+    ///
+    /// Every commit writes each page it changed to the write-ahead log, so
+    /// a save that touches a few rows in several indexes writes several
+    /// whole pages. Smaller pages write less for the same change: with
+    /// 1,024-byte pages the server's durable single-book inserts took
+    /// about 6% less CPU each and answered about 10% more per second than
+    /// with 4,096, and their p99 latency fell by two thirds (the log fills,
+    /// and is checkpointed, four times more slowly). Larger transactions
+    /// and scans pay for it: 100,000 inserts in one save took about 17%
+    /// longer and reading them back 20% longer, and an indexed query of 20
+    /// rows about 2% more CPU. An index key longer than about a quarter of
+    /// a page (231 bytes at 1,024) spills to overflow pages.
+    public var pageSize: Int?
 
     /// The default page cache: 32 MiB per connection.
     public static let defaultPageCacheBytes = 32 * 1024 * 1024
     /// The default checkpoint threshold: 40 MiB of log (10,240 pages of 4
     /// KiB; SQLite's own automatic checkpoint runs at 1,000 pages).
     public static let defaultWALCheckpointBytes = 40 * 1024 * 1024
+    /// The page sizes ``pageSize`` may take: SQLite's powers of two.
+    public static let pageSizes: [Int] = (9...16).map { 1 << $0 }
 
     /// Creates a description.
     public init(
@@ -76,7 +94,8 @@ public struct StoreDescription: Sendable, Hashable {
         busyTimeout: Duration = .seconds(5),
         tracksHistory: Bool = true,
         pageCacheBytes: Int = StoreDescription.defaultPageCacheBytes,
-        walCheckpointBytes: Int = StoreDescription.defaultWALCheckpointBytes
+        walCheckpointBytes: Int = StoreDescription.defaultWALCheckpointBytes,
+        pageSize: Int? = nil
     ) {
         self.url = url
         self.type = type
@@ -87,6 +106,7 @@ public struct StoreDescription: Sendable, Hashable {
         self.tracksHistory = tracksHistory
         self.pageCacheBytes = pageCacheBytes
         self.walCheckpointBytes = walCheckpointBytes
+        self.pageSize = pageSize
     }
 
     /// An in-memory store for a configuration.

@@ -16,7 +16,7 @@ enum EnvironmentOptions {
         "model", "store", "data-dir", "host", "port", "admin-port", "admin-host", "log-level", "log-format",
         "max-connections", "max-subscriptions", "max-frame-bytes", "idle-timeout", "frame-timeout", "row-cache",
         "history-poll", "history-consumer", "history-retention", "history-purge-interval", "sqlite-cache-mb",
-        "wal-checkpoint-mb", "event-loop-threads", "busy-timeout",
+        "wal-checkpoint-mb", "page-size", "event-loop-threads", "busy-timeout",
         "tls-cert", "tls-key", "tls-client-ca", "auth-token-file", "auth-file", "jwt-key", "jwt-hmac-secret-file",
         "jwt-roles-claim", "jwt-audience", "jwt-issuer", "rules",
     ]

@@ -111,6 +111,9 @@ struct StrataServerCommand: AsyncParsableCommand {
     @Option(help: "Size, in MiB, a SQLite store's write-ahead log reaches before it is copied into the file.")
     var walCheckpointMb: Int = StoreDescription.defaultWALCheckpointBytes / (1024 * 1024)
 
+    @Option(help: "Page size, in bytes, of SQLite stores this server creates (a power of two from 512 to 65536; SQLite's 4096 by default). Stores that exist keep theirs.")
+    var pageSize: Int?
+
     @Option(help: "Threads serving connections (NIO event loops); 0: one per core.")
     var eventLoopThreads: Int = 0
 
@@ -186,6 +189,9 @@ struct StrataServerCommand: AsyncParsableCommand {
         guard (0...1024).contains(eventLoopThreads) else { throw ValidationError("--event-loop-threads must be between 0 and 1024") }
         guard (0...65_536).contains(sqliteCacheMb) else { throw ValidationError("--sqlite-cache-mb must be between 0 and 65536") }
         guard (1...4096).contains(walCheckpointMb) else { throw ValidationError("--wal-checkpoint-mb must be between 1 and 4096") }
+        if let pageSize, !StoreDescription.pageSizes.contains(pageSize) {
+            throw ValidationError("--page-size must be a power of two from 512 to 65536")
+        }
         guard idleTimeout <= Self.maximumSeconds else { throw ValidationError("--idle-timeout must be at most \(Self.maximumSeconds) seconds") }
     }
 
@@ -386,13 +392,14 @@ struct StrataServerCommand: AsyncParsableCommand {
     }
 
     /// `description` recording history unless `--no-history`, with the
-    /// busy timeout, page cache and checkpoint size of the options.
+    /// busy timeout, page cache, checkpoint size and page size of the options.
     private func withStoreOptions(_ description: StoreDescription) -> StoreDescription {
         var description = description
         description.tracksHistory = !noHistory
         description.busyTimeout = .milliseconds(busyTimeout)
         description.pageCacheBytes = sqliteCacheMb * 1024 * 1024
         description.walCheckpointBytes = walCheckpointMb * 1024 * 1024
+        description.pageSize = pageSize
         return description
     }
 

@@ -723,6 +723,42 @@ import Testing
         try await store.close()
     }
 
+    /// A store made with a page size has it (and its checkpoint threshold
+    /// is counted in it); opened again with another, it keeps its own and
+    /// its rows; a size SQLite cannot use is refused before any file is made.
+    @Test func aNewStoreTakesItsPageSizeAndAnExistingOneKeepsIts() async throws {
+        let directory = try SQLiteTestDirectory()
+        defer { directory.remove() }
+        func pageSize(_ store: SQLiteStore) async throws -> Int? {
+            let database = try store.openDatabase()
+            return try await store.read(database) { db in try Int.fetchOne(db, sql: "PRAGMA page_size") }
+        }
+        let description = StoreDescription(url: directory.storeURL, type: .sqlite, walCheckpointBytes: 1024 * 1024, pageSize: 1024)
+        let store = try await SQLiteStore(description: description, model: Models.library())
+        #expect(try await pageSize(store) == 1024)
+        #expect(store.walMonitor.checkpointFrames == 1024)
+        let id = try await store.insert("Item", ["str": .string("kept"), "blob": .binary(Data(repeating: 3, count: 5000))])
+        try await store.close()
+
+        var larger = description
+        larger.pageSize = 8192
+        let reopened = try await SQLiteStore(description: larger, model: Models.library())
+        #expect(try await pageSize(reopened) == 1024)
+        #expect(try await reopened.fetch("Item").map(\.objectID) == [id])
+        try await reopened.close()
+
+        let fresh = directory.url.appendingPathComponent("other.sqlite")
+        for invalid in [0, 1000, 256, 131_072] {
+            let refused = await #expect(throws: StrataError.self) {
+                try await SQLiteStore(description: StoreDescription(url: fresh, type: .sqlite, pageSize: invalid), model: Models.library())
+            }
+            #expect(refused?.code == .storeOpen)
+            #expect(refused?.message.contains("page size \(invalid)") == true, "\(String(describing: refused))")
+        }
+        #expect(!FileManager.default.fileExists(atPath: fresh.path))
+        #expect(StoreDescription.pageSizes == [512, 1024, 2048, 4096, 8192, 16_384, 32_768, 65_536])
+    }
+
     /// The log is checkpointed into the file after a save that takes it
     /// past the description's threshold (here 1000 frames) is answered,
     /// with the store still open; small saves leave it alone.

@@ -160,6 +160,23 @@ struct ServerExecutableTests {
         try? FileManager.default.removeItem(at: server.dataDirectory)
     }
 
+    @Test("Creates its SQLite stores with --page-size, and serves them")
+    func pageSize() throws {
+        let server = try LiveServer.start(["--page-size", "1024"])
+        defer { server.stop() }
+        let run = try Executables.run("strata-bench", ["--workload", "books", "--port", "\(server.port)", "-c", "4", "-n", "100", "--dataset", "20", "--mix", "get=50,insert=50", "--json"], timeout: 30)
+        #expect(run.status == 0, "\(run.stderr)")
+        #expect(run.stdout.contains("\"ok\" : 100"), "\(run.stdout)")
+        // The page size is the big-endian 16-bit number at byte 16 of a
+        // SQLite file's header.
+        for name in ["Books.sqlite", "Feedback.sqlite"] {
+            let file = try FileHandle(forReadingFrom: server.dataDirectory.appendingPathComponent("data").appendingPathComponent(name))
+            defer { try? file.close() }
+            let header = try #require(try file.read(upToCount: 18))
+            #expect(header.count == 18 && Int(header[16]) << 8 | Int(header[17]) == 1024, "\(name)")
+        }
+    }
+
     @Test("Serves on the event-loop threads it is given")
     func eventLoopThreads() throws {
         let server = try LiveServer.start(["--event-loop-threads", "1"])
@@ -214,6 +231,8 @@ struct ServerExecutableTests {
         ["--busy-timeout", "0"],
         ["--sqlite-cache-mb", "-5"],
         ["--wal-checkpoint-mb", "0"],
+        ["--page-size", "1000"],
+        ["--page-size", "131072"],
         ["--max-frame-bytes", "8589934592"],
         ["--idle-timeout", "9999999999"],
         ["--event-loop-threads", "-1"],
