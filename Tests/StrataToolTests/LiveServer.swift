@@ -160,13 +160,20 @@ struct ServerExecutableTests {
         try? FileManager.default.removeItem(at: server.dataDirectory)
     }
 
+    /// Runs strata-bench's books workload against `server` and expects
+    /// every request answered.
+    private static func runBooks(on server: LiveServer, connections: Int, requests: Int, mix: String) throws {
+        let run = try Executables.run("strata-bench", ["--workload", "books", "--port", "\(server.port)", "-c", "\(connections)", "-n", "\(requests)",
+                                                       "--dataset", "20", "--mix", mix, "--json"], timeout: 30)
+        #expect(run.status == 0, "\(run.stderr)")
+        #expect(run.stdout.contains("\"ok\" : \(requests)"), "\(run.stdout)")
+    }
+
     @Test("Creates its SQLite stores with --page-size, and serves them")
     func pageSize() throws {
         let server = try LiveServer.start(["--page-size", "1024"])
         defer { server.stop() }
-        let run = try Executables.run("strata-bench", ["--workload", "books", "--port", "\(server.port)", "-c", "4", "-n", "100", "--dataset", "20", "--mix", "get=50,insert=50", "--json"], timeout: 30)
-        #expect(run.status == 0, "\(run.stderr)")
-        #expect(run.stdout.contains("\"ok\" : 100"), "\(run.stdout)")
+        try Self.runBooks(on: server, connections: 4, requests: 100, mix: "get=50,insert=50")
         // The page size is the big-endian 16-bit number at byte 16 of a
         // SQLite file's header.
         for name in ["Books.sqlite", "Feedback.sqlite"] {
@@ -181,9 +188,7 @@ struct ServerExecutableTests {
     func eventLoopThreads() throws {
         let server = try LiveServer.start(["--event-loop-threads", "1"])
         defer { server.stop() }
-        let run = try Executables.run("strata-bench", ["--workload", "books", "--port", "\(server.port)", "-c", "8", "-n", "200", "--dataset", "20", "--mix", "get=80,insert=20", "--json"], timeout: 30)
-        #expect(run.status == 0, "\(run.stderr)")
-        #expect(run.stdout.contains("\"ok\" : 200"), "\(run.stdout)")
+        try Self.runBooks(on: server, connections: 8, requests: 200, mix: "get=80,insert=20")
         server.stop(removingFiles: false)
         #expect(server.process.terminationStatus == 0)
         #expect(server.log.contains("stores closed"))
