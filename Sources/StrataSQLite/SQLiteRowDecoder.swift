@@ -23,7 +23,7 @@ struct SQLiteRowDecoder {
     let storeIdentifier: String
     /// For messages.
     let path: String
-    /// The column bindings of the statements ``visitRows(statement:sql:arguments:table:_:visitor:)``
+    /// The column bindings of the statements ``visitRows(statement:sql:sqlHash:arguments:table:_:visitor:)``
     /// decoded so far; nil for a decoder that does not keep them.
     private let bindings: BindingCache?
 
@@ -82,7 +82,7 @@ struct SQLiteRowDecoder {
     /// Where an entity's parts are in its ``Binding``: its name in
     /// ``Binding/names``, its fields in ``Binding/attributes`` and
     /// ``Binding/toOnes``. Positions only, so that
-    /// ``SQLiteRowDecoder/visitRows(statement:sql:arguments:table:_:visitor:)``
+    /// ``SQLiteRowDecoder/visitRows(statement:sql:sqlHash:arguments:table:_:visitor:)``
     /// retains nothing per row to find them.
     private struct Span: Sendable {
         var name: Range<Int>
@@ -198,6 +198,17 @@ struct SQLiteRowDecoder {
         private struct Key: Hashable {
             var table: String
             var sql: String
+            /// `sql.hashValue`, the caller's (``CompiledQuery/sqlHash``):
+            /// the key's hash, found outside the lock.
+            var sqlHash: Int
+
+            static func == (lhs: Key, rhs: Key) -> Bool {
+                lhs.sqlHash == rhs.sqlHash && lhs.sql == rhs.sql && lhs.table == rhs.table
+            }
+
+            func hash(into hasher: inout Hasher) {
+                hasher.combine(sqlHash)
+            }
         }
 
         /// The most bindings kept; past it the cache starts over (the
@@ -206,11 +217,11 @@ struct SQLiteRowDecoder {
         static let capacity = 256
         private let bindings = NIOLockedValueBox<[Key: Binding]>([:])
 
-        /// The binding of the statement of `sql` (whole rows of `table`),
-        /// made by `make` the first time. (The SQL is the caller's:
+        /// The binding of the statement of `sql` (whole rows of `table`;
+        /// `sqlHash` is `sql.hashValue`), made by `make` the first time. (The SQL is the caller's:
         /// GRDB's `Statement.sql` makes a new string, trimmed, every time.)
-        func binding(sql: String, table: String, make: () throws -> Binding) rethrows -> Binding {
-            let key = Key(table: table, sql: sql)
+        func binding(sql: String, sqlHash: Int, table: String, make: () throws -> Binding) rethrows -> Binding {
+            let key = Key(table: table, sql: sql, sqlHash: sqlHash)
             if let binding = bindings.withLockedValue({ $0[key] }) { return binding }
             let binding = try make()
             bindings.withLockedValue { bindings in
@@ -223,9 +234,9 @@ struct SQLiteRowDecoder {
 
     /// The binding of `statement` (whole rows of `table`), prepared from
     /// `sql`, kept for the next time.
-    private func binding(of statement: Statement, sql: String, table: String) throws -> Binding {
+    private func binding(of statement: Statement, sql: String, sqlHash: Int? = nil, table: String) throws -> Binding {
         guard let bindings else { return try bind(statement, table: table) }
-        return try bindings.binding(sql: sql, table: table) { try bind(statement, table: table) }
+        return try bindings.binding(sql: sql, sqlHash: sqlHash ?? sql.hashValue, table: table) { try bind(statement, table: table) }
     }
 
     /// Finds the columns of `statement` (whole rows of `table`) by name.
@@ -369,9 +380,10 @@ struct SQLiteRowDecoder {
     /// how many rows there were. The statement is
     /// stepped on SQLite directly with `arguments` bound as they are
     /// (``SQLiteStatementRunner/forEachRow(of:arguments:_:_:)``), and its
-    /// columns are found once per SQL text, not per read.
-    func visitRows(statement: Statement, sql: String, arguments: [SQLValue], table: String, _ db: Database, visitor: inout some StoredRowVisitor) throws -> Int {
-        let binding = try binding(of: statement, sql: sql, table: table)
+    /// columns are found once per SQL text, not per read (`sqlHash` is
+    /// `sql.hashValue`, the query's ``CompiledQuery/sqlHash``).
+    func visitRows(statement: Statement, sql: String, sqlHash: Int, arguments: [SQLValue], table: String, _ db: Database, visitor: inout some StoredRowVisitor) throws -> Int {
+        let binding = try binding(of: statement, sql: sql, sqlHash: sqlHash, table: table)
         // Everything a row needs is read through unsafe buffers taken once
         // here, and found by position: reading an array or a class per row
         // retains and releases it (the visitor is a call this code cannot see).
@@ -387,7 +399,7 @@ struct SQLiteRowDecoder {
         }
     }
 
-    /// ``visitRows(statement:sql:arguments:table:_:visitor:)`` with the
+    /// ``visitRows(statement:sql:sqlHash:arguments:table:_:visitor:)`` with the
     /// binding's parts in hand, and `scratch` room for a decimal's text
     /// (``storedValue(_:of:type:scratch:)``).
     private func visitRows(statement: Statement, arguments: [SQLValue], binding: Binding, table: String, _ db: Database,
@@ -439,12 +451,12 @@ struct SQLiteRowDecoder {
         return rows
     }
 
-    /// The longest decimal text ``visitRows(statement:sql:arguments:table:_:visitor:)``
+    /// The longest decimal text ``visitRows(statement:sql:sqlHash:arguments:table:_:visitor:)``
     /// hands on as text; longer ones (exponents far from the digits) are
     /// made into a `Decimal`.
     private static let decimalTextBytes = 64
 
-    /// A column's value for ``visitRows(statement:sql:arguments:table:_:visitor:)``:
+    /// A column's value for ``visitRows(statement:sql:sqlHash:arguments:table:_:visitor:)``:
     /// what ``column(_:of:type:)`` reads, with ASCII text not made into a
     /// `String` and a decimal's key written as its text into `scratch`
     /// (no `Decimal` made).

@@ -204,7 +204,7 @@ extension SQLiteStore {
         let decoder = self.decoder
         let statementLimit = mapping.cachedStatementLimit
         return inlineReaders.read(oneStatement: true, budget: budget, statement: query.sql) { db in
-            try decoder.visitRows(statement: db.boundedCachedStatement(sql: query.sql, limit: statementLimit), sql: query.sql, arguments: query.arguments, table: table, db, visitor: &visitor)
+            try decoder.visitRows(statement: db.boundedCachedStatement(sql: query.sql, limit: statementLimit), sql: query.sql, sqlHash: query.sqlHash, arguments: query.arguments, table: table, db, visitor: &visitor)
         }
     }
 

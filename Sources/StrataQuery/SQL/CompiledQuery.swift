@@ -18,6 +18,7 @@ public struct CompiledQuery: Sendable, Hashable {
         self.arguments = arguments
         self.parameters = parameters
         matchesRegularExpressions = Self.callsRegularExpressions(sql)
+        sqlHash = sql.hashValue
     }
 
     /// Whether every use of a variable in `predicate` (every `$NAME` in
@@ -60,6 +61,12 @@ public struct CompiledQuery: Sendable, Hashable {
     /// that must not wait long do not run it. Found once, when the query
     /// is made: callers ask it on every read of a kept statement.
     public let matchesRegularExpressions: Bool
+
+    /// `sql.hashValue`, found once when the query is made, for caches
+    /// keyed by the statement's text that a kept query is looked up in on
+    /// every run (hashing a few hundred bytes of SQL each time costs about
+    /// as much as reading a row).
+    public let sqlHash: Int
 
     /// Whether `sql` calls `strata_matches`.
     private static func callsRegularExpressions(_ sql: String) -> Bool {
