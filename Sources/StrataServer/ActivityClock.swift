@@ -1,5 +1,7 @@
 #if canImport(Glibc)
 import Glibc
+#elseif canImport(Musl)
+import Musl
 #endif
 import Synchronization
 
@@ -10,7 +12,9 @@ import Synchronization
 /// On Linux it reads the coarse monotonic clock (`CLOCK_MONOTONIC_COARSE`,
 /// the kernel's last tick: a few milliseconds' resolution, read without
 /// the timestamp counter), which is all an idle timeout of seconds needs;
-/// every answer made on an event loop touches it.
+/// every answer made on an event loop touches it. Unlike
+/// `ContinuousClock`, it does not count time the host spends suspended: a
+/// connection idle across a suspension is closed up to one timeout later.
 final class ActivityClock: Sendable {
     private let start: Int64
     /// Nanoseconds after `start` of the last activity.
@@ -32,7 +36,7 @@ final class ActivityClock: Sendable {
 
     /// Nanoseconds on a monotonic clock.
     private static func now() -> Int64 {
-        #if canImport(Glibc)
+        #if canImport(Glibc) || canImport(Musl)
         var time = timespec()
         clock_gettime(CLOCK_MONOTONIC_COARSE, &time)
         return Int64(time.tv_sec) * 1_000_000_000 + Int64(time.tv_nsec)
@@ -42,7 +46,7 @@ final class ActivityClock: Sendable {
         #endif
     }
 
-    #if !canImport(Glibc)
+    #if !canImport(Glibc) && !canImport(Musl)
     /// Where the fallback's nanoseconds are counted from.
     private static let reference = ContinuousClock.now
     #endif

@@ -82,9 +82,9 @@ final class CachedGetHandler: EventLoopAnswering, RemovableChannelHandler {
         // is counted from when its frame is known to be one: every other
         // frame passes here first, and does not read the clock for it.
         if let (refresh, id) = RefreshFrameScan.scanningSoleID(frame.payload, { core.permanentIDs.permanentID($0) }) {
-            let started = ContinuousClock.now
             guard refresh.requestID != 0, !refresh.namesRelationships, !refresh.namesFetched,
                   admissible(id, skipFetched: refresh.skipFetched) else { return nil }
+            let started = ContinuousClock.now
             return answer(requestID: refresh.requestID, id: id, cache: cache, policy: policy, allocator: allocator, spare: &spare, started: started)
         }
         // Other gets by their fields too; anything else is decoded in full,

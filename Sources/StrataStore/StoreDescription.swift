@@ -68,12 +68,15 @@ public struct StoreDescription: Sendable, Hashable {
     /// whole pages. Smaller pages write less for the same change: with
     /// 1,024-byte pages the server's durable single-book inserts took
     /// about 6% less CPU each and answered about 10% more per second than
-    /// with 4,096, and their p99 latency fell by two thirds (the log fills,
-    /// and is checkpointed, four times more slowly). Larger transactions
+    /// with 4,096, and their p99 latency fell by two thirds, mostly because
+    /// the log reaches ``walCheckpointBytes`` four times more slowly (a
+    /// larger threshold does that with any page size). Larger transactions
     /// and scans pay for it: 100,000 inserts in one save took about 17%
     /// longer and reading them back 20% longer, and an indexed query of 20
-    /// rows about 2% more CPU. An index key longer than about a quarter of
-    /// a page (231 bytes at 1,024) spills to overflow pages.
+    /// rows about 2% more CPU. An index record (its key, rowid and header)
+    /// longer than about a quarter of a page (230 bytes at 1,024) spills to
+    /// overflow pages. A store restored from a backup has the backup's page
+    /// size.
     public var pageSize: Int?
 
     /// The default page cache: 32 MiB per connection.

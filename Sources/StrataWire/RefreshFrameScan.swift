@@ -49,8 +49,8 @@ public struct RefreshFrameScan: Sendable, Equatable {
     /// reads the frame as usual.
     ///
     /// Not generic over what `read` answers: a generic function of this
-    /// module is called unspecialized from others, and looked up the
-    /// metadata of its result's type (under a lock) on every frame.
+    /// module would be called unspecialized from others, and would look up
+    /// the metadata of its result's type (under a lock) on every frame.
     public static func scanningSoleID(_ payload: ByteBuffer, _ read: (UnsafeRawBufferPointer) -> ObjectID?) -> (scan: RefreshFrameScan, id: ObjectID)? {
         payload.withUnsafeReadableBytes { bytes in
             var sole: UnsafeRawBufferPointer?

@@ -744,6 +744,7 @@ import Testing
         larger.pageSize = 8192
         let reopened = try await SQLiteStore(description: larger, model: Models.library())
         #expect(try await pageSize(reopened) == 1024)
+        #expect(reopened.walMonitor.checkpointFrames == 1024, "the threshold is counted in the file's own pages")
         #expect(try await reopened.fetch("Item").map(\.objectID) == [id])
         try await reopened.close()
 

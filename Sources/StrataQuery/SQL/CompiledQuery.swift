@@ -65,7 +65,8 @@ public struct CompiledQuery: Sendable, Hashable {
     /// `sql.hashValue`, found once when the query is made, for caches
     /// keyed by the statement's text that a kept query is looked up in on
     /// every run (hashing a few hundred bytes of SQL each time costs about
-    /// as much as reading a row).
+    /// as much as reading a row). Like every `hashValue`, it holds within
+    /// this process only: never store it or send it.
     public let sqlHash: Int
 
     /// Whether `sql` calls `strata_matches`.
