@@ -15,6 +15,9 @@ public final class AccessControl: Sendable {
     /// The rules in force and their generation (bumped by each replace).
     var rules: (rules: AccessRules, generation: UInt64) { current.withLockedValue { $0 } }
 
+    /// The generation of the rules in force, without copying them.
+    var generation: UInt64 { current.withLockedValue { $0.generation } }
+
     /// Enforces `rules` from now on.
     public func replace(_ rules: AccessRules) {
         current.withLockedValue { $0 = (rules, $0.generation &+ 1) }

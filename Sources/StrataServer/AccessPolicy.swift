@@ -14,8 +14,14 @@ final class AccessPolicy: Sendable {
     let control: AccessControl
     let identity: Identity
     private let resolver: PredicateResolver
+    /// A resolved rule's place in the cache (no text is made to look one up).
+    private struct Key: Hashable {
+        let operation: AccessRules.Operation
+        let entity: String
+    }
+
     /// Resolved rules by operation and entity, for one rules generation.
-    private let cache = NIOLockedValueBox<(generation: UInt64, predicates: [String: QueryPredicate])>((0, [:]))
+    private let cache = NIOLockedValueBox<(generation: UInt64, predicates: [Key: QueryPredicate])>((0, [:]))
 
     init(control: AccessControl, identity: Identity, resolver: PredicateResolver) {
         self.control = control
@@ -31,9 +37,20 @@ final class AccessPolicy: Sendable {
     /// The rule resolved for this caller: what objects it admits;
     /// `.constant(false)` for an admin-only rule.
     func predicate(_ operation: AccessRules.Operation, for entity: String) throws -> QueryPredicate {
+        try resolved(operation, for: entity).predicate
+    }
+
+    /// ``predicate(_:for:)`` with the generation of the rules it was
+    /// resolved from. This policy resolves a rule the same way for as long
+    /// as the generation stays: what a caller makes of the predicate (an
+    /// evaluator) serves this policy until the generation changes.
+    func resolved(_ operation: AccessRules.Operation, for entity: String) throws -> (predicate: QueryPredicate, generation: UInt64) {
+        let key = Key(operation: operation, entity: entity)
+        // The common case reads the generation only: the rules themselves
+        // (several dictionaries) are copied when a rule is resolved.
+        let current = control.generation
+        if let cached = cache.withLockedValue({ $0.generation == current ? $0.predicates[key] : nil }) { return (cached, current) }
         let (rules, generation) = control.rules
-        let key = "\(operation.rawValue) \(entity)"
-        if let cached = cache.withLockedValue({ $0.generation == generation ? $0.predicates[key] : nil }) { return cached }
         let rule = rules.rule(operation, for: entity)
         let resolved: QueryPredicate
         if !rule.claims.isSubset(of: identity.claims.keys) {
@@ -49,7 +66,7 @@ final class AccessPolicy: Sendable {
             if cache.generation != generation { cache = (generation, [:]) }
             cache.predicates[key] = resolved
         }
-        return resolved
+        return (resolved, generation)
     }
 
     /// What a context of this caller may read of each entity.

@@ -50,11 +50,20 @@ final class CachedGetHandler: EventLoopAnswering, RemovableChannelHandler {
     let state: ConnectionState
     private let maxFrameBytes: Int
     var needsFlush = false
-    /// The `read` rule last judged for each entity and its evaluator
-    /// (nil when it cannot be evaluated in memory), for a caller bound by
-    /// rules: the rule is compared each time, so rules replaced are
-    /// picked up. Used on the handler's event loop only.
-    private var ruleEvaluators: [String: (rule: QueryPredicate, evaluator: PredicateEvaluator<InsertValuesAccessor>?)] = [:]
+    /// The evaluator of each entity's `read` rule (nil when it cannot be
+    /// evaluated in memory), for a caller bound by rules. Used on the
+    /// handler's event loop only.
+    private var ruleEvaluators: [String: RuleEvaluator] = [:]
+
+    /// A `read` rule's evaluator, and what it was made for: one policy
+    /// (held, so that no other policy can take its place at its address)
+    /// and one generation of the rules. Either changed, the rule is
+    /// resolved and compiled again, so rules replaced are picked up.
+    private struct RuleEvaluator {
+        let policy: AccessPolicy
+        let generation: UInt64
+        let evaluator: PredicateEvaluator<InsertValuesAccessor>?
+    }
 
     init(core: ServerCore, state: ConnectionState, maxFrameBytes: Int) {
         self.core = core
@@ -161,14 +170,14 @@ final class CachedGetHandler: EventLoopAnswering, RemovableChannelHandler {
     /// relationships) or fails.
     private func admits(_ snapshot: Snapshot, _ policy: AccessPolicy) -> Bool {
         let entity = snapshot.objectID.entityName
-        guard let rule = try? policy.predicate(.read, for: entity) else { return false }
+        guard let (rule, generation) = try? policy.resolved(.read, for: entity) else { return false }
         if case .constant(let admitted) = rule { return admitted }
         let evaluator: PredicateEvaluator<InsertValuesAccessor>?
-        if let known = ruleEvaluators[entity], known.rule == rule {
+        if let known = ruleEvaluators[entity], known.generation == generation, known.policy === policy {
             evaluator = known.evaluator
         } else {
             evaluator = try? PredicateEvaluator(rule, entity: entity, model: core.model, accessor: InsertValuesAccessor())
-            ruleEvaluators[entity] = (rule, evaluator)
+            ruleEvaluators[entity] = RuleEvaluator(policy: policy, generation: generation, evaluator: evaluator)
         }
         guard let evaluator else { return false }
         return (try? evaluator.evaluate(InsertValuesAccessor.Row(id: snapshot.objectID, values: snapshot.values))) ?? false
