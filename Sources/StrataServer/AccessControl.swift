@@ -18,6 +18,12 @@ public final class AccessControl: Sendable {
     /// The generation of the rules in force, without copying them.
     var generation: UInt64 { current.withLockedValue { $0.generation } }
 
+    /// The rule in force for `operation` on `entity`, read without copying
+    /// the rules.
+    func rule(_ operation: AccessRules.Operation, for entity: String) -> AccessRules.Rule {
+        current.withLockedValue { $0.rules.rule(operation, for: entity) }
+    }
+
     /// Enforces `rules` from now on.
     public func replace(_ rules: AccessRules) {
         current.withLockedValue { $0 = (rules, $0.generation &+ 1) }

@@ -31,7 +31,7 @@ final class AccessPolicy: Sendable {
 
     /// The rule for `operation` on `entity` now.
     func rule(_ operation: AccessRules.Operation, for entity: String) -> AccessRules.Rule {
-        control.rules.rules.rule(operation, for: entity)
+        control.rule(operation, for: entity)
     }
 
     /// The rule resolved for this caller: what objects it admits;

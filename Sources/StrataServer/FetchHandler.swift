@@ -130,7 +130,7 @@ final class FetchHandler: EventLoopAnswering, RemovableChannelHandler {
         var access: FetchPlanCache.Access?
         if let policy {
             guard (try? policy.requireReadable(fetch.entity)) != nil, (try? core.mayHideReferences(policy)) == false else { return nil }
-            access = FetchPlanCache.Access(identity: policy.identity, rulesGeneration: policy.control.rules.generation)
+            access = FetchPlanCache.Access(identity: policy.identity, rulesGeneration: policy.control.generation)
         }
         guard let variables = try? ServerCore.variables(fetch.variables),
               let plan = plans.plan(for: fetch, variables: variables, access: access, make: {
