@@ -156,13 +156,15 @@ struct Report {
 
     /// One CSV line per second of the run (`--timeseries`): the second
     /// (from the start), requests finished in it, errors, throughput, and
-    /// the p50 and p99 latency of its requests in milliseconds. Seconds in
-    /// which nothing finished are lines of zeros.
+    /// the p50 and p99 latency of its requests in milliseconds (to two
+    /// significant digits). Seconds in which nothing finished are lines of
+    /// zeros.
     var timeSeriesCSV: String {
         var lines = ["second,requests,errors,throughput_rps,p50_ms,p99_ms"]
-        let last = recorder.intervals.keys.max() ?? -1
+        let intervals = recorder.intervals
+        let last = intervals.keys.max() ?? -1
         for second in stride(from: 0, through: last, by: 1) {
-            let interval = recorder.intervals[second] ?? Recorder.Interval()
+            let interval = intervals[second] ?? Recorder.Interval()
             let requests = interval.ok + interval.errors
             let count = interval.latencies.totalCount
             let p50 = count > 0 ? Double(interval.latencies.valueAtPercentile(50)) / 1000 : 0

@@ -64,6 +64,8 @@ final class WireLoadHandler: ChannelInboundHandler {
         let concurrency: Int
         let finished: EventLoopPromise<Recorder>
         var random: SplitMix64
+        /// The inserted objects' UUIDs.
+        var uuids = UUIDSource()
         var recorder = Recorder()
         /// Requests waiting for their due time (open loop).
         var scheduled = 0
@@ -307,7 +309,7 @@ final class WireLoadHandler: ChannelInboundHandler {
         } else if operation == .insert, !compressRequests, workload.generator == nil {
             // An insert framed by hand: the same message the workload
             // builds, without a message tree and its map per request.
-            let insert = workload.insertValues(random: &current.random, serial: serial)
+            let insert = workload.insertValues(random: &current.random, uuids: &current.uuids, serial: serial)
             buffer = context.channel.allocator.buffer(capacity: 96 + insert.title.utf8.count)
             Self.writeInsertFrame(requestID: id, entity: "Book", uuid: insert.uuid, title: insert.title, pages: insert.pages, into: &buffer)
         } else {

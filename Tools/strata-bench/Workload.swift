@@ -181,7 +181,10 @@ final class Workload: Sendable {
                     }]
                 }), nil)
             }
-            let insert = insertValues(random: &random, serial: serial)
+            // One source per request here (one read of the system's
+            // generator): this path builds a message tree per request anyway.
+            var uuids = UUIDSource()
+            let insert = insertValues(random: &random, uuids: &uuids, serial: serial)
             return (.save(Strata_V1_SaveRequest.with {
                 $0.inserts = [Strata_V1_InsertedObject.with {
                     $0.temporaryID = "n"
@@ -208,11 +211,11 @@ final class Workload: Sendable {
         }
     }
 
-    /// The values of insert number `serial` (a new UUID, a title naming
-    /// the serial, pages drawn from `random`), for the request built here
-    /// and the one the wire driver frames by hand.
-    func insertValues(random: inout SplitMix64, serial: Int) -> (uuid: UUID, title: String, pages: Int64) {
-        (UUID(), "Bench book \(serial)", Int64(random.next() % 1000) + 1)
+    /// The values of insert number `serial` (a new UUID from `uuids`, a
+    /// title naming the serial, pages drawn from `random`), for the request
+    /// built here and the one the wire driver frames by hand.
+    func insertValues(random: inout SplitMix64, uuids: inout UUIDSource, serial: Int) -> (uuid: UUID, title: String, pages: Int64) {
+        (uuids.next(), "Bench book \(serial)", Int64(random.next() % 1000) + 1)
     }
 
     /// Learns from a save's answer: the updated object's new version, the
