@@ -22,7 +22,10 @@ import StrataStore
 public final class ExternalChangeMonitor: Sendable {
     /// How the monitor works.
     public struct Options: Sendable {
-        /// How often each store is checked for other connections' commits.
+        /// How often each store is checked for other connections' commits
+        /// while they commit. A SQLite store checked in vain backs off, up
+        /// to every 100 ms (or this, if longer), and returns to this
+        /// interval when it finds another connection's transaction.
         public var pollInterval: Duration
         /// The consumer name under which the merged token is recorded in
         /// each store (nil: not recorded, so history is not held back for

@@ -63,7 +63,10 @@ extension SQLiteStore: HistoryTrackingStore {
     }
 
     /// Other instances' transactions, read by a ``SQLiteChangeWatcher`` on
-    /// its own connection every `pollInterval`. A token of another store
+    /// its own connection every `pollInterval` while they commit; while
+    /// none does, the interval doubles after each look, up to 100 ms (or
+    /// `pollInterval`, if longer), and it returns to `pollInterval` at the
+    /// first of their transactions found. A token of another store
     /// ends the stream at once with ``StrataError/Code/invalidValue``.
     public nonisolated func externalChanges(after token: HistoryToken?, pollInterval: Duration) -> AsyncThrowingStream<HistoryUpdate, any Error> {
         if let token, token.storeIdentifier != identifier || token.value < 0 {

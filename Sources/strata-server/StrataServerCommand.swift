@@ -93,7 +93,7 @@ struct StrataServerCommand: AsyncParsableCommand {
     @Flag(help: "Do not record persistent history in new SQLite store files (only for a store no other process opens; a file that already records history keeps recording). Implies --history-poll 0.")
     var noHistory = false
 
-    @Option(help: "Milliseconds between checks for other processes' saves to the SQLite stores (persistent history); 0 ignores other processes.")
+    @Option(help: "Milliseconds between checks for other processes' saves to the SQLite stores (persistent history) while they save; checks that find none back off to 100 ms (or this, if longer). 0 ignores other processes.")
     var historyPoll: Int = 10
 
     @Option(help: "Name under which this server records how far it has merged history (default <server>@<host>:<port>); give each server on a data directory its own.")

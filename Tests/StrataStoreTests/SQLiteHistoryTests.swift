@@ -70,4 +70,48 @@ import Testing
         try await impatient.close()
         try other.close()
     }
+
+    @Test func thePollBacksOffWhileNothingArrivesAndReturnsToItsBaseOnAnotherInstancesCommit() {
+        let base = Duration.milliseconds(10)
+        var interval = base
+        var seen: [Duration] = []
+        for _ in 0..<6 {
+            interval = SQLiteChangeWatcher.nextInterval(after: interval, base: base, foundOthers: false)
+            seen.append(interval)
+        }
+        #expect(seen == [20, 40, 80, 100, 100, 100].map { Duration.milliseconds($0) })
+        #expect(SQLiteChangeWatcher.nextInterval(after: interval, base: base, foundOthers: true) == base)
+        // A base longer than the longest idle interval is kept as it is.
+        #expect(SQLiteChangeWatcher.nextInterval(after: .milliseconds(250), base: .milliseconds(250), foundOthers: false) == .milliseconds(250))
+        // Never shorter than the base, and never past the longest.
+        #expect(SQLiteChangeWatcher.nextInterval(after: .milliseconds(70), base: .milliseconds(70), foundOthers: false) == .milliseconds(100))
+        #expect(SQLiteChangeWatcher.nextInterval(after: .milliseconds(1), base: .milliseconds(3), foundOthers: false) == .milliseconds(3))
+    }
+
+    @Test func aCommitAfterAQuietSpellIsStillAnnouncedAndTheNextOneToo() async throws {
+        let directory = try SQLiteTestDirectory()
+        defer { directory.remove() }
+        let writer = try await open(directory.storeURL)
+        let reader = try await open(directory.storeURL)
+        let start = try await reader.currentHistoryToken()
+        var updates = reader.externalChanges(after: start, pollInterval: .milliseconds(5)).makeAsyncIterator()
+        // Only the reader's own commits, then nothing: the watcher's
+        // interval grows to its longest meanwhile.
+        _ = try await reader.commit(StoreChanges(inserts: [.init(temporaryID: .temporary(entityName: "Tag"), values: ["name": .string("own")])]))
+        try await Task.sleep(for: .milliseconds(400))
+        for name in ["first", "second"] {
+            let commit = try await writer.commit(StoreChanges(inserts: [.init(temporaryID: .temporary(entityName: "Tag"), values: ["name": .string(name)])], author: name))
+            let id = try #require(commit.permanentIDs.values.first)
+            var seen: [HistoryTransaction] = []
+            let deadline = ContinuousClock.now.advanced(by: .seconds(10))
+            while seen.isEmpty, ContinuousClock.now < deadline {
+                guard let update = try await updates.next() else { break }
+                seen += update.transactions
+            }
+            #expect(seen.map(\.author) == [name])
+            #expect(seen.first?.changes.map(\.objectID) == [id])
+        }
+        try await writer.close()
+        try await reader.close()
+    }
 }

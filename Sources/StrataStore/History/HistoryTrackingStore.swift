@@ -42,7 +42,8 @@ public protocol HistoryTrackingStore: PersistentStore {
 
     /// Other instances' transactions after `token` (nil: from the newest
     /// transaction when the stream starts) as they commit, checked every
-    /// `pollInterval`: one update each time some connection has committed
+    /// `pollInterval` (a store may look less often while none arrives, as
+    /// the SQLite store does): one update each time some connection has committed
     /// since the last look (a long backlog comes as several updates, in
     /// order). The stream ends when its consumer stops, and with an error
     /// when reading fails (e.g. history was purged past `token` or what it
