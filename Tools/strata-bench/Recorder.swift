@@ -30,7 +30,7 @@ struct Recorder: Sendable {
         var ok = 0
         var errors = 0
         /// Two significant digits (1%) for a second's p50 and p99: a
-        /// fifth of the memory of a whole run's histogram, made once per
+        /// seventh of the memory of a whole run's histogram, made once per
         /// second and connection while the load runs.
         var latencies = Histogram<UInt64>(lowestDiscernibleValue: 1, highestTrackableValue: 120_000_000, numberOfSignificantValueDigits: .two)
     }
