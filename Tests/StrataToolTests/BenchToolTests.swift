@@ -73,6 +73,26 @@ struct BenchToolTests {
         #expect(Int(count.stdout.trimmingCharacters(in: .whitespacesAndNewlines)) == inserted, "\(count.stdout)")
     }
 
+    @Test("Inserted books' UUIDs are unique across connections and across runs (Book.uuid is a uniqueness constraint)", arguments: ["wire", "client"])
+    func insertedUUIDsAreUnique(driver: String) throws {
+        let server = try LiveServer.start()
+        defer { server.stop() }
+        // Two runs on one store: a generator seeded the same way each run
+        // would give the second run's inserts the first run's UUIDs.
+        for run in 1...2 {
+            let bench = try Executables.run("strata-bench", [
+                "--workload", "books", "--port", "\(server.port)", "-c", "4", "-n", "200", "--driver", driver,
+                "--dataset", "10", "--mix", "insert=100", "--json",
+            ], timeout: 60)
+            #expect(bench.status == 0, "run \(run): \(bench.stderr)")
+            let report = try Self.object(bench.stdout)
+            #expect(Self.int(report["ok"]) == 200, "run \(run): \(report["errors"] ?? "")")
+        }
+        let count = try Executables.run("strata", ["--port", "\(server.port)", "count", "Book", "--where", "title BEGINSWITH 'Bench book ' AND uuid != nil", "--json"], timeout: 20)
+        #expect(count.status == 0, "\(count.stderr)")
+        #expect(Int(count.stdout.trimmingCharacters(in: .whitespacesAndNewlines)) == 400, "\(count.stdout)")
+    }
+
     @Test("Open loop at a fixed rate for a duration, with a report for people", arguments: ["wire", "client"])
     func openLoopReport(driver: String) throws {
         let server = try LiveServer.start()
